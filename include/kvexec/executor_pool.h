@@ -1,0 +1,133 @@
+// kvexec/executor_pool.h: the pool that runs tasks in the background.
+//
+// An ExecutorPool owns worker threads of four types (Writer, Reader, AuxIO,
+// NonIO) and runs each scheduled Task on a thread of the task's type, at or
+// after its wake time, in priority order. Tasks belong to a Taskable that
+// must be registered first. Tasks are addressed by id: wake(), snooze() and
+// cancel() never need the TaskPtr, so hot paths (a front-end write waking
+// the flusher) only carry a number.
+//
+// Backends (one API, one test suite):
+//   Classic  the "CB3" design of the seeds: per-type future heap + ready heap
+//            under a mutex and condition variable. Our baseline.
+//   Wheel    hierarchical timing wheel + per-type ready queues + parked
+//            workers (not built yet: create() throws std::invalid_argument).
+//   Manual   no threads; the caller runs tasks (ManualExecutorPool).
+//
+// Thread safety: every member function may be called from any thread,
+// including from inside a task's run(), except where noted:
+// - unregisterTaskable(t) from a task of t throws std::logic_error (it would
+//   wait for itself).
+// - setThreadCount(type, n) from a worker of that type that would have to
+//   stop throws std::logic_error.
+// - The destructor must not run concurrently with any other call.
+//
+// Rules every backend keeps (see ../shared/design/executor-contract.md):
+//  1. schedule(t) returns t->id(); the task runs at or after its wake time.
+//     Scheduling a task the pool holds and that is not Dead does nothing.
+//     Scheduling a Dead task revives it (state Running) and runs it again.
+//  2. Scheduling for an owner that is not registered, or is being
+//     unregistered, throws std::logic_error; the task stays unscheduled.
+//  3. A task never runs on two threads at once.
+//  4. run() returning false makes the task Dead and the pool drops it
+//     (destroyed on the pool's thread holding no pool lock if the pool held
+//     the last reference). run() returning true reschedules it: at its wake
+//     time if it snoozed during run(), else as soon as possible.
+//  5. wake(id) makes a snoozed task due now. A wake while the task runs makes
+//     it run once more after the current run returns true, even if that run
+//     snoozed. Unknown or Dead ids are ignored (wakeAndWait returns false).
+//  6. snooze(id, d) sets the wake time to now + d; it never revives a Dead
+//     task; unknown or Dead ids are ignored (snoozeAndWait returns false).
+//  7. cancel(id) marks the task Dead; a run in progress finishes. With
+//     remove = true the pool drops its reference at once when the task is
+//     not running. Returns true if the pool held the task.
+//  8. Ready tasks of one type run by priority (lower first), then wake time.
+//  9. unregisterTaskable(t, force) refuses new tasks of t, cancels t's tasks
+//     (except blockShutdown ones unless force; those are woken and run until
+//     they return false), and returns when the pool holds none of them.
+// 10. setThreadCount changes the worker count live; threads are named
+//     <Type>_worker_<n> (cut to 15 characters).
+// 11. An exception escaping run() marks the task Dead and is passed to
+//     Taskable::onTaskException; the worker goes on.
+// 12. stats() is safe at any time; counts are exact when the pool is idle.
+// 13. The destructor cancels everything, runs nothing more, joins threads.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvexec/task.h"
+#include "kvexec/taskable.h"
+
+namespace kvexec {
+
+enum class Backend { Classic, Wheel, Manual };
+std::string_view to_string(Backend);
+
+struct PoolConfig {
+    // Worker threads per TaskType; 0 means "choose from the core count".
+    std::size_t writers = 0, readers = 0, auxIO = 0, nonIO = 0;
+};
+
+struct TaskTypeStats {
+    std::size_t threads = 0;     // worker threads of this type
+    std::size_t sleeping = 0;    // of those, idle right now
+    std::size_t ready = 0;       // tasks due and waiting for a thread
+    std::size_t future = 0;      // tasks waiting for their wake time
+    std::uint64_t executed = 0;  // runs completed since the pool started
+};
+
+struct TaskInfo {
+    TaskId id;
+    std::string description;
+    std::string owner;  // Taskable::name()
+    TaskType type;
+    TaskState state;
+    int priority;
+    Clock::time_point wakeTime;
+    std::uint64_t runCount;
+    Clock::duration lastRuntime, totalRuntime;
+};
+
+struct PoolStats {
+    std::array<TaskTypeStats, kTaskTypeCount> byType;  // index: TaskType
+    std::vector<TaskInfo> tasks;                       // every live task
+};
+
+class ExecutorPool {
+public:
+    // Builds a pool of the given backend. Throws std::invalid_argument for a
+    // backend that is not built yet.
+    static std::unique_ptr<ExecutorPool> create(Backend backend = Backend::Wheel,
+                                                PoolConfig config = {});
+    virtual ~ExecutorPool();                           // force-unregisters, joins threads
+    virtual std::string_view backendName() const = 0;  // "Classic", ...
+
+    // registerTaskable: registering an owner twice throws std::logic_error.
+    virtual void registerTaskable(Taskable&) = 0;
+    // unregisterTaskable: an owner that is not registered is ignored.
+    virtual void unregisterTaskable(Taskable&, bool force) = 0;
+    virtual std::size_t taskableCount() const = 0;
+
+    virtual TaskId schedule(TaskPtr task) = 0;
+    virtual bool cancel(TaskId id, bool remove = false) = 0;
+    virtual void wake(TaskId id) = 0;         // asynchronous
+    virtual bool wakeAndWait(TaskId id) = 0;  // true: found and woken
+    virtual void snooze(TaskId id, Clock::duration d) = 0;  // asynchronous
+    virtual bool snoozeAndWait(TaskId id, Clock::duration d) = 0;
+
+    virtual std::size_t threadCount(TaskType) const = 0;
+    virtual void setThreadCount(TaskType, std::size_t n) = 0;
+
+    virtual PoolStats stats() const = 0;
+};
+
+// The thread count a PoolConfig entry of 0 stands for, on this machine.
+std::size_t defaultThreadCount(TaskType type);
+
+}  // namespace kvexec
