@@ -1,0 +1,36 @@
+// bench/executor/signal.h: the one-shot "done" signal every benchmark uses.
+//
+// A worker posts, one waiter waits. Built on C++20 atomic wait/notify (a
+// futex on Linux) so that every backend and peer pays the same price for the
+// signal back, and the PingPong floor measures exactly this mechanism.
+//
+// Thread safety: post() from any thread; wait() from the one owning thread.
+// Memory ordering: post() releases, wait() acquires, so what the poster
+// wrote before post() is visible after wait() returns.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace kvexec::bench {
+
+class Signal {
+  public:
+    // post: marks the signal set and wakes the waiter, if any.
+    void post() noexcept {
+        flag_.store(1, std::memory_order_release);
+        flag_.notify_one();
+    }
+
+    // wait: returns once the signal was posted, and consumes it.
+    void wait() noexcept {
+        while (flag_.exchange(0, std::memory_order_acquire) == 0) {
+            flag_.wait(0, std::memory_order_acquire);
+        }
+    }
+
+  private:
+    alignas(64) std::atomic<std::uint32_t> flag_{0};
+};
+
+}  // namespace kvexec::bench

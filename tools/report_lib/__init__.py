@@ -1,0 +1,1 @@
+"""tools/report_lib: helpers of tools/report (build, run, parse, print, plot, compare)."""

@@ -1,0 +1,69 @@
+"""Run the benchmark binaries for one report mode and merge their JSON."""
+
+import json
+import os
+import subprocess
+import sys
+
+# Modes: which rows, how long each, how many repetitions (medians are taken
+# over the repetitions). Footprint rows measure for a fixed time and always
+# run once, in a fresh process, before anything else has used memory.
+SCENARIOS_QUICK = "|".join([
+    "OneShotScheduleRun",
+    "LongLivedScheduleRun_[A-Za-z]+/Tasks:16/",
+    "TimeoutAddCancel_[A-Za-z]+/Timeouts:(1000|4096|30000)/real_time/threads:(1|4)$",
+    "TimeoutAddCancel_[A-Za-z]+/Timeouts:1000000/real_time/threads:1$",
+    "^PingPong",
+    "^Baseline",
+])
+SCENARIOS_ALL = "^(ExecutorPoolFixture|Peer|PingPong|Baseline)"
+
+MODES = {
+    "quick": {"filter": SCENARIOS_QUICK, "min_time": "0.1", "repetitions": 3},
+    "full": {"filter": SCENARIOS_ALL, "min_time": "0.5", "repetitions": 3},
+    "smoke": {"filter": SCENARIOS_ALL, "min_time": None, "repetitions": 1},
+}
+
+
+def _invoke(binary, args, json_path, console):
+    cmd = [binary] + args + ["--benchmark_out=" + json_path, "--benchmark_out_format=json"]
+    print("+ " + " ".join(cmd), file=sys.stderr, flush=True)
+    proc = subprocess.run(cmd, stdout=console, stderr=subprocess.STDOUT, check=False)
+    if proc.returncode != 0:
+        raise SystemExit("benchmark failed (exit %d): %s; see %s"
+                         % (proc.returncode, binary, console.name))
+    with open(json_path) as f:
+        return json.load(f)
+
+
+def _scenario_args(mode):
+    spec = MODES[mode]
+    args = ["--benchmark_filter=" + spec["filter"]]
+    if mode == "smoke":
+        args.append("--smoke")
+    else:
+        args.append("--benchmark_min_time=" + spec["min_time"])
+    if spec["repetitions"] > 1:
+        args.append("--benchmark_repetitions=%d" % spec["repetitions"])
+    return args
+
+
+def run(binaries, mode, outdir):
+    """Runs every benchmark of `mode`; writes and returns the merged JSON."""
+    console_path = os.path.join(outdir, "console.txt")
+    with open(console_path, "w") as console:
+        exe = binaries["executor_bench"]
+        footprint_args = ["--benchmark_filter=^Footprint"] + (["--smoke"] if mode == "smoke" else [])
+        parts = [_invoke(exe, footprint_args, os.path.join(outdir, "footprint.json"), console),
+                 _invoke(exe, _scenario_args(mode), os.path.join(outdir, "scenarios.json"), console)]
+        if "storage_bench" in binaries:
+            args = [] if mode == "smoke" else ["--benchmark_min_time=" + MODES[mode]["min_time"]]
+            parts.append(_invoke(binaries["storage_bench"], args,
+                                 os.path.join(outdir, "storage.json"), console))
+    merged = {"context": parts[1]["context"], "mode": mode,
+              "load_avg_at_end": list(os.getloadavg()),
+              "benchmarks": [b for p in parts for b in p["benchmarks"]]}
+    path = os.path.join(outdir, "results.json")
+    with open(path, "w") as f:
+        json.dump(merged, f, indent=1)
+    return merged, path

@@ -1,0 +1,185 @@
+"""The seed-style table and the ten-second summary (tools/report)."""
+
+import math
+
+BACKENDS = ("ExecutorPoolFixture",)
+PEERS = ("Peer",)
+
+
+def human_rate(v):
+    """55488.7 -> '55.49k'; like Google Benchmark's items_per_second."""
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= div:
+            return "%.4g%s" % (v / div, suffix)
+    return "%.4g" % v
+
+
+def human_time(ns):
+    if ns >= 1e7:
+        return "%10.0f ms" % (ns / 1e6)
+    return "%10.0f ns" % ns
+
+
+def seed_table(rows):
+    """Name, Time, CPU, Iterations, counters: the seeds' layout."""
+    width = max([len(r.name) for r in rows] + [40]) + 2
+    head = "%-*s %13s %13s %12s %s" % (width, "Benchmark", "Time", "CPU", "Iterations",
+                                        "UserCounters...")
+    lines = ["-" * len(head), head, "-" * len(head)]
+    for r in rows:
+        counters = []
+        if r.items_per_second:
+            counters.append("items_per_second=%s/s" % human_rate(r.items_per_second))
+        counters += ["%s=%.4g" % (k, v) for k, v in sorted(r.counters.items())]
+        lines.append("%-*s %s %s %12d %s" % (width, r.name, human_time(r.real_ns),
+                                              human_time(r.cpu_ns), r.iterations,
+                                              " ".join(counters)))
+    return "\n".join(lines)
+
+
+def _geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def _impls(rows, families):
+    seen = []
+    for r in rows:
+        if r.family in families and r.impl not in seen:
+            seen.append(r.impl)
+    return seen
+
+
+def _grid(rows, scenario, param_value, axis, also=()):
+    """{impl: {x: items/s}} for one scenario (plus the rows of the scenarios
+    in `also`, e.g. the PingPong floor); x is threads or the param."""
+    grid = {}
+    for r in rows:
+        if r.scenario != scenario and r.scenario not in also:
+            continue
+        if r.scenario in also:
+            grid.setdefault(r.impl, {})[r.threads] = r.items_per_second
+            continue
+        if axis == "threads" and param_value is not None and r.value != param_value:
+            continue
+        if axis == "value" and r.threads != param_value:
+            continue
+        x = r.threads if axis == "threads" else r.value
+        grid.setdefault(r.impl, {})[x] = r.items_per_second
+    return grid
+
+
+def _ratio_columns(grid, impl, xs, peers):
+    """Geometric means over xs of impl/Classic and impl/(best peer at x)."""
+    mine = grid.get(impl, {})
+    to_classic, to_peer = [], []
+    for x in xs:
+        if x not in mine:
+            continue
+        classic = grid.get("Classic", {}).get(x)
+        best = max([grid[p][x] for p in peers if x in grid.get(p, {})], default=None)
+        if classic:
+            to_classic.append(mine[x] / classic)
+        if best:
+            to_peer.append(mine[x] / best)
+    return _geomean(to_classic), _geomean(to_peer)
+
+
+def scenario_block(rows, title, scenario, param_value=None, axis="threads", extra=()):
+    """One summary table: implementations down, thread counts (or timeout
+    counts) across, items/s in the cells, ratio columns at the right."""
+    grid = _grid(rows, scenario, param_value, axis, also=extra)
+    if not grid:
+        return ""
+    backends, peers = _impls(rows, BACKENDS), _impls(rows, PEERS)
+    order = [i for i in backends + peers + list(extra) if i in grid]
+    xs = sorted({x for cells in grid.values() for x in cells})
+    label = "threads" if axis == "threads" else "timeouts"
+    head = "%-10s" % label + "".join("%10s" % x for x in xs) + "   x Classic  x best peer"
+    lines = [title, head]
+    for impl in order:
+        cells = "".join("%10s" % (human_rate(grid[impl][x]) if x in grid[impl] else "-")
+                        for x in xs)
+        c, p = _ratio_columns(grid, impl, xs, peers)
+        lines.append("%-10s%s   %9s  %11s" % (impl, cells, _fmt_ratio(c), _fmt_ratio(p)))
+    return "\n".join(lines)
+
+
+def _fmt_ratio(v):
+    return "-" if v != v else "%.2fx" % v  # NaN check
+
+
+def timeout_slowdown(rows, impl="Classic", threads=1, small=1000, large=30000):
+    """Per-op cost at `large` timeouts divided by that at `small`."""
+    grid = _grid(rows, "TimeoutAddCancel", threads, "value").get(impl, {})
+    if grid.get(small) and grid.get(large):
+        return grid[small] / grid[large]
+    return None
+
+
+def footprint_block(rows):
+    fp = [r for r in rows if r.family == "Footprint"]
+    if not fp:
+        return ""
+    lines = ["Idle pool and memory (per backend)",
+             "%-10s %22s %18s %18s" % ("backend", "idle CPU, % of a core", "bytes/task (RSS)",
+                                        "bytes/task (heap)")]
+    for impl in _impls(fp, ("Footprint",)):
+        idle = next((r.counters.get("idle_cpu_pct") for r in fp
+                     if r.impl == impl and r.scenario == "IdleCpu"), None)
+        mem = next((r for r in fp if r.impl == impl and r.scenario == "MemoryPerTask"), None)
+        lines.append("%-10s %22s %18s %18s" % (
+            impl, "-" if idle is None else "%.2f" % idle,
+            "-" if mem is None else "%.0f" % mem.counters.get("bytes_per_task", 0),
+            "-" if mem is None else "%.0f" % mem.counters.get("heap_bytes_per_task", 0)))
+    window = max([r.real_ns for r in fp if r.scenario == "IdleCpu"] + [0]) / 1e9
+    lines.append("(idle: 30,000 tasks snoozed 10-30 s ahead, getrusage over %.1f s; "
+                 "memory: 1,000,000 such tasks)" % window)
+    return "\n".join(lines)
+
+
+def floor_block(rows):
+    pp = {r.threads: r for r in rows if r.scenario == "PingPong"}
+    base = [r for r in rows if r.scenario == "Baseline"]
+    lines = []
+    if pp:
+        lines.append("Floor: PingPong round trips/s (atomic wait/notify_one), by threads: " +
+                     ", ".join("%d: %s" % (t, human_rate(pp[t].items_per_second))
+                               for t in sorted(pp)))
+    notes = {"ClockNow": "steady_clock::now(), paid inside every re-arm",
+             "RandomDelay": "a 10-30 s random draw, made before timing (not in any row)"}
+    for r in base:
+        lines.append("Baseline %s: %.1f ns (%s)" % (r.impl, r.real_ns, notes.get(r.impl, "")))
+    return "\n".join(lines)
+
+
+def summary(rows, data):
+    ctx = data.get("context", {})
+    load = ctx.get("load_avg", [])
+    out = ["== Summary: items/s (medians of %s repetitions); ratios are geometric means "
+           "across the columns ==" % max([r.samples for r in rows] + [1]),
+           "machine: %s CPUs, load average at start %s, at end %s" % (
+               ctx.get("num_cpus", "?"), ", ".join("%.2f" % x for x in load),
+               ", ".join("%.2f" % x for x in data.get("load_avg_at_end", [])))]
+    blocks = [scenario_block(rows, "OneShotScheduleRun: round trips/s", "OneShotScheduleRun",
+                             extra=("PingPong",))]
+    for tasks in sorted({r.value for r in rows if r.scenario == "LongLivedScheduleRun"}):
+        blocks.append(scenario_block(rows, "LongLivedScheduleRun, Tasks:%d: wakes/s" % tasks,
+                                     "LongLivedScheduleRun", tasks, extra=("PingPong",)))
+    for threads in sorted({r.threads for r in rows if r.scenario == "TimeoutAddCancel"}):
+        blocks.append(scenario_block(
+            rows, "TimeoutAddCancel, threads:%d: re-arms/s by timeouts in flight" % threads,
+            "TimeoutAddCancel", threads, axis="value"))
+    blocks += [footprint_block(rows), floor_block(rows), shape_line(rows)]
+    out += [b for b in blocks if b]
+    return "\n\n".join(out)
+
+
+def shape_line(rows):
+    lines = []
+    for impl in _impls(rows, BACKENDS):
+        f = timeout_slowdown(rows, impl)
+        if f is not None:
+            lines.append("%s TimeoutAddCancel threads:1: per-op cost at 30,000 timeouts is "
+                         "%.1fx that at 1,000 (the seeds' CB3: ~11x)" % (impl, f))
+    return "\n".join(lines)
