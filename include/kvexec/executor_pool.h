@@ -100,7 +100,7 @@ struct PoolStats {
 };
 
 class ExecutorPool {
-public:
+  public:
     // Builds a pool of the given backend. Throws std::invalid_argument for a
     // backend that is not built yet.
     static std::unique_ptr<ExecutorPool> create(Backend backend = Backend::Wheel,
@@ -108,7 +108,8 @@ public:
     virtual ~ExecutorPool();                           // force-unregisters, joins threads
     virtual std::string_view backendName() const = 0;  // "Classic", ...
 
-    // registerTaskable: registering an owner twice throws std::logic_error.
+    // registerTaskable: registering a registered owner again does nothing;
+    // registering one that is being unregistered throws std::logic_error.
     virtual void registerTaskable(Taskable&) = 0;
     // unregisterTaskable: an owner that is not registered is ignored.
     virtual void unregisterTaskable(Taskable&, bool force) = 0;
@@ -116,8 +117,8 @@ public:
 
     virtual TaskId schedule(TaskPtr task) = 0;
     virtual bool cancel(TaskId id, bool remove = false) = 0;
-    virtual void wake(TaskId id) = 0;         // asynchronous
-    virtual bool wakeAndWait(TaskId id) = 0;  // true: found and woken
+    virtual void wake(TaskId id) = 0;                       // asynchronous
+    virtual bool wakeAndWait(TaskId id) = 0;                // true: found and woken
     virtual void snooze(TaskId id, Clock::duration d) = 0;  // asynchronous
     virtual bool snoozeAndWait(TaskId id, Clock::duration d) = 0;
 

@@ -27,7 +27,7 @@ class Scheduler;
 }
 
 class ManualExecutorPool : public ExecutorPool {
-public:
+  public:
     ManualExecutorPool();
     ~ManualExecutorPool() override;
 
@@ -52,7 +52,7 @@ public:
     void setThreadCount(TaskType, std::size_t) override {}
     PoolStats stats() const override;
 
-private:
+  private:
     std::unique_ptr<classic::Scheduler> scheduler_;
 };
 

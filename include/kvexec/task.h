@@ -53,7 +53,7 @@ class TaskAccess;
 }  // namespace detail
 
 class Task {
-public:
+  public:
     // The wake time starts at now + initialSleep (kForever: until woken).
     Task(Taskable& owner, TaskType type, int priority = 0,
          Clock::duration initialSleep = Clock::duration::zero(), bool blockShutdown = false);
@@ -88,12 +88,12 @@ public:
     // A run longer than this is reported as slow. Default: 1 second.
     virtual std::chrono::microseconds maxExpectedDuration() const;
 
-protected:
+  protected:
     // Return true to run again: at the wake time if run() snoozed, else as
     // soon as possible. Return false when done (the task becomes Dead).
     virtual bool run() = 0;
 
-private:
+  private:
     friend class detail::TaskAccess;
 
     const TaskId id_;
@@ -119,17 +119,17 @@ using TaskPtr = std::shared_ptr<Task>;
 // A Task around a callable; the callable gets the task itself so that it can
 // snooze() it.
 class LambdaTask final : public Task {
-public:
+  public:
     using Fn = std::function<bool(LambdaTask&)>;
     LambdaTask(Taskable& owner, TaskType type, std::string description, Fn fn, int priority = 0,
                Clock::duration initialSleep = Clock::duration::zero(), bool blockShutdown = false);
 
     std::string description() const override { return description_; }
 
-protected:
+  protected:
     bool run() override { return fn_(*this); }
 
-private:
+  private:
     std::string description_;
     Fn fn_;
 };

@@ -19,7 +19,7 @@
 namespace kvexec {
 
 class Taskable {
-public:
+  public:
     virtual ~Taskable() = default;
     virtual const std::string& name() const = 0;
     // Called on the worker thread; defaults do nothing.

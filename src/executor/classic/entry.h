@@ -1,0 +1,39 @@
+// entry.h: what the Classic scheduler keeps for each task it holds.
+//
+// An Entry lives in the scheduler's task locator (owned there) from
+// schedule() until the task is dropped, and is in at most one of its
+// queue's heaps at a time.
+//
+// Guarded by: the locator map (insert/erase) by Scheduler::mutex_; every
+// field below by the mutex of the task's TaskQueue.
+#pragma once
+
+#include "kvexec/task.h"
+
+namespace kvexec::classic {
+
+struct Entry {
+    enum class Where : std::uint8_t {
+        Future,     // in the future heap, waiting for its key
+        Ready,      // in the ready heap, due
+        Running,    // taken by a thread; its run() may be executing
+        Finishing,  // its last run ended Dead; about to be dropped
+    };
+
+    explicit Entry(TaskPtr t) : task(std::move(t)) {}
+
+    TaskPtr task;
+    // The wake time as the heaps order it; the task's own wakeTime() may be
+    // newer (a snooze in progress) until the queue sees it under its lock.
+    Clock::time_point key{};
+    Where where = Where::Future;
+    // wake() or snooze() arrived while Running: handled when the run ends.
+    bool notified = false;
+    // schedule() revived the (Dead) task while Running or Finishing.
+    bool revived = false;
+    // Manual backend only: re-queued as-soon-as-possible by its own run in
+    // the current runReady() call, so that call does not run it again.
+    bool selfRescheduled = false;
+};
+
+}  // namespace kvexec::classic

@@ -1,0 +1,209 @@
+// scheduler.cc: schedule, cancel, wake and snooze for the Classic scheduler.
+#include "executor/classic/scheduler.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace kvexec::classic {
+
+using detail::TaskAccess;
+
+Entry* Scheduler::findLocked(TaskId id) {
+    auto it = locator_.find(id);
+    return it == locator_.end() ? nullptr : it->second.get();
+}
+
+Scheduler::Owner& Scheduler::ownerForScheduleLocked(const Task& task) {
+    if (stopping_) {
+        throw std::logic_error("kvexec: schedule() on a pool that is shutting down");
+    }
+    auto it = owners_.find(&task.owner());
+    if (it == owners_.end() || it->second.unregistering) {
+        throw std::logic_error("kvexec: schedule() of task '" + task.description() +
+                               "' whose owner '" + task.owner().name() +
+                               "' is not registered (or is being unregistered)");
+    }
+    return it->second;
+}
+
+TaskId Scheduler::schedule(TaskPtr task) {
+    if (!task) {
+        throw std::invalid_argument("kvexec: schedule() of a null TaskPtr");
+    }
+    std::lock_guard lock(mutex_);
+    Owner& owner = ownerForScheduleLocked(*task);
+    auto* host = TaskAccess::host(*task);
+    if (host != nullptr && host != this) {
+        throw std::logic_error("kvexec: schedule() of a task held by another pool");
+    }
+    const TaskId id = task->id();
+    if (Entry* held = findLocked(id)) {
+        return task->isDead() ? reviveLocked(*held) : id;
+    }
+    auto [it, inserted] = locator_.emplace(id, std::make_unique<Entry>(task));
+    Entry& e = *it->second;
+    ++owner.tasks;
+    TaskAccess::setState(*task, TaskState::Running);
+    TaskAccess::setHost(*task, this);
+
+    TaskQueue& q = queueOf(task->type());
+    std::lock_guard queueLock(q.mutex);
+    e.key = task->wakeTime();
+    if (q.pushLocked(e, Clock::now())) {
+        q.wakeup.notify_one();
+    }
+    return id;
+}
+
+// A held task that is Dead: queued (cancelled, not yet dropped), running,
+// or finishing. Make it Running again; a running one runs again after.
+TaskId Scheduler::reviveLocked(Entry& e) {
+    TaskAccess::setState(*e.task, TaskState::Running);
+    TaskQueue& q = queueOf(e.task->type());
+    std::lock_guard queueLock(q.mutex);
+    if (e.where == Entry::Where::Future || e.where == Entry::Where::Ready) {
+        if (q.rekeyLocked(e, e.task->wakeTime(), Clock::now())) {
+            q.wakeup.notify_one();
+        }
+    } else {
+        e.revived = true;
+    }
+    return e.task->id();
+}
+
+TaskPtr Scheduler::eraseLocked(Entry& e) {
+    TaskPtr task = std::move(e.task);
+    TaskAccess::setHost(*task, nullptr);
+    locator_.erase(task->id());  // destroys e
+    return task;
+}
+
+void Scheduler::release(std::vector<TaskPtr>& erased) {
+    if (erased.empty()) {
+        return;
+    }
+    std::vector<const Taskable*> owners;
+    owners.reserve(erased.size());
+    for (const auto& task : erased) {
+        owners.push_back(&task->owner());  // owners outlive their registration
+    }
+    erased.clear();
+    std::lock_guard lock(mutex_);
+    for (const Taskable* owner : owners) {
+        auto it = owners_.find(owner);
+        if (it != owners_.end() && it->second.tasks > 0) {
+            --it->second.tasks;
+        }
+    }
+    ownerDrained_.notify_all();
+}
+
+bool Scheduler::cancelLocked(Entry& e, bool remove, std::vector<TaskPtr>& dropped) {
+    TaskAccess::setState(*e.task, TaskState::Dead);
+    TaskQueue& q = queueOf(e.task->type());
+    std::unique_lock queueLock(q.mutex);
+    e.notified = false;
+    e.revived = false;
+    const bool queued = e.where == Entry::Where::Future || e.where == Entry::Where::Ready;
+    if (queued && remove) {
+        q.removeLocked(e);
+        queueLock.unlock();
+        dropped.push_back(eraseLocked(e));
+    } else if (e.where == Entry::Where::Future) {
+        // CB3: make it due so that a worker drops it soon.
+        if (q.rekeyLocked(e, Clock::now(), Clock::now())) {
+            q.wakeup.notify_one();
+        }
+    }
+    return true;
+}
+
+bool Scheduler::cancel(TaskId id, bool remove) {
+    std::vector<TaskPtr> dropped;
+    bool held = false;
+    {
+        std::lock_guard lock(mutex_);
+        Entry* e = findLocked(id);
+        held = e != nullptr && cancelLocked(*e, remove, dropped);
+    }
+    release(dropped);
+    return held;
+}
+
+bool Scheduler::wakeLocked(Entry& e) {
+    if (e.task->isDead()) {
+        return false;
+    }
+    TaskQueue& q = queueOf(e.task->type());
+    std::lock_guard queueLock(q.mutex);
+    const auto now = Clock::now();
+    switch (e.where) {
+        case Entry::Where::Future:
+            TaskAccess::setWakeTime(*e.task, now);
+            if (q.rekeyLocked(e, now, now)) {
+                q.wakeup.notify_one();
+            }
+            break;
+        case Entry::Where::Ready:
+            e.selfRescheduled = false;
+            break;
+        case Entry::Where::Running:
+        case Entry::Where::Finishing:
+            e.notified = true;  // no lost wake-up: runs again after this run
+            break;
+    }
+    return true;
+}
+
+bool Scheduler::wake(TaskId id) {
+    std::lock_guard lock(mutex_);
+    Entry* e = findLocked(id);
+    return e != nullptr && wakeLocked(*e);
+}
+
+// The task's wake time has changed: move a queued entry to match. A running
+// one is re-queued by its worker, which sees the snooze by its sequence.
+bool Scheduler::rekeyToWakeTimeLocked(Entry& e) {
+    if (e.task->isDead()) {
+        return false;
+    }
+    TaskQueue& q = queueOf(e.task->type());
+    std::lock_guard queueLock(q.mutex);
+    if (e.where == Entry::Where::Future || e.where == Entry::Where::Ready) {
+        if (q.rekeyLocked(e, e.task->wakeTime(), Clock::now())) {
+            q.wakeup.notify_one();
+        }
+    }
+    return true;
+}
+
+bool Scheduler::snooze(TaskId id, Clock::duration d) {
+    std::lock_guard lock(mutex_);
+    Entry* e = findLocked(id);
+    if (e == nullptr || e->task->isDead()) {
+        return false;
+    }
+    TaskAccess::snoozeUntil(*e->task, detail::deadlineAfter(Clock::now(), d));
+    return rekeyToWakeTimeLocked(*e);
+}
+
+void Scheduler::onTaskSnoozed(Task& task) noexcept {
+    std::lock_guard lock(mutex_);
+    Entry* e = findLocked(task.id());
+    if (e != nullptr && e->task.get() == &task) {
+        rekeyToWakeTimeLocked(*e);
+    }
+}
+
+void Scheduler::onTaskCancelled(Task& task) noexcept {
+    std::vector<TaskPtr> dropped;  // stays empty: remove = false
+    std::lock_guard lock(mutex_);
+    Entry* e = findLocked(task.id());
+    if (e != nullptr && e->task.get() == &task) {
+        cancelLocked(*e, false, dropped);
+    } else {
+        TaskAccess::setState(task, TaskState::Dead);
+    }
+}
+
+}  // namespace kvexec::classic

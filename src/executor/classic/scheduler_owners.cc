@@ -1,0 +1,212 @@
+// scheduler_owners.cc: the lifecycle of owners and of the scheduler itself
+// (register, unregister, shutdown), and stats.
+#include <stdexcept>
+
+#include "executor/classic/scheduler.h"
+#include "executor/task_runner.h"
+
+namespace kvexec::classic {
+
+using detail::TaskAccess;
+
+namespace {
+std::size_t configuredThreads(const PoolConfig& config, TaskType type) {
+    std::size_t n = 0;
+    switch (type) {
+        case TaskType::Writer:
+            n = config.writers;
+            break;
+        case TaskType::Reader:
+            n = config.readers;
+            break;
+        case TaskType::AuxIO:
+            n = config.auxIO;
+            break;
+        case TaskType::NonIO:
+            n = config.nonIO;
+            break;
+    }
+    return n != 0 ? n : defaultThreadCount(type);
+}
+}  // namespace
+
+Scheduler::Scheduler(Mode mode, const PoolConfig& config) : mode_(mode) {
+    for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
+        queues_[i] = std::make_unique<TaskQueue>(static_cast<TaskType>(i));
+    }
+    if (mode_ == Mode::Threaded) {
+        for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
+            const auto type = static_cast<TaskType>(i);
+            setThreadCount(type, configuredThreads(config, type));
+        }
+    }
+}
+
+Scheduler::~Scheduler() {
+    shutdown();
+}
+
+// Shutdown, in order:
+// 1. Refuse new tasks and mark every held task Dead, so nothing starts.
+// 2. Stop the workers and join them; a run in progress finishes first.
+// 3. Drop every reference, after the locks are released, so a task's
+//    destructor may call back into the pool without deadlock.
+void Scheduler::shutdown() {
+    std::lock_guard resizeLock(resizeMutex_);
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        for (auto& [id, e] : locator_) {
+            TaskAccess::setState(*e->task, TaskState::Dead);
+        }
+    }
+    for (auto& q : queues_) {
+        std::lock_guard queueLock(q->mutex);
+        q->stopping = true;
+        q->wakeup.notify_all();
+    }
+    for (auto& threads : workers_) {
+        for (auto& t : threads) {
+            t.join();
+        }
+        threads.clear();
+    }
+    std::vector<TaskPtr> dropped;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto& [id, e] : locator_) {
+            TaskAccess::setHost(*e->task, nullptr);
+            dropped.push_back(std::move(e->task));
+        }
+        locator_.clear();
+        for (auto& [owner, state] : owners_) {
+            state.tasks = 0;
+        }
+        ownerDrained_.notify_all();
+    }
+}
+
+void Scheduler::registerTaskable(Taskable& owner) {
+    std::lock_guard lock(mutex_);
+    if (stopping_) {
+        throw std::logic_error("kvexec: registerTaskable() on a pool that is shutting down");
+    }
+    auto [it, inserted] = owners_.try_emplace(&owner);
+    if (!inserted && it->second.unregistering) {
+        throw std::logic_error("kvexec: registerTaskable() of '" + owner.name() +
+                               "' while it is being unregistered");
+    }
+}
+
+std::size_t Scheduler::taskableCount() const {
+    std::lock_guard lock(mutex_);
+    return owners_.size();
+}
+
+void Scheduler::cancelOwnerTasksLocked(Taskable& owner, bool force, std::vector<TaskPtr>& dropped) {
+    std::vector<Entry*> owned;
+    for (auto& [id, e] : locator_) {
+        if (&e->task->owner() == &owner) {
+            owned.push_back(e.get());
+        }
+    }
+    for (Entry* e : owned) {
+        if (force || !e->task->blocksShutdown()) {
+            cancelLocked(*e, true, dropped);
+        } else {
+            wakeLocked(*e);  // let it finish its work now, not at its wake time
+        }
+    }
+}
+
+// Manual mode has no worker to run blockShutdown tasks: run them here.
+void Scheduler::drainOwnerInline(Taskable& owner, std::unique_lock<std::mutex>& lock) {
+    for (;;) {
+        Entry* queued = nullptr;
+        for (auto& [id, e] : locator_) {
+            if (&e->task->owner() == &owner &&
+                (e->where == Entry::Where::Future || e->where == Entry::Where::Ready)) {
+                queued = e.get();
+                break;
+            }
+        }
+        if (queued == nullptr) {
+            return;
+        }
+        {
+            TaskQueue& q = queueOf(queued->task->type());
+            std::lock_guard queueLock(q.mutex);
+            q.removeLocked(*queued);
+            queued->where = Entry::Where::Running;
+        }
+        lock.unlock();
+        runEntry(*queued);
+        lock.lock();
+    }
+}
+
+// Unregistration, in order:
+// 1. Refuse: from now on schedule() for this owner throws.
+// 2. Cancel and drop its queued tasks (blockShutdown ones are woken instead,
+//    unless force); running ones are dropped by their worker when done.
+// 3. Wait until the pool holds none of its tasks, then forget the owner.
+void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
+    const Task* current = detail::currentTask();
+    if (current != nullptr && &current->owner() == &owner) {
+        throw std::logic_error("kvexec: unregisterTaskable('" + owner.name() +
+                               "') from one of its own tasks would wait for itself");
+    }
+    std::vector<TaskPtr> dropped;
+    std::unique_lock lock(mutex_);
+    auto it = owners_.find(&owner);
+    if (it == owners_.end()) {
+        return;
+    }
+    it->second.unregistering = true;
+    cancelOwnerTasksLocked(owner, force, dropped);
+    if (!dropped.empty()) {
+        lock.unlock();
+        release(dropped);
+        lock.lock();
+    }
+    if (mode_ == Mode::Manual) {
+        drainOwnerInline(owner, lock);
+    }
+    ownerDrained_.wait(lock, [&] {
+        auto found = owners_.find(&owner);
+        return found == owners_.end() || found->second.tasks == 0;
+    });
+    owners_.erase(&owner);
+}
+
+PoolStats Scheduler::stats() const {
+    PoolStats stats{};
+    std::vector<TaskPtr> held;
+    {
+        std::lock_guard lock(mutex_);
+        for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
+            const TaskQueue& q = *queues_[i];
+            std::lock_guard queueLock(q.mutex);
+            auto& s = stats.byType[i];
+            s.threads = mode_ == Mode::Manual ? 0 : q.targetThreads;
+            s.sleeping = q.sleeping;
+            s.ready = q.readySizeLocked();
+            s.future = q.futureSizeLocked();
+            s.executed = q.executed;
+        }
+        held.reserve(locator_.size());
+        for (const auto& [id, e] : locator_) {
+            held.push_back(e->task);
+        }
+    }
+    // description() and name() are user code: call them with no lock held.
+    stats.tasks.reserve(held.size());
+    for (const auto& t : held) {
+        stats.tasks.push_back(TaskInfo{t->id(), t->description(), t->owner().name(), t->type(),
+                                       t->state(), t->priority(), t->wakeTime(), t->runCount(),
+                                       t->lastRuntime(), t->totalRuntime()});
+    }
+    return stats;
+}
+
+}  // namespace kvexec::classic

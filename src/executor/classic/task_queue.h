@@ -1,0 +1,69 @@
+// task_queue.h: the per-TaskType queue of the Classic ("CB3") design.
+//
+// Two heaps under one mutex: the future heap orders tasks by wake time, the
+// ready heap by priority then wake time. Workers move due tasks from future
+// to ready and take the best ready one. Changing the wake time of a task in
+// the future heap (wake, snooze) finds it by a linear scan and rebuilds the
+// heap with std::make_heap: O(n) per call. That is CB3's cost curve, kept on
+// purpose: this backend is the baseline the benchmarks compare against.
+//
+// Thread safety: every member whose name ends in Locked requires `mutex`;
+// the counters are guarded by it too. Worker threads wait on `wakeup`.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "executor/classic/entry.h"
+
+namespace kvexec::classic {
+
+class TaskQueue {
+  public:
+    explicit TaskQueue(TaskType type) : type_(type) {}
+
+    TaskType type() const noexcept { return type_; }
+
+    // Puts the entry in the ready heap if its key is due, else in the
+    // future heap; sets its Where and the task's state. Returns true if a
+    // sleeping worker should be told (ready work, or a new earliest key).
+    bool pushLocked(Entry& e, Clock::time_point now);
+    // CB3's fetch: moves due tasks to the ready heap, then takes the best
+    // ready one (marks it Running). Null when nothing is due.
+    Entry* popReadyLocked(Clock::time_point now);
+    // The Manual backend's pick: like popReadyLocked, but skips entries
+    // that re-queued themselves in the current runReady() call.
+    Entry* popReadySkippingSelfRescheduledLocked(Clock::time_point now);
+    // The entry with the earliest key, due or not (Manual's runNext).
+    Entry* popEarliestLocked();
+    // Takes the entry out of whichever heap holds it (linear).
+    void removeLocked(Entry& e);
+    // Gives a queued entry a new key and re-sorts (CB3: make_heap).
+    // Returns true if a sleeping worker should be told.
+    bool rekeyLocked(Entry& e, Clock::time_point key, Clock::time_point now);
+
+    // The earliest key in the future heap, or time_point::max().
+    Clock::time_point nextWakeLocked() const;
+    std::size_t readySizeLocked() const { return ready_.size(); }
+    std::size_t futureSizeLocked() const { return future_.size(); }
+    void clearSelfRescheduledLocked();
+
+    mutable std::mutex mutex;
+    std::condition_variable wakeup;
+    std::size_t sleeping = 0;       // workers waiting on `wakeup`
+    std::uint64_t executed = 0;     // runs completed
+    std::size_t targetThreads = 0;  // workers with index >= this exit
+    bool stopping = false;          // the pool is being destroyed
+
+  private:
+    void moveDueLocked(Clock::time_point now);
+    Entry* takeReadyAtLocked(std::size_t index);
+
+    const TaskType type_;
+    std::vector<Entry*> future_;  // heap, earliest key on top
+    std::vector<Entry*> ready_;   // heap, best (priority, key) on top
+};
+
+}  // namespace kvexec::classic

@@ -1,0 +1,69 @@
+// task_access.h: the pool-side view of a Task (private to the library).
+//
+// Task keeps its scheduling state in atomics; backends change that state
+// only through TaskAccess so that every write the pools make to a Task is in
+// one place. TaskHost is what a Task calls back when snooze() or cancel()
+// is called on the task itself rather than on its pool.
+//
+// Thread safety: every function here is safe from any thread (they are
+// atomics); keeping state transitions coherent is the caller's job (the
+// backends do it under their queue locks).
+#pragma once
+
+#include <cstdint>
+
+#include "kvexec/task.h"
+
+namespace kvexec::detail {
+
+// Implemented by a backend. Called by Task::snooze() / Task::cancel() when
+// the task is held by that backend and the call does not come from the
+// task's own run(). The pool must still exist (see task.h).
+class TaskHost {
+  public:
+    // The task's wake time has just been set; move it in the queues.
+    virtual void onTaskSnoozed(Task& task) noexcept = 0;
+    // Cancel the task as ExecutorPool::cancel(id, false) does.
+    virtual void onTaskCancelled(Task& task) noexcept = 0;
+
+  protected:
+    ~TaskHost() = default;
+};
+
+// Saturating now + d: kForever (or any overflow) gives time_point::max().
+Clock::time_point deadlineAfter(Clock::time_point now, Clock::duration d) noexcept;
+
+class TaskAccess {
+  public:
+    static bool run(Task& t) { return t.run(); }
+
+    static void setState(Task& t, TaskState s) noexcept {
+        t.state_.store(s, std::memory_order_release);
+    }
+    // Changes the state unless the task is Dead (snooze and wake never
+    // revive a cancelled task).
+    static void setStateUnlessDead(Task& t, TaskState s) noexcept;
+
+    static void setWakeTime(Task& t, Clock::time_point when) noexcept {
+        t.wakeTime_.store(when.time_since_epoch().count(), std::memory_order_release);
+    }
+    // What Task::snooze does, without calling back into the pool.
+    static void snoozeUntil(Task& t, Clock::time_point when) noexcept {
+        setWakeTime(t, when);
+        t.snoozeSeq_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    static std::uint32_t snoozeSeq(const Task& t) noexcept {
+        return t.snoozeSeq_.load(std::memory_order_acquire);
+    }
+
+    static void recordRun(Task& t, Clock::duration ran) noexcept;
+
+    static TaskHost* host(const Task& t) noexcept {
+        return t.host_.load(std::memory_order_acquire);
+    }
+    static void setHost(Task& t, TaskHost* h) noexcept {
+        t.host_.store(h, std::memory_order_release);
+    }
+};
+
+}  // namespace kvexec::detail

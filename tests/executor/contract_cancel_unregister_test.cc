@@ -1,0 +1,165 @@
+// The contract's rules 7 and 9: cancel() and unregisterTaskable(), for every
+// threaded backend.
+#include <stdexcept>
+
+#include "executor/contract_fixture.h"
+
+namespace kvexec::test {
+namespace {
+
+template <class B>
+class CancelRules : public ExecutorContract<B> {};
+TYPED_TEST_SUITE(CancelRules, ThreadedBackends, BackendNames);
+
+TYPED_TEST(CancelRules, Rule7_ACancelledTaskDoesNotStartAgain) {
+    std::atomic<int> runs{0};
+    auto t = countingTask(this->owner, runs, true, TaskType::NonIO, 30ms);
+    this->pool->schedule(t);
+    EXPECT_TRUE(this->pool->cancel(t->id()));
+    EXPECT_TRUE(t->isDead());
+    this->pool->cancel(t->id());        // twice is harmless
+    std::this_thread::sleep_for(50ms);  // past its wake time
+    this->fence();
+    EXPECT_EQ(runs, 0);
+    EXPECT_FALSE(this->pool->cancel(987654321));
+}
+
+TYPED_TEST(CancelRules, Rule7_CancelWithRemoveDropsTheReferenceAtOnce) {
+    std::atomic<int> runs{0};
+    auto t = sleeperTask(this->owner, runs);
+    std::weak_ptr<Task> weak = t;
+    this->pool->schedule(std::move(t));
+    EXPECT_TRUE(this->pool->cancel(weak.lock()->id(), true));
+    EXPECT_TRUE(weak.expired()) << "remove=true must drop the pool's reference before returning";
+    EXPECT_EQ(this->pool->stats().tasks.size(), 0u);
+}
+
+TYPED_TEST(CancelRules, Rule7_CancelDuringARunLetsThatRunFinish) {
+    Gate inRun, finishRun;
+    std::atomic<int> runs{0};
+    std::atomic<bool> finished{false};
+    auto t = this->task([&](LambdaTask&) {
+        runs.fetch_add(1);
+        inRun.open();
+        finishRun.wait();
+        finished = true;
+        return true;  // would run again, but it was cancelled
+    });
+    std::weak_ptr<Task> weak = t;
+    const auto id = this->pool->schedule(std::move(t));
+    ASSERT_TRUE(inRun.wait());
+    EXPECT_TRUE(this->pool->cancel(id, true));
+    EXPECT_FALSE(weak.expired()) << "a running task is not dropped under its run";
+    finishRun.open();
+    ASSERT_TRUE(waitFor([&] { return weak.expired(); }));
+    EXPECT_TRUE(finished);
+    EXPECT_EQ(runs, 1);
+}
+
+TYPED_TEST(CancelRules, Rule7_TaskCancelActsThroughItsPool) {
+    std::atomic<int> runs{0};
+    auto t = countingTask(this->owner, runs, false, TaskType::NonIO, 20ms);
+    this->pool->schedule(t);
+    t->cancel();
+    EXPECT_TRUE(t->isDead());
+    std::this_thread::sleep_for(40ms);  // past its wake time
+    this->fence();
+    EXPECT_EQ(runs, 0);
+}
+
+template <class B>
+class UnregisterRules : public ExecutorContract<B> {};
+TYPED_TEST_SUITE(UnregisterRules, ThreadedBackends, BackendNames);
+
+TYPED_TEST(UnregisterRules, Rule9_UnregisterCancelsQueuedTasksAndReleasesThem) {
+    TestOwner bucket("bucket-b");
+    this->pool->registerTaskable(bucket);
+    std::atomic<int> runs{0};
+    std::vector<std::weak_ptr<Task>> weak;
+    for (int i = 0; i < 100; ++i) {
+        auto t = sleeperTask(bucket, runs, static_cast<TaskType>(i % 4));
+        weak.push_back(t);
+        this->pool->schedule(std::move(t));
+    }
+    this->pool->unregisterTaskable(bucket, false);
+    for (auto& w : weak) {
+        EXPECT_TRUE(w.expired());
+    }
+    EXPECT_EQ(runs, 0);
+    EXPECT_EQ(this->pool->taskableCount(), 1u);
+    EXPECT_THROW(this->pool->schedule(sleeperTask(bucket, runs)), std::logic_error);
+}
+
+TYPED_TEST(UnregisterRules, Rule9_UnregisterWaitsForARunningTask) {
+    TestOwner bucket("bucket-b");
+    this->pool->registerTaskable(bucket);
+    Gate inRun;
+    std::atomic<bool> runEnded{false};
+    this->pool->schedule(makeTask(bucket, [&](LambdaTask&) {
+        inRun.open();
+        std::this_thread::sleep_for(50ms);  // long enough that unregister must wait
+        runEnded = true;
+        return true;
+    }));
+    ASSERT_TRUE(inRun.wait());
+    this->pool->unregisterTaskable(bucket, false);
+    EXPECT_TRUE(runEnded) << "unregister returned while a task of the owner was running";
+}
+
+TYPED_TEST(UnregisterRules, Rule9_BlockShutdownTasksRunUntilTheyReturnFalse) {
+    TestOwner bucket("bucket-b");
+    this->pool->registerTaskable(bucket);
+    std::atomic<int> runs{0};
+    // Snoozed forever: unregister must wake it, and it needs three runs.
+    auto t = makeTask(
+        bucket, [&](LambdaTask&) { return runs.fetch_add(1) + 1 < 3; }, TaskType::Writer, 0,
+        kForever,
+        /*blockShutdown=*/true);
+    std::weak_ptr<Task> weak = t;
+    this->pool->schedule(std::move(t));
+    this->pool->unregisterTaskable(bucket, false);
+    EXPECT_EQ(runs, 3);
+    EXPECT_TRUE(weak.expired());
+}
+
+TYPED_TEST(UnregisterRules, Rule9_ForceCancelsBlockShutdownTasksToo) {
+    TestOwner bucket("bucket-b");
+    this->pool->registerTaskable(bucket);
+    std::atomic<int> runs{0};
+    auto t = makeTask(
+        bucket, [&](LambdaTask&) { return runs.fetch_add(1) >= 0; }, TaskType::Writer, 0, kForever,
+        true);
+    std::weak_ptr<Task> weak = t;
+    this->pool->schedule(std::move(t));
+    this->pool->unregisterTaskable(bucket, true);
+    EXPECT_EQ(runs, 0);
+    EXPECT_TRUE(weak.expired());
+}
+
+TYPED_TEST(UnregisterRules, Rule9_UnregisterFromAnOwnTaskThrows) {
+    TestOwner bucket("bucket-b");
+    this->pool->registerTaskable(bucket);
+    Gate done;
+    std::atomic<bool> threw{false};
+    this->pool->schedule(makeTask(bucket, [&](LambdaTask&) {
+        try {
+            this->pool->unregisterTaskable(bucket, false);
+        } catch (const std::logic_error&) {
+            threw = true;
+        }
+        done.open();
+        return false;
+    }));
+    ASSERT_TRUE(done.wait()) << "unregister from its own task deadlocked";
+    EXPECT_TRUE(threw);
+    this->pool->unregisterTaskable(bucket, false);
+}
+
+TYPED_TEST(UnregisterRules, Rule9_UnregisteringAnUnknownOwnerIsIgnored) {
+    TestOwner stranger("stranger");
+    this->pool->unregisterTaskable(stranger, false);
+    EXPECT_EQ(this->pool->taskableCount(), 1u);
+}
+
+}  // namespace
+}  // namespace kvexec::test

@@ -1,0 +1,110 @@
+// Races the contract must survive, for every threaded backend: unregister
+// racing schedule, many threads waking and snoozing one task, owners coming
+// and going while tasks run.
+#include <stdexcept>
+
+#include "executor/contract_fixture.h"
+
+namespace kvexec::test {
+namespace {
+
+template <class B>
+class Races : public ExecutorContract<B> {};
+TYPED_TEST_SUITE(Races, ThreadedBackends, BackendNames);
+
+TYPED_TEST(Races, UnregisterRacingScheduleLeavesNoTaskBehind) {
+    this->pool->setThreadCount(TaskType::NonIO, 2);
+    for (int round = 0; round < 20; ++round) {
+        TestOwner bucket("racing-bucket");
+        this->pool->registerTaskable(bucket);
+        std::atomic<bool> stop{false};
+        std::atomic<int> runs{0};
+        std::vector<std::weak_ptr<Task>> weak;
+        std::mutex weakMutex;
+        std::vector<std::thread> schedulers;
+        for (int s = 0; s < 2; ++s) {
+            schedulers.emplace_back([&] {
+                while (!stop) {
+                    auto t = countingTask(bucket, runs, true);  // runs until cancelled
+                    {
+                        std::lock_guard lock(weakMutex);
+                        weak.push_back(t);
+                    }
+                    try {
+                        this->pool->schedule(std::move(t));
+                    } catch (const std::logic_error&) {
+                        return;  // rule 2: the owner is going away
+                    }
+                }
+            });
+        }
+        ASSERT_TRUE(waitFor([&] { return runs > 10; }));
+        this->pool->unregisterTaskable(bucket, false);
+        stop = true;
+        for (auto& t : schedulers) {
+            t.join();
+        }
+        std::lock_guard lock(weakMutex);
+        for (auto& w : weak) {
+            ASSERT_TRUE(w.expired()) << "round " << round << ": a task outlived its owner";
+        }
+    }
+}
+
+TYPED_TEST(Races, ManyThreadsWakingAndSnoozingOneTaskNeverLoseTheLastWake) {
+    this->pool->setThreadCount(TaskType::NonIO, 3);
+    std::atomic<int> runs{0};
+    auto t = sleeperTask(this->owner, runs);
+    const auto id = this->pool->schedule(t);
+    std::vector<std::thread> callers;
+    for (int c = 0; c < 4; ++c) {
+        callers.emplace_back([&, c] {
+            for (int i = 0; i < 1000; ++i) {
+                if ((i + c) % 3 == 0) {
+                    this->pool->snooze(id, 1h);
+                } else {
+                    this->pool->wake(id);
+                }
+            }
+        });
+    }
+    for (auto& c : callers) {
+        c.join();
+    }
+    const int before = runs;
+    this->pool->wake(id);  // the last word: it must run once more
+    ASSERT_TRUE(waitFor([&] { return runs > before; }));
+}
+
+TYPED_TEST(Races, OwnersComeAndGoWhileTheirTasksRun) {
+    this->pool->setThreadCount(TaskType::Writer, 2);
+    for (int round = 0; round < 50; ++round) {
+        TestOwner bucket("short-lived");
+        this->pool->registerTaskable(bucket);
+        std::atomic<int> runs{0};
+        std::vector<TaskId> ids;
+        for (int i = 0; i < 8; ++i) {
+            ids.push_back(this->pool->schedule(makeTask(
+                bucket,
+                [&runs](LambdaTask& self) {
+                    runs.fetch_add(1);
+                    self.snooze(std::chrono::microseconds(100));
+                    return true;
+                },
+                TaskType::Writer)));
+        }
+        std::thread waker([&] {
+            for (int i = 0; i < 200; ++i) {
+                this->pool->wake(ids[i % ids.size()]);
+            }
+        });
+        this->pool->unregisterTaskable(bucket, round % 2 == 0);
+        waker.join();
+        const int after = runs;
+        this->fence(TaskType::Writer);
+        EXPECT_EQ(runs, after) << "a task ran after its owner was unregistered";
+    }
+}
+
+}  // namespace
+}  // namespace kvexec::test
