@@ -1,0 +1,142 @@
+#include "storage/record_format.h"
+
+#include <cstring>
+
+#include "storage/crc32c.h"
+
+namespace kvexec::storage::format {
+namespace {
+
+constexpr char kFileMagic[4] = {'K', 'V', 'X', 'F'};
+constexpr std::uint16_t kVersion = 1;
+
+template <typename T>
+void put(char* p, T v) {
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+        p[i] = static_cast<char>(static_cast<std::uint64_t>(v) >> (8 * i));
+    }
+}
+
+template <typename T>
+T get(const char* p) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+        v |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+    }
+    return static_cast<T>(v);
+}
+
+// Writes a record header (CRC left 0) at out[pos].
+void putRecordHeader(char* p, RecordType type, bool deleted, std::uint32_t keyLen,
+                     std::uint32_t valueLen, Seqno seqno) {
+    put<std::uint32_t>(p, 0);
+    p[4] = static_cast<char>(type);
+    p[5] = deleted ? 1 : 0;
+    put<std::uint16_t>(p + 6, 0);
+    put<std::uint32_t>(p + 8, keyLen);
+    put<std::uint32_t>(p + 12, valueLen);
+    put<std::uint64_t>(p + 16, seqno);
+}
+
+void sealRecord(char* record, std::size_t size) {
+    put<std::uint32_t>(record, crc32c(record + 4, size - 4));
+}
+
+}  // namespace
+
+std::string encodeFileHeader(const FileHeader& header) {
+    std::string out(kFileHeaderSize, '\0');
+    char* p = out.data();
+    std::memcpy(p + 4, kFileMagic, 4);
+    put<std::uint16_t>(p + 8, kVersion);
+    put<std::uint32_t>(p + 12, header.vbid);
+    put<std::uint64_t>(p + 16, header.revision);
+    sealRecord(p, kFileHeaderSize);
+    return out;
+}
+
+std::optional<FileHeader> decodeFileHeader(const char* p) {
+    if (std::memcmp(p + 4, kFileMagic, 4) != 0 || get<std::uint16_t>(p + 8) != kVersion ||
+        get<std::uint32_t>(p) != crc32c(p + 4, kFileHeaderSize - 4)) {
+        return std::nullopt;
+    }
+    return FileHeader{get<std::uint32_t>(p + 12), get<std::uint64_t>(p + 16)};
+}
+
+std::optional<RecordHeader> decodeRecordHeader(const char* p) {
+    RecordHeader h{};
+    h.crc = get<std::uint32_t>(p);
+    const auto type = static_cast<std::uint8_t>(p[4]);
+    const auto flags = static_cast<std::uint8_t>(p[5]);
+    h.deleted = (flags & 1) != 0;
+    h.keyLen = get<std::uint32_t>(p + 8);
+    h.valueLen = get<std::uint32_t>(p + 12);
+    h.seqno = get<std::uint64_t>(p + 16);
+    if ((flags & ~1u) != 0 || get<std::uint16_t>(p + 6) != 0) {
+        return std::nullopt;
+    }
+    if (type == static_cast<std::uint8_t>(RecordType::Document)) {
+        h.type = RecordType::Document;
+        if (h.keyLen == 0 || h.keyLen > kMaxKeySize || h.valueLen > kMaxValueSize) {
+            return std::nullopt;
+        }
+        return h;
+    }
+    if (type == static_cast<std::uint8_t>(RecordType::Commit)) {
+        h.type = RecordType::Commit;
+        if (h.keyLen != 0 || h.valueLen != kCommitValueSize || h.deleted) {
+            return std::nullopt;
+        }
+        return h;
+    }
+    return std::nullopt;
+}
+
+bool verifyRecord(const RecordHeader& header, const char* record) {
+    return crc32c(record + 4, header.size() - 4) == header.crc;
+}
+
+std::optional<CommitInfo> decodeCommit(const RecordHeader& header, const char* record) {
+    const char* value = record + kRecordHeaderSize;
+    if (header.type != RecordType::Commit || std::memcmp(value, kCommitMagic, 8) != 0) {
+        return std::nullopt;
+    }
+    return CommitInfo{header.seqno, get<std::uint64_t>(value + 8), get<std::uint32_t>(value + 16)};
+}
+
+Document decodeDocument(const RecordHeader& header, const char* record) {
+    const char* key = record + kRecordHeaderSize;
+    return Document{std::string(key, header.keyLen),
+                    std::string(key + header.keyLen, header.valueLen), header.seqno,
+                    header.deleted};
+}
+
+std::size_t appendDocument(std::string& out, const Document& doc) {
+    const std::size_t start = out.size();
+    const std::size_t size = kRecordHeaderSize + doc.key.size() + doc.value.size();
+    out.resize(start + size);
+    char* p = out.data() + start;
+    putRecordHeader(p, RecordType::Document, doc.deleted,
+                    static_cast<std::uint32_t>(doc.key.size()),
+                    static_cast<std::uint32_t>(doc.value.size()), doc.seqno);
+    std::memcpy(p + kRecordHeaderSize, doc.key.data(), doc.key.size());
+    std::memcpy(p + kRecordHeaderSize + doc.key.size(), doc.value.data(), doc.value.size());
+    sealRecord(p, size);
+    return size;
+}
+
+std::size_t appendCommit(std::string& out, const CommitInfo& commit) {
+    const std::size_t start = out.size();
+    out.resize(start + kCommitRecordSize);
+    char* p = out.data() + start;
+    putRecordHeader(p, RecordType::Commit, false, 0, kCommitValueSize, commit.highSeqno);
+    char* value = p + kRecordHeaderSize;
+    std::memcpy(value, kCommitMagic, 8);
+    put<std::uint64_t>(value + 8, commit.batchStart);
+    put<std::uint32_t>(value + 16, commit.docCount);
+    put<std::uint32_t>(value + 20, 0);
+    sealRecord(p, kCommitRecordSize);
+    return kCommitRecordSize;
+}
+
+}  // namespace kvexec::storage::format
