@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "executor/classic/classic_pool.h"
+#include "executor/wheel/wheel_pool.h"
 #include "kvexec/manual_executor_pool.h"
 
 namespace kvexec {
@@ -48,8 +49,7 @@ std::unique_ptr<ExecutorPool> ExecutorPool::create(Backend backend, PoolConfig c
         case Backend::Manual:
             return std::make_unique<ManualExecutorPool>();
         case Backend::Wheel:
-            throw std::invalid_argument(
-                "kvexec: the Wheel backend is not built yet; use Backend::Classic");
+            return std::make_unique<wheel::WheelPool>(config);
     }
     throw std::invalid_argument("kvexec: unknown backend");
 }

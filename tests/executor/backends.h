@@ -12,7 +12,11 @@ struct ClassicBackend {
     static constexpr Backend value = Backend::Classic;
 };
 
-using ThreadedBackends = ::testing::Types<ClassicBackend>;
+struct WheelBackend {
+    static constexpr Backend value = Backend::Wheel;
+};
+
+using ThreadedBackends = ::testing::Types<ClassicBackend, WheelBackend>;
 
 struct BackendNames {
     template <class T>

@@ -143,8 +143,11 @@ TEST_F(ManualPool, StatsCountQueuedTasks) {
     EXPECT_EQ(pool.stats().byType[static_cast<std::size_t>(TaskType::Reader)].executed, 1u);
 }
 
-TEST(ExecutorPoolFactory, WheelIsNotBuiltYet) {
-    EXPECT_THROW(ExecutorPool::create(Backend::Wheel), std::invalid_argument);
+TEST(ExecutorPoolFactory, BuildsEveryBackendAndDefaultsToWheel) {
+    EXPECT_EQ(ExecutorPool::create()->backendName(), "Wheel");
+    EXPECT_EQ(ExecutorPool::create(Backend::Classic)->backendName(), "Classic");
+    EXPECT_EQ(ExecutorPool::create(Backend::Manual)->backendName(), "Manual");
+    EXPECT_THROW(ExecutorPool::create(static_cast<Backend>(42)), std::invalid_argument);
 }
 
 TEST(TaskBasics, IdsAreUniqueAndNeverZero) {

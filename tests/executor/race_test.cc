@@ -25,7 +25,11 @@ TYPED_TEST(Races, UnregisterRacingScheduleLeavesNoTaskBehind) {
         for (int s = 0; s < 2; ++s) {
             schedulers.emplace_back([&] {
                 while (!stop) {
-                    auto t = countingTask(bucket, runs, true);  // runs until cancelled
+                    auto t = makeTask(bucket, [&runs](LambdaTask& self) {
+                        runs.fetch_add(1);
+                        self.snooze(std::chrono::microseconds(200));
+                        return true;  // runs until cancelled
+                    });
                     {
                         std::lock_guard lock(weakMutex);
                         weak.push_back(t);

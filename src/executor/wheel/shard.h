@@ -1,0 +1,33 @@
+// shard.h: one slice of the Wheel backend's tasks, chosen by task id.
+//
+// Each shard has its own mutex, its own id -> Record map and its own timing
+// wheel, so that callers re-arming different tasks (TimeoutAddCancel from
+// several front-end threads) rarely meet on a lock.
+//
+// Thread safety: everything here, and the shard-guarded fields of its
+// records (record.h), requires `mutex`.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "executor/wheel/record.h"
+#include "kvexec/timer_wheel.h"
+
+namespace kvexec::wheel {
+
+struct Shard {
+    Shard() : wheel(Clock::now(), std::chrono::milliseconds(1)) {}
+
+    Record* findLocked(TaskId id) {
+        auto it = records.find(id);
+        return it == records.end() ? nullptr : it->second.get();
+    }
+
+    std::mutex mutex;
+    std::unordered_map<TaskId, std::unique_ptr<Record>> records;
+    TimerWheel wheel;
+};
+
+}  // namespace kvexec::wheel

@@ -1,0 +1,190 @@
+// wheel_lifecycle.cc: construction, shutdown, owners, thread counts and
+// stats of the Wheel backend.
+#include <stdexcept>
+
+#include "executor/pool_config.h"
+#include "executor/task_info.h"
+#include "executor/task_runner.h"
+#include "executor/wheel/wheel_pool.h"
+
+namespace kvexec::wheel {
+
+using detail::TaskAccess;
+
+WheelPool::WheelPool(const PoolConfig& config)
+    : timerWakeAt_(Clock::time_point::max().time_since_epoch().count()) {
+    for (auto& shard : shards_) {
+        shard = std::make_unique<Shard>();
+    }
+    for (auto& q : ready_) {
+        q = std::make_unique<ReadyQueue>();
+    }
+    timer_ = std::thread([this] { timerLoop(); });
+    for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
+        const auto type = static_cast<TaskType>(i);
+        setThreadCount(type, detail::threadsFor(config, type));
+    }
+}
+
+WheelPool::~WheelPool() {
+    shutdown();
+}
+
+// Shutdown, in order:
+// 1. Refuse new tasks and mark every held task Dead, so nothing starts.
+// 2. Stop the timer thread and the workers, and join them; a run in
+//    progress finishes first (its worker then drops the task).
+// 3. Take every record out of the wheels and ready lists and drop the
+//    references once no lock is held.
+void WheelPool::shutdown() {
+    std::lock_guard resizeLock(resizeMutex_);
+    {
+        std::lock_guard lock(ownersMutex_);
+        stopping_ = true;
+    }
+    for (auto& shard : shards_) {
+        std::lock_guard lock(shard->mutex);
+        for (auto& [id, r] : shard->records) {
+            TaskAccess::setState(*r->task, TaskState::Dead);
+        }
+    }
+    {
+        std::lock_guard lock(timerMutex_);
+        timerStop_ = true;
+        timerCv_.notify_all();
+    }
+    if (timer_.joinable()) {
+        timer_.join();
+    }
+    for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
+        std::vector<Parker*> idle;
+        {
+            std::lock_guard lock(ready_[i]->mutex);
+            ready_[i]->stopping = true;
+            idle = ready_[i]->takeAllIdleLocked();
+        }
+        for (Parker* p : idle) {
+            p->unpark();
+        }
+        for (auto& t : workers_[i]) {
+            t.join();
+        }
+        workers_[i].clear();
+    }
+    std::vector<TaskPtr> dropped;
+    for (auto& q : ready_) {
+        std::lock_guard lock(q->mutex);
+        q->clearLocked();
+    }
+    for (auto& shard : shards_) {
+        std::lock_guard lock(shard->mutex);
+        for (auto& [id, r] : shard->records) {
+            if (r->armed()) {
+                shard->wheel.cancel(*r);
+            }
+            TaskAccess::setHost(*r->task, nullptr);
+            dropped.push_back(std::move(r->task));
+        }
+        shard->records.clear();
+    }
+}
+
+void WheelPool::registerTaskable(Taskable& owner) {
+    std::lock_guard lock(ownersMutex_);
+    if (stopping_) {
+        throw std::logic_error("kvexec: registerTaskable() on a pool that is shutting down");
+    }
+    auto [it, inserted] = owners_.try_emplace(&owner);
+    if (inserted) {
+        it->second = std::make_unique<OwnerState>();
+    } else if (it->second->unregistering) {
+        throw std::logic_error("kvexec: registerTaskable() of '" + owner.name() +
+                               "' while it is being unregistered");
+    }
+}
+
+std::size_t WheelPool::taskableCount() const {
+    std::lock_guard lock(ownersMutex_);
+    return owners_.size();
+}
+
+// Unregistration, in order:
+// 1. Refuse: from now on schedule() for this owner throws. schedule()
+//    inserts under ownersMutex_, so every earlier one is in a shard now.
+// 2. In each shard, drop the owner's queued and snoozed tasks directly
+//    (blockShutdown ones are woken instead, unless force); running ones are
+//    dropped by their worker when the run ends.
+// 3. Wait until the pool holds none of them, then forget the owner.
+void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
+    const Task* current = detail::currentTask();
+    if (current != nullptr && &current->owner() == &owner) {
+        throw std::logic_error("kvexec: unregisterTaskable('" + owner.name() +
+                               "') from one of its own tasks would wait for itself");
+    }
+    {
+        std::lock_guard lock(ownersMutex_);
+        auto it = owners_.find(&owner);
+        if (it == owners_.end()) {
+            return;
+        }
+        it->second->unregistering = true;
+    }
+    for (auto& shard : shards_) {
+        Deferred out;
+        {
+            std::lock_guard lock(shard->mutex);
+            std::vector<Record*> owned;
+            for (auto& [id, r] : shard->records) {
+                if (&r->task->owner() == &owner) {
+                    owned.push_back(r.get());
+                }
+            }
+            for (Record* r : owned) {
+                if (force || !r->task->blocksShutdown()) {
+                    cancelLocked(*r, out);
+                } else {
+                    wakeLocked(*r, out);  // let it finish its work now
+                }
+            }
+        }
+        finish(out);
+    }
+    std::unique_lock lock(ownersMutex_);
+    ownerDrained_.wait(lock, [&] {
+        auto it = owners_.find(&owner);
+        return it == owners_.end() || it->second->tasks.load() == 0;
+    });
+    owners_.erase(&owner);
+}
+
+std::size_t WheelPool::threadCount(TaskType type) const {
+    const ReadyQueue& q = readyOf(type);
+    std::lock_guard lock(q.mutex);
+    return q.targetThreads;
+}
+
+PoolStats WheelPool::stats() const {
+    PoolStats stats{};
+    for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
+        const ReadyQueue& q = *ready_[i];
+        std::lock_guard lock(q.mutex);
+        stats.byType[i].threads = q.targetThreads;
+        stats.byType[i].sleeping = q.idleLocked();
+        stats.byType[i].ready = q.sizeLocked();
+        stats.byType[i].executed = executed_[i].load(std::memory_order_relaxed);
+    }
+    std::vector<TaskPtr> held;
+    for (const auto& shard : shards_) {
+        std::lock_guard lock(shard->mutex);
+        for (const auto& [id, r] : shard->records) {
+            if (r->where == Record::Where::Timer) {
+                ++stats.byType[static_cast<std::size_t>(r->task->type())].future;
+            }
+            held.push_back(r->task);
+        }
+    }
+    stats.tasks = detail::describeTasks(held);  // user code: no lock held
+    return stats;
+}
+
+}  // namespace kvexec::wheel

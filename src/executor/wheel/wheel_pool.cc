@@ -1,0 +1,269 @@
+// wheel_pool.cc: schedule, wake, snooze and cancel for the Wheel backend.
+// Each is one shard lock (plus the ready queue's lock when a task becomes
+// due), O(1), and never waits for another thread.
+#include "executor/wheel/wheel_pool.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace kvexec::wheel {
+
+using detail::TaskAccess;
+
+// --- shard-locked steps --------------------------------------------------
+
+// Makes the record due (ready queue) or arms it, by its key.
+void WheelPool::placeLocked(Record& r, Clock::time_point key, Clock::time_point now,
+                            Deferred& out) {
+    if (key <= now) {
+        queueLocked(r, key, out);
+    } else {
+        armLocked(r, key, out);
+    }
+}
+
+void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
+    r.where = Record::Where::Queued;
+    r.key = key;
+    TaskAccess::setStateUnlessDead(*r.task, TaskState::Running);
+    ReadyQueue& q = readyOf(r.task->type());
+    std::lock_guard lock(q.mutex);
+    q.pushLocked(r);
+    if (Parker* p = q.takeIdleLocked()) {
+        out.unpark.push_back(p);
+    }
+}
+
+void WheelPool::armLocked(Record& r, Clock::time_point deadline, Deferred& out) {
+    r.where = Record::Where::Timer;
+    r.key = deadline;
+    TaskAccess::setStateUnlessDead(*r.task, TaskState::Snoozed);
+    r.shard.wheel.arm(r, deadline);
+    // Read after arming: see the timer protocol in timerLoop().
+    if (deadline.time_since_epoch().count() < timerWakeAt_.load()) {
+        out.notifyTimer = true;
+    }
+}
+
+// Queued and no longer in the ready list: a worker has it.
+bool WheelPool::isRunningLocked(const Record& r) {
+    if (r.where != Record::Where::Queued) {
+        return false;
+    }
+    const ReadyQueue& q = readyOf(r.task->type());
+    std::lock_guard lock(q.mutex);
+    return !r.inReadyList;
+}
+
+void WheelPool::eraseLocked(Record& r, Deferred& out) {
+    if (r.armed()) {
+        r.shard.wheel.cancel(r);
+    }
+    TaskPtr task = std::move(r.task);
+    TaskAccess::setHost(*task, nullptr);
+    out.releasedOwners.push_back(&r.owner);
+    r.shard.records.erase(task->id());  // frees r
+    out.released.push_back(std::move(task));
+}
+
+// Dead at once; dropped at once unless a worker is running it (then the
+// worker drops it when the run ends). Queued work is unlinked directly.
+void WheelPool::cancelLocked(Record& r, Deferred& out) {
+    TaskAccess::setState(*r.task, TaskState::Dead);
+    r.notified = false;
+    r.revived = false;
+    if (r.where == Record::Where::Queued) {
+        ReadyQueue& q = readyOf(r.task->type());
+        std::unique_lock lock(q.mutex);
+        if (!r.inReadyList) {
+            return;  // running
+        }
+        q.unlinkLocked(r);
+    }
+    eraseLocked(r, out);
+}
+
+bool WheelPool::wakeLocked(Record& r, Deferred& out) {
+    if (r.task->isDead()) {
+        return false;
+    }
+    if (r.where == Record::Where::Timer) {
+        r.shard.wheel.cancel(r);
+        const auto now = Clock::now();
+        TaskAccess::setWakeTime(*r.task, now);
+        queueLocked(r, now, out);
+    } else if (isRunningLocked(r)) {
+        r.notified = true;  // no lost wake-up: runs again after this run
+    }
+    return true;
+}
+
+// The task's wake time changed: re-arm, make due, or (when running) leave
+// it to the worker, which sees the snooze by its sequence number.
+void WheelPool::rekeyToWakeTimeLocked(Record& r, Deferred& out) {
+    const auto when = r.task->wakeTime();
+    const auto now = Clock::now();
+    if (r.where == Record::Where::Timer) {
+        if (when <= now) {
+            r.shard.wheel.cancel(r);
+            queueLocked(r, when, out);
+        } else {
+            armLocked(r, when, out);  // O(1) re-arm
+        }
+        return;
+    }
+    ReadyQueue& q = readyOf(r.task->type());
+    std::unique_lock lock(q.mutex);
+    if (r.inReadyList && when > now) {
+        q.unlinkLocked(r);
+        lock.unlock();
+        armLocked(r, when, out);
+    }
+}
+
+// --- after the locks -----------------------------------------------------
+
+void WheelPool::finish(Deferred& out) {
+    for (Parker* p : out.unpark) {
+        p->unpark();
+    }
+    if (out.notifyTimer) {
+        notifyTimer();
+    }
+    if (out.released.empty()) {
+        return;
+    }
+    out.released.clear();  // destructors run here, with no lock held
+    for (OwnerState* owner : out.releasedOwners) {
+        if (owner->tasks.fetch_sub(1) == 1) {
+            std::lock_guard lock(ownersMutex_);
+            ownerDrained_.notify_all();
+        }
+    }
+    out.releasedOwners.clear();
+}
+
+// --- the API -------------------------------------------------------------
+
+OwnerState& WheelPool::ownerForScheduleLocked(const Task& task) {
+    if (stopping_) {
+        throw std::logic_error("kvexec: schedule() on a pool that is shutting down");
+    }
+    auto it = owners_.find(&task.owner());
+    if (it == owners_.end() || it->second->unregistering) {
+        throw std::logic_error("kvexec: schedule() of task '" + task.description() +
+                               "' whose owner '" + task.owner().name() +
+                               "' is not registered (or is being unregistered)");
+    }
+    return *it->second;
+}
+
+TaskId WheelPool::schedule(TaskPtr task) {
+    if (!task) {
+        throw std::invalid_argument("kvexec: schedule() of a null TaskPtr");
+    }
+    auto* host = TaskAccess::host(*task);
+    if (host != nullptr && host != static_cast<detail::TaskHost*>(this)) {
+        throw std::logic_error("kvexec: schedule() of a task held by another pool");
+    }
+    const TaskId id = task->id();
+    Deferred out;
+    {
+        std::lock_guard ownersLock(ownersMutex_);
+        OwnerState& owner = ownerForScheduleLocked(*task);
+        Shard& shard = shardOf(id);
+        std::lock_guard shardLock(shard.mutex);
+        if (Record* held = shard.findLocked(id)) {
+            // Held and Dead means a worker is running it: run it again after.
+            if (task->isDead()) {
+                TaskAccess::setState(*task, TaskState::Running);
+                held->revived = true;
+            }
+            return id;
+        }
+        auto [it, inserted] =
+            shard.records.emplace(id, std::make_unique<Record>(task, owner, shard));
+        owner.tasks.fetch_add(1);
+        TaskAccess::setState(*task, TaskState::Running);
+        TaskAccess::setHost(*task, this);
+        placeLocked(*it->second, task->wakeTime(), Clock::now(), out);
+    }
+    finish(out);
+    return id;
+}
+
+bool WheelPool::cancel(TaskId id, bool /*remove: queued tasks are always dropped at once*/) {
+    Deferred out;
+    bool held = false;
+    {
+        Shard& shard = shardOf(id);
+        std::lock_guard lock(shard.mutex);
+        if (Record* r = shard.findLocked(id)) {
+            cancelLocked(*r, out);
+            held = true;
+        }
+    }
+    finish(out);
+    return held;
+}
+
+bool WheelPool::wakeAndWait(TaskId id) {
+    Deferred out;
+    bool woken = false;
+    {
+        Shard& shard = shardOf(id);
+        std::lock_guard lock(shard.mutex);
+        if (Record* r = shard.findLocked(id)) {
+            woken = wakeLocked(*r, out);
+        }
+    }
+    finish(out);
+    return woken;
+}
+
+bool WheelPool::snoozeAndWait(TaskId id, Clock::duration d) {
+    Deferred out;
+    {
+        Shard& shard = shardOf(id);
+        std::lock_guard lock(shard.mutex);
+        Record* r = shard.findLocked(id);
+        if (r == nullptr || r->task->isDead()) {
+            return false;
+        }
+        TaskAccess::snoozeUntil(*r->task, detail::deadlineAfter(Clock::now(), d));
+        rekeyToWakeTimeLocked(*r, out);
+    }
+    finish(out);
+    return true;
+}
+
+void WheelPool::onTaskSnoozed(Task& task) noexcept {
+    Deferred out;
+    {
+        Shard& shard = shardOf(task.id());
+        std::lock_guard lock(shard.mutex);
+        Record* r = shard.findLocked(task.id());
+        if (r == nullptr || r->task.get() != &task || task.isDead()) {
+            return;
+        }
+        rekeyToWakeTimeLocked(*r, out);
+    }
+    finish(out);
+}
+
+void WheelPool::onTaskCancelled(Task& task) noexcept {
+    Deferred out;
+    {
+        Shard& shard = shardOf(task.id());
+        std::lock_guard lock(shard.mutex);
+        Record* r = shard.findLocked(task.id());
+        if (r != nullptr && r->task.get() == &task) {
+            cancelLocked(*r, out);
+        } else {
+            TaskAccess::setState(task, TaskState::Dead);
+        }
+    }
+    finish(out);
+}
+
+}  // namespace kvexec::wheel

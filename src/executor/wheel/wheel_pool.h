@@ -1,0 +1,124 @@
+// wheel_pool.h: the Wheel backend: sharded timing wheels, per-type ready
+// queues, and workers that spin briefly then park.
+//
+// How a wake() reaches a worker (read top to bottom in wheel_pool.cc):
+//   caller -> shard of the id (lock) -> record leaves the wheel (O(1)
+//   unlink) -> ready queue of its type (lock) -> the most recently idle
+//   worker of that type is taken -> locks released -> unpark (a store, plus
+//   a futex wake only if that worker had stopped spinning).
+// The caller never waits for another thread. Snoozed tasks sit in their
+// shard's wheel; a timer thread sleeps until the earliest deadline of all
+// shards (no tick), moves expired records to their ready queues, and is
+// woken early only when a task is armed before the time it sleeps until.
+//
+// Locking (the ground rules):
+// - ownersMutex_ guards owners_ and stopping_; held by schedule() while it
+//   inserts, so unregisterTaskable() cannot miss a task being scheduled.
+// - Shard::mutex guards a shard's map, wheel and the records' states.
+// - ReadyQueue::mutex guards the ready lists and idle workers of a type.
+// - Order: ownersMutex_, then a shard, then a ready queue; never two shards
+//   or two ready queues at once. timerMutex_ is taken alone.
+// - User code (run(), description(), hooks, task destructors) runs with no
+//   lock held; unpark() and timer notification happen after unlocking.
+// - resizeMutex_ serialises setThreadCount() and shutdown.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "executor/task_access.h"
+#include "executor/wheel/ready_queue.h"
+#include "executor/wheel/shard.h"
+#include "kvexec/executor_pool.h"
+
+namespace kvexec::wheel {
+
+class WheelPool final : public ExecutorPool, private detail::TaskHost {
+  public:
+    static constexpr std::size_t kShards = 16;
+
+    explicit WheelPool(const PoolConfig& config);
+    ~WheelPool() override;
+
+    std::string_view backendName() const override { return "Wheel"; }
+    void registerTaskable(Taskable& owner) override;
+    void unregisterTaskable(Taskable& owner, bool force) override;
+    std::size_t taskableCount() const override;
+    TaskId schedule(TaskPtr task) override;
+    bool cancel(TaskId id, bool remove) override;
+    void wake(TaskId id) override { wakeAndWait(id); }
+    bool wakeAndWait(TaskId id) override;
+    void snooze(TaskId id, Clock::duration d) override { snoozeAndWait(id, d); }
+    bool snoozeAndWait(TaskId id, Clock::duration d) override;
+    std::size_t threadCount(TaskType type) const override;
+    void setThreadCount(TaskType type, std::size_t n) override;
+    PoolStats stats() const override;
+
+  private:
+    // What a locked section leaves to do once its locks are released.
+    struct Deferred {
+        std::vector<Parker*> unpark;
+        bool notifyTimer = false;
+        std::vector<TaskPtr> released;  // erased: drop, then count out
+        std::vector<OwnerState*> releasedOwners;
+        ~Deferred() = default;
+    };
+
+    // detail::TaskHost
+    void onTaskSnoozed(Task& task) noexcept override;
+    void onTaskCancelled(Task& task) noexcept override;
+
+    Shard& shardOf(TaskId id) { return *shards_[id % kShards]; }
+    ReadyQueue& readyOf(TaskType type) { return *ready_[static_cast<std::size_t>(type)]; }
+    const ReadyQueue& readyOf(TaskType type) const {
+        return *ready_[static_cast<std::size_t>(type)];
+    }
+
+    // Shard-locked steps (require the record's shard mutex).
+    void placeLocked(Record& r, Clock::time_point key, Clock::time_point now, Deferred& out);
+    void queueLocked(Record& r, Clock::time_point key, Deferred& out);
+    void armLocked(Record& r, Clock::time_point deadline, Deferred& out);
+    bool isRunningLocked(const Record& r);
+    void cancelLocked(Record& r, Deferred& out);
+    bool wakeLocked(Record& r, Deferred& out);
+    void rekeyToWakeTimeLocked(Record& r, Deferred& out);
+    void eraseLocked(Record& r, Deferred& out);
+    void finish(Deferred& out);
+
+    void runRecord(Record& r);
+    void workerLoop(TaskType type, std::size_t index);
+    void timerLoop();
+    void notifyTimer();
+    void fireExpired(Clock::time_point now, Deferred& out);
+    void shutdown();
+    OwnerState& ownerForScheduleLocked(const Task& task);
+
+    mutable std::mutex ownersMutex_;
+    std::condition_variable ownerDrained_;
+    std::unordered_map<const Taskable*, std::unique_ptr<OwnerState>> owners_;
+    bool stopping_ = false;
+
+    std::array<std::unique_ptr<Shard>, kShards> shards_;
+    std::array<std::unique_ptr<ReadyQueue>, kTaskTypeCount> ready_;
+    std::array<std::atomic<std::uint64_t>, kTaskTypeCount> executed_{};
+
+    // The timer thread sleeps until timerWakeAt_; arming anything earlier
+    // sets timerPending_ and wakes it. time_point::max() while it scans.
+    std::atomic<Clock::rep> timerWakeAt_;
+    std::mutex timerMutex_;
+    std::condition_variable timerCv_;
+    bool timerPending_ = false;
+    bool timerStop_ = false;
+    std::thread timer_;
+
+    std::mutex resizeMutex_;
+    std::array<std::vector<std::thread>, kTaskTypeCount> workers_;  // by resizeMutex_
+};
+
+}  // namespace kvexec::wheel

@@ -1,0 +1,182 @@
+// wheel_run.cc: the threads of the Wheel backend: workers that run due
+// tasks and park when idle, and the timer thread that moves expired tasks
+// from the wheels to the ready queues.
+#include <stdexcept>
+
+#include "executor/task_runner.h"
+#include "executor/thread_name.h"
+#include "executor/wheel/wheel_pool.h"
+
+namespace kvexec::wheel {
+
+using detail::TaskAccess;
+
+namespace {
+// The ready queue and index of the worker on this thread, if any; lets
+// setThreadCount() refuse to join the calling thread.
+thread_local const ReadyQueue* workerQueue = nullptr;
+thread_local std::size_t workerIndex = 0;
+}  // namespace
+
+// Runs a record a worker took from its ready queue, then re-queues it
+// (rules 4 and 5) or drops it.
+void WheelPool::runRecord(Record& r) {
+    Task& task = *r.task;  // a running record is never erased by others
+    const std::uint32_t seqBefore = TaskAccess::snoozeSeq(task);
+    const bool ran = !task.isDead();
+    const bool again = ran && detail::runTask(task);
+    if (ran) {
+        executed_[static_cast<std::size_t>(task.type())].fetch_add(1, std::memory_order_relaxed);
+    }
+    Deferred out;
+    {
+        std::lock_guard lock(r.shard.mutex);
+        if (r.revived || (again && !task.isDead())) {
+            const auto now = Clock::now();
+            const bool snoozed = TaskAccess::snoozeSeq(task) != seqBefore;
+            const bool asap = r.revived || r.notified || !snoozed;
+            r.revived = false;
+            r.notified = false;
+            if (asap) {
+                TaskAccess::setWakeTime(task, now);
+            }
+            placeLocked(r, asap ? now : task.wakeTime(), now, out);
+        } else {
+            TaskAccess::setState(task, TaskState::Dead);
+            eraseLocked(r, out);
+        }
+    }
+    finish(out);
+}
+
+void WheelPool::workerLoop(TaskType type, std::size_t index) {
+    detail::setCurrentThreadName(detail::workerThreadName(type, index));
+    ReadyQueue& q = readyOf(type);
+    workerQueue = &q;
+    workerIndex = index;
+    Parker* me = nullptr;
+    {
+        std::lock_guard lock(q.mutex);
+        me = &q.parkerLocked(index);
+    }
+    for (;;) {
+        Record* r = nullptr;
+        Parker* helper = nullptr;
+        {
+            std::lock_guard lock(q.mutex);
+            if (q.stopping || index >= q.targetThreads) {
+                // An unpark meant for work may have reached this exiting
+                // worker: pass it on.
+                if (q.sizeLocked() > 0) {
+                    helper = q.takeIdleLocked();
+                }
+                if (helper != nullptr) {
+                    helper->unpark();
+                }
+                return;
+            }
+            r = q.popLocked();
+            if (r == nullptr) {
+                me->prepare();
+                q.enlistIdleLocked(*me);
+            } else if (q.sizeLocked() > 0) {
+                helper = q.takeIdleLocked();  // more work queued: share it
+            }
+        }
+        if (r == nullptr) {
+            me->park();
+            continue;
+        }
+        if (helper != nullptr) {
+            helper->unpark();
+        }
+        runRecord(*r);
+    }
+}
+
+void WheelPool::setThreadCount(TaskType type, std::size_t n) {
+    std::lock_guard resizeLock(resizeMutex_);
+    ReadyQueue& q = readyOf(type);
+    if (workerQueue == &q && workerIndex >= n) {
+        throw std::logic_error("kvexec: setThreadCount() would stop the calling worker thread");
+    }
+    std::vector<Parker*> idle;
+    {
+        std::lock_guard lock(q.mutex);
+        if (q.stopping) {
+            return;
+        }
+        q.targetThreads = n;
+        q.parkerLocked(n == 0 ? 0 : n - 1);  // make the parkers before the threads
+        idle = q.takeAllIdleLocked();        // each re-checks whether it must stop
+    }
+    for (Parker* p : idle) {
+        p->unpark();
+    }
+    auto& threads = workers_[static_cast<std::size_t>(type)];
+    for (std::size_t i = threads.size(); i < n; ++i) {
+        threads.emplace_back([this, type, i] { workerLoop(type, i); });
+    }
+    for (std::size_t i = n; i < threads.size(); ++i) {
+        threads[i].join();  // a running task finishes its run first
+    }
+    if (threads.size() > n) {
+        threads.resize(n);
+    }
+}
+
+// --- the timer -------------------------------------------------------------
+
+void WheelPool::notifyTimer() {
+    std::lock_guard lock(timerMutex_);
+    timerPending_ = true;
+    timerCv_.notify_one();
+}
+
+void WheelPool::fireExpired(Clock::time_point now, Deferred& out) {
+    for (auto& shard : shards_) {
+        std::lock_guard lock(shard->mutex);
+        shard->wheel.advance(now, [&](TimerWheel::Entry& e) {
+            auto& r = static_cast<Record&>(e);
+            queueLocked(r, r.key, out);
+        });
+    }
+}
+
+// The timer protocol. The thread publishes "scanning" (timerWakeAt_ = max)
+// before it visits the shards, so an arm that lands in a shard after its
+// visit reads either max or the final wake time, and in both cases notifies
+// if it is earlier. Notifications set timerPending_ under timerMutex_, which
+// the thread checks before it sleeps: no arm is missed, and an idle pool
+// sleeps until its earliest deadline.
+void WheelPool::timerLoop() {
+    detail::setCurrentThreadName("Wheel_timer");
+    std::unique_lock lock(timerMutex_);
+    while (!timerStop_) {
+        timerPending_ = false;
+        lock.unlock();
+        timerWakeAt_.store(Clock::time_point::max().time_since_epoch().count());
+        Deferred out;
+        fireExpired(Clock::now(), out);
+        auto next = Clock::time_point::max();
+        for (auto& shard : shards_) {
+            std::lock_guard shardLock(shard->mutex);
+            if (auto expiry = shard->wheel.nextExpiry()) {
+                next = std::min(next, *expiry);
+            }
+        }
+        finish(out);
+        lock.lock();
+        if (timerPending_ || timerStop_) {
+            continue;
+        }
+        timerWakeAt_.store(next.time_since_epoch().count());
+        if (next == Clock::time_point::max()) {
+            timerCv_.wait(lock, [&] { return timerPending_ || timerStop_; });
+        } else {
+            timerCv_.wait_until(lock, next, [&] { return timerPending_ || timerStop_; });
+        }
+    }
+}
+
+}  // namespace kvexec::wheel
