@@ -27,7 +27,12 @@ def _known_targets(repo):
 def ensure_built(repo, jobs=2):
     """Configures build/release once, then builds the benchmark targets.
 
-    Returns the paths of the benchmark binaries that exist afterwards."""
+    Runs tools/install-deps first when the project has it (it does nothing
+    when every package is there). Returns the paths of the benchmark
+    binaries that exist afterwards."""
+    deps = os.path.join(repo, "tools", "install-deps")
+    if os.access(deps, os.X_OK):
+        _run([deps], repo)
     if not os.path.exists(os.path.join(build_dir(repo), "CMakeCache.txt")):
         _run(["cmake", "--preset", "release"], repo)
     known = _known_targets(repo)

@@ -20,27 +20,37 @@ def _metric(row):
     return row.real_ns, "ns", False
 
 
+def _geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _ratio(v):
+    return "%.2fx" % v if v >= 0.1 else "%.2gx" % v
+
+
 def compare(path_a, path_b):
-    """Rows present in both runs: A, B and B/A. Speed-ups read > 1."""
+    """Rows present in both runs: A, B and B/A, then the geometric mean of
+    the improvement per implementation and scenario (> 1: B is better)."""
     a, b = _by_name(results.load(path_a)), _by_name(results.load(path_b))
     common = [n for n in b if n in a]
     width = max([len(n) for n in common] + [40]) + 2
     lines = ["%-*s %12s %12s %9s  %s" % (width, "Benchmark", "before (A)", "after (B)",
                                          "B/A", "metric"), ""]
-    speedups = []
+    groups = {}
     for name in common:
         va, label, higher = _metric(a[name])
         vb = _metric(b[name])[0]
         ratio = (vb / va) if va else float("nan")
-        better = ratio if higher else (1 / ratio if ratio else float("nan"))
-        if better == better and better > 0:
-            speedups.append(better)
+        if ratio == ratio and ratio > 0:
+            key = (b[name].impl, b[name].scenario)
+            groups.setdefault(key, []).append(ratio if higher else 1 / ratio)
         fmt = human_rate if label == "items/s" else (lambda v: "%.4g" % v)
-        lines.append("%-*s %12s %12s %8.2fx  %s" % (width, name, fmt(va), fmt(vb), ratio, label))
-    if speedups:
-        gm = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
-        lines += ["", "%d rows in both runs; geometric mean of improvement (B over A, "
-                      ">1 is better): %.2fx" % (len(speedups), gm)]
+        lines.append("%-*s %12s %12s %9s  %s" % (width, name, fmt(va), fmt(vb), _ratio(ratio),
+                                                 label))
+    lines += ["", "Improvement, B over A (geometric mean; > 1 is better):"]
+    for (impl, scenario), values in groups.items():
+        lines.append("  %-10s %-22s %9s  (%d rows)" % (impl, scenario, _ratio(_geomean(values)),
+                                                       len(values)))
     only = sorted(set(a) ^ set(b))
     if only:
         lines.append("%d rows only in one run (not compared)" % len(only))

@@ -19,7 +19,7 @@ SCENARIOS_QUICK = "|".join([
 SCENARIOS_ALL = "^(ExecutorPoolFixture|Peer|PingPong|Baseline)"
 
 MODES = {
-    "quick": {"filter": SCENARIOS_QUICK, "min_time": "0.1", "repetitions": 3},
+    "quick": {"filter": SCENARIOS_QUICK, "min_time": "0.2", "repetitions": 3},
     "full": {"filter": SCENARIOS_ALL, "min_time": "0.5", "repetitions": 3},
     "smoke": {"filter": SCENARIOS_ALL, "min_time": None, "repetitions": 1},
 }

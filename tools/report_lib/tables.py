@@ -106,7 +106,9 @@ def scenario_block(rows, title, scenario, param_value=None, axis="threads", extr
 
 
 def _fmt_ratio(v):
-    return "-" if v != v else "%.2fx" % v  # NaN check
+    if v != v:  # NaN: no Classic or no peer in this table
+        return "-"
+    return "%.2fx" % v if v >= 0.1 else "%.2gx" % v
 
 
 def timeout_slowdown(rows, impl="Classic", threads=1, small=1000, large=30000):
