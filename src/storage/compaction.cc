@@ -105,7 +105,7 @@ Snapshot takeSnapshot(KVStore::Impl& store, Vbid vbid, VBucketState& vb, Seqno f
     std::shared_lock state(vb.stateMutex);
     store.requireUsable(vbid, vb);
     return Snapshot{vb.revision, vb.highSeqno, vb.committedEnd, vb.index.fromSeqno(from),
-                    store.cache.acquire(vbid, vb.revision, store.pathOf(vbid, vb.revision))};
+                    store.cache.acquire(vbid, vb.revision, vb.path)};
 }
 
 // Copies the snapshot's documents, dropping tombstones below purgeBefore.
@@ -121,7 +121,7 @@ void copyDocuments(KVStore::Impl& store, const Snapshot& snap, Seqno purgeBefore
     }
 }
 
-void publish(VBucketState& vb, Revision revision, CompactionWriter& out) {
+void publish(VBucketState& vb, Revision revision, std::string path, CompactionWriter& out) {
     VBucketIndex index;
     for (const auto& [key, entry] : out.docs()) {
         index.apply(key, entry);  // in seqno order: later versions win
@@ -129,6 +129,7 @@ void publish(VBucketState& vb, Revision revision, CompactionWriter& out) {
     std::unique_lock state(vb.stateMutex);
     vb.index = std::move(index);
     vb.revision = revision;
+    vb.path = std::move(path);
     vb.committedEnd = out.size();
     vb.tailDirty = false;
 }
@@ -156,10 +157,11 @@ CompactionResult compactVBucket(KVStore::Impl& store, Vbid vbid, Seqno purgeBefo
         copyDocuments(store, since, 0, out, result);
         out.commit(since.highSeqno);
     }
-    const auto oldPath = store.pathOf(vbid, snap.revision);
-    out.syncAndRename(store.pathOf(vbid, next));
+    const auto oldPath = vb.path;
+    auto newPath = store.pathOf(vbid, next);
+    out.syncAndRename(newPath);
     const bool dirSynced = store.ops->syncDirectory(store.dir) == 0;
-    publish(vb, next, out);
+    publish(vb, next, std::move(newPath), out);
     store.cache.erase(vbid, snap.revision);
     if (dirSynced) {
         // If the rename might not be durable yet, keep revision N: open()

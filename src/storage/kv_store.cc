@@ -60,6 +60,40 @@ void validateBatch(std::span<const Document> batch, Seqno highSeqno) {
     }
 }
 
+constexpr std::size_t kMaxScratch = 4 << 20;
+
+// Appends a saveDocs batch at batchStart and syncs it per the mode. On
+// failure the partial bytes are truncated (now, or before the next save if
+// that fails too) and the handle is dropped, then the error propagates.
+// Caller holds vb.writeMutex.
+void writeBatch(KVStore::Impl& store, Vbid vbid, VBucketState& vb, std::string_view bytes,
+                std::uint64_t batchStart) {
+    auto& ops = *store.ops;
+    const auto& path = vb.path;
+    FileHandlePtr handle;
+    try {
+        handle = store.cache.acquire(vbid, vb.revision, path);
+        if (vb.tailDirty) {
+            io::truncate(ops, handle->fd(), path, batchStart);
+            vb.tailDirty = false;
+        }
+        io::writeAll(ops, handle->fd(), path, bytes, batchStart);
+        if (store.config.syncMode == SyncMode::Fdatasync) {
+            io::sync(ops, handle->fd(), path);
+        }
+    } catch (...) {
+        vb.tailDirty = true;
+        if (handle && ops.ftruncate(handle->fd(), static_cast<off_t>(batchStart)) == 0) {
+            vb.tailDirty = false;
+        }
+        // After a failed write or sync the descriptor's state is suspect
+        // (e.g. fsync errors are reported once): reopen next time.
+        store.cache.erase(vbid, vb.revision);
+        throw;
+    }
+    // With the cache off, releasing `handle` here is the per-save close().
+}
+
 }  // namespace
 
 KVStore::Impl::Impl(KVStoreConfig cfg)
@@ -110,7 +144,8 @@ void KVStore::Impl::loadVBucket(Vbid vbid, Revision revision) {
     auto& state = vb(vbid);
     state.exists = true;
     state.revision = revision;
-    const auto path = pathOf(vbid, revision);
+    state.path = pathOf(vbid, revision);
+    const auto& path = state.path;
     try {
         const auto handle = cache.acquire(vbid, revision, path);
         auto loaded = loadVBucketFile(*ops, handle->fd(), path, vbid, revision);
@@ -195,6 +230,7 @@ bool KVStore::createVBucket(Vbid vbid) {
     std::unique_lock state(vb.stateMutex);
     vb.exists = true;
     vb.revision = revision;
+    vb.path = path;
     vb.highSeqno = 0;
     vb.committedEnd = format::kFileHeaderSize;
     vb.index.clear();
@@ -219,7 +255,7 @@ bool KVStore::deleteVBucket(Vbid vbid) {
         vb.openError.reset();
     }
     impl_->cache.erase(vbid);
-    const auto path = impl_->pathOf(vbid, vb.revision);
+    const auto& path = vb.path;
     if (const int r = impl_->ops->unlink(path); r < 0 && r != -ENOENT) {
         // Deleted in memory; the file would come back at the next open.
         io::throwIo("unlink", path, r);
@@ -245,9 +281,11 @@ Seqno KVStore::saveDocs(Vbid vbid, std::span<const Document> batch) {
         return vb.highSeqno;
     }
     const std::uint64_t batchStart = vb.committedEnd;
-    std::string bytes;
-    std::vector<std::pair<const std::string*, IndexEntry>> entries;
-    entries.reserve(batch.size());
+    // Per-thread scratch: a flusher thread reuses it across saves.
+    thread_local std::string bytes;
+    thread_local std::vector<std::pair<const std::string*, IndexEntry>> entries;
+    bytes.clear();
+    entries.clear();
     for (const auto& doc : batch) {
         const std::uint64_t offset = batchStart + bytes.size();
         const auto size = format::appendDocument(bytes, doc);
@@ -256,39 +294,17 @@ Seqno KVStore::saveDocs(Vbid vbid, std::span<const Document> batch) {
     }
     const Seqno high = batch.back().seqno;
     format::appendCommit(bytes, {high, batchStart, static_cast<std::uint32_t>(batch.size())});
-
-    auto& ops = *impl_->ops;
-    const auto path = impl_->pathOf(vbid, vb.revision);
-    FileHandlePtr handle;
-    try {
-        handle = impl_->cache.acquire(vbid, vb.revision, path);
-        if (vb.tailDirty) {
-            io::truncate(ops, handle->fd(), path, batchStart);
-            vb.tailDirty = false;
-        }
-        io::writeAll(ops, handle->fd(), path, bytes, batchStart);
-        if (impl_->config.syncMode == SyncMode::Fdatasync) {
-            io::sync(ops, handle->fd(), path);
-        }
-    } catch (...) {
-        // Never leave a partial batch where the next one goes; if this
-        // truncate fails too, the next save retries it first.
-        vb.tailDirty = true;
-        if (handle && ops.ftruncate(handle->fd(), static_cast<off_t>(batchStart)) == 0) {
-            vb.tailDirty = false;
-        }
-        // After a failed write or sync the descriptor's state is suspect
-        // (e.g. fsync errors are reported once): reopen next time.
-        impl_->cache.erase(vbid, vb.revision);
-        throw;
+    const std::uint64_t newEnd = batchStart + bytes.size();
+    writeBatch(*impl_, vbid, vb, bytes, batchStart);
+    if (bytes.capacity() > kMaxScratch) {
+        std::string().swap(bytes);
     }
-    handle.reset();  // with the cache off, this is the per-save close()
 
     std::unique_lock state(vb.stateMutex);
     for (const auto& [key, entry] : entries) {
         vb.index.apply(*key, entry);
     }
-    vb.committedEnd = batchStart + bytes.size();
+    vb.committedEnd = newEnd;
     vb.highSeqno = high;
     return high;
 }
@@ -305,7 +321,7 @@ std::optional<Document> KVStore::get(Vbid vbid, std::string_view key) const {
             return std::nullopt;
         }
         entry = *found;
-        handle = impl_->cache.acquire(vbid, vb.revision, impl_->pathOf(vbid, vb.revision));
+        handle = impl_->cache.acquire(vbid, vb.revision, vb.path);
     }
     // The handle pins this revision's file even if compaction or delete
     // replaces it now; the entry lies below its committed end.
@@ -323,7 +339,7 @@ std::size_t KVStore::scan(Vbid vbid, Seqno fromSeqno, const ScanCallback& fn) co
         if (entries.empty()) {
             return 0;
         }
-        handle = impl_->cache.acquire(vbid, vb.revision, impl_->pathOf(vbid, vb.revision));
+        handle = impl_->cache.acquire(vbid, vb.revision, vb.path);
     }
     std::size_t calls = 0;
     for (const auto& entry : entries) {
@@ -359,7 +375,7 @@ std::filesystem::path KVStore::filePath(Vbid vbid) const {
     if (!vb.exists) {
         impl_->requireUsable(vbid, vb);
     }
-    return impl_->pathOf(vbid, vb.revision);
+    return vb.path;
 }
 
 std::uint64_t KVStore::fileSize(Vbid vbid) const {

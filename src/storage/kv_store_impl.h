@@ -30,6 +30,7 @@ struct VBucketState {
     // Guarded by stateMutex (written only with writeMutex held too).
     bool exists = false;
     Revision revision = 0;  // the current one, or the last used if deleted
+    std::string path;       // of the current revision's file
     Seqno highSeqno = 0;
     std::uint64_t committedEnd = 0;
     VBucketIndex index;

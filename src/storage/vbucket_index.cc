@@ -1,14 +1,21 @@
 #include "storage/vbucket_index.h"
 
+#include <utility>
+
 namespace kvexec::storage {
 
 void VBucketIndex::apply(const std::string& key, const IndexEntry& entry) {
     auto [it, inserted] = seqnoByKey_.try_emplace(key, entry.seqno);
-    if (!inserted) {
-        bySeqno_.erase(it->second);
-        it->second = entry.seqno;
+    if (inserted) {
+        bySeqno_[entry.seqno] = entry;
+        return;
     }
-    bySeqno_[entry.seqno] = entry;
+    // Move the key's node to its new seqno: no allocation on the hot path.
+    auto node = bySeqno_.extract(it->second);
+    node.key() = entry.seqno;
+    node.mapped() = entry;
+    bySeqno_.insert(std::move(node));
+    it->second = entry.seqno;
 }
 
 const IndexEntry* VBucketIndex::find(const std::string& key) const {
