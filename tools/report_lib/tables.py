@@ -183,5 +183,5 @@ def shape_line(rows):
         f = timeout_slowdown(rows, impl)
         if f is not None:
             lines.append("%s TimeoutAddCancel threads:1: per-op cost at 30,000 timeouts is "
-                         "%.1fx that at 1,000 (the seeds' CB3: ~11x)" % (impl, f))
+                         "%s that at 1,000 (the seeds' CB3: ~11x)" % (impl, _fmt_ratio(f)))
     return "\n".join(lines)
