@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <set>
@@ -99,8 +100,9 @@ bool readAcks(int fd, std::size_t wanted, std::vector<Seqno>& acks) {
 
 // What the store holds after recovery must be a prefix of whole batches
 // that includes every acknowledged one.
-void verify(const test::TempDir& dir, Seqno maxAcked, Seqno& recovered) {
+void verify(const test::TempDir& dir, Seqno maxAcked, Seqno& recovered, int& tornTails) {
     KVStore store(crashConfig(dir));
+    tornTails += static_cast<int>(store.recoveryEvents().size());
     ASSERT_TRUE(store.openErrors().empty()) << store.openErrors()[0].what();
     const Seqno high = store.highSeqno(kVb);
     ASSERT_GE(high, maxAcked) << "an acknowledged batch was lost";
@@ -129,6 +131,7 @@ TEST(CrashTest, AcknowledgedBatchesSurviveSigkill) {
     std::mt19937_64 rng(seed);
     test::TempDir dir;
     Seqno recovered = 0;
+    int tornTails = 0;
     for (int round = 0; round < kRounds; ++round) {
         SCOPED_TRACE("round " + std::to_string(round));
         int fds[2];
@@ -153,13 +156,16 @@ TEST(CrashTest, AcknowledgedBatchesSurviveSigkill) {
         ::close(fds[0]);
         ASSERT_FALSE(acks.empty());
         ASSERT_GE(acks.front(), recovered + 1);
-        verify(dir, acks.back(), recovered);
+        verify(dir, acks.back(), recovered, tornTails);
         if (HasFailure()) {
             std::fprintf(stderr, "crash test failed: KVEXEC_CRASH_SEED=%llu round %d\n",
                          static_cast<unsigned long long>(seed), round);
             return;
         }
     }
+    std::printf("crash test: seed %llu, %d rounds, %llu seqnos, %d torn tails cut\n",
+                static_cast<unsigned long long>(seed), kRounds,
+                static_cast<unsigned long long>(recovered), tornTails);
 }
 
 }  // namespace
