@@ -102,7 +102,8 @@ Clock::time_point deadlineAfter(Clock::time_point now, Clock::duration d) noexce
 
 void TaskAccess::setStateUnlessDead(Task& t, TaskState s) noexcept {
     auto current = t.state_.load(std::memory_order_acquire);
-    while (current != TaskState::Dead &&
+    // current == s: nothing to write (re-arming a snoozed task, the hot path).
+    while (current != TaskState::Dead && current != s &&
            !t.state_.compare_exchange_weak(current, s, std::memory_order_acq_rel)) {
     }
 }

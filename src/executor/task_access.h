@@ -48,9 +48,12 @@ class TaskAccess {
         t.wakeTime_.store(when.time_since_epoch().count(), std::memory_order_release);
     }
     // What Task::snooze does, without calling back into the pool.
+    // The sequence is only compared for change across a run, so a plain
+    // increment (no read-modify-write) is enough even if two snoozes race.
     static void snoozeUntil(Task& t, Clock::time_point when) noexcept {
         setWakeTime(t, when);
-        t.snoozeSeq_.fetch_add(1, std::memory_order_acq_rel);
+        t.snoozeSeq_.store(t.snoozeSeq_.load(std::memory_order_relaxed) + 1,
+                           std::memory_order_release);
     }
     static std::uint32_t snoozeSeq(const Task& t) noexcept {
         return t.snoozeSeq_.load(std::memory_order_acquire);

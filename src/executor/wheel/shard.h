@@ -8,7 +8,6 @@
 // records (record.h), requires `mutex`.
 #pragma once
 
-#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -22,11 +21,13 @@ struct Shard {
 
     Record* findLocked(TaskId id) {
         auto it = records.find(id);
-        return it == records.end() ? nullptr : it->second.get();
+        return it == records.end() ? nullptr : &it->second;
     }
 
     std::mutex mutex;
-    std::unordered_map<TaskId, std::unique_ptr<Record>> records;
+    // Records live in the map's nodes (stable addresses, one allocation,
+    // one cache miss fewer per lookup than a pointer to a separate record).
+    std::unordered_map<TaskId, Record> records;
     TimerWheel wheel;
 };
 

@@ -45,7 +45,7 @@ void WheelPool::shutdown() {
     for (auto& shard : shards_) {
         std::lock_guard lock(shard->mutex);
         for (auto& [id, r] : shard->records) {
-            TaskAccess::setState(*r->task, TaskState::Dead);
+            TaskAccess::setState(*r.task, TaskState::Dead);
         }
     }
     {
@@ -79,11 +79,11 @@ void WheelPool::shutdown() {
     for (auto& shard : shards_) {
         std::lock_guard lock(shard->mutex);
         for (auto& [id, r] : shard->records) {
-            if (r->armed()) {
-                shard->wheel.cancel(*r);
+            if (r.armed()) {
+                shard->wheel.cancel(r);
             }
-            TaskAccess::setHost(*r->task, nullptr);
-            dropped.push_back(std::move(r->task));
+            TaskAccess::setHost(*r.task, nullptr);
+            dropped.push_back(std::move(r.task));
         }
         shard->records.clear();
     }
@@ -135,8 +135,8 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
             std::lock_guard lock(shard->mutex);
             std::vector<Record*> owned;
             for (auto& [id, r] : shard->records) {
-                if (&r->task->owner() == &owner) {
-                    owned.push_back(r.get());
+                if (&r.task->owner() == &owner) {
+                    owned.push_back(&r);
                 }
             }
             for (Record* r : owned) {
@@ -177,10 +177,10 @@ PoolStats WheelPool::stats() const {
     for (const auto& shard : shards_) {
         std::lock_guard lock(shard->mutex);
         for (const auto& [id, r] : shard->records) {
-            if (r->where == Record::Where::Timer) {
-                ++stats.byType[static_cast<std::size_t>(r->task->type())].future;
+            if (r.where == Record::Where::Timer) {
+                ++stats.byType[static_cast<std::size_t>(r.task->type())].future;
             }
-            held.push_back(r->task);
+            held.push_back(r.task);
         }
     }
     stats.tasks = detail::describeTasks(held);  // user code: no lock held

@@ -34,10 +34,19 @@ void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
     }
 }
 
+// Lazy re-arm: most timeouts are moved later again and again and never
+// fire (seed 001). Moving an armed entry later only records the new
+// deadline in the record; the wheel keeps the earlier one, and when that
+// fires, fireExpired() re-arms the entry at its real deadline. So a re-arm
+// touches no wheel list (no cache misses on list neighbours), and an entry
+// still never fires early.
 void WheelPool::armLocked(Record& r, Clock::time_point deadline, Deferred& out) {
     r.where = Record::Where::Timer;
     r.key = deadline;
     TaskAccess::setStateUnlessDead(*r.task, TaskState::Snoozed);
+    if (r.armed() && r.deadline() <= deadline) {
+        return;
+    }
     r.shard.wheel.arm(r, deadline);
     // Read after arming: see the timer protocol in timerLoop().
     if (deadline.time_since_epoch().count() < timerWakeAt_.load()) {
@@ -100,9 +109,8 @@ bool WheelPool::wakeLocked(Record& r, Deferred& out) {
 
 // The task's wake time changed: re-arm, make due, or (when running) leave
 // it to the worker, which sees the snooze by its sequence number.
-void WheelPool::rekeyToWakeTimeLocked(Record& r, Deferred& out) {
+void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred& out) {
     const auto when = r.task->wakeTime();
-    const auto now = Clock::now();
     if (r.where == Record::Where::Timer) {
         if (when <= now) {
             r.shard.wheel.cancel(r);
@@ -181,12 +189,11 @@ TaskId WheelPool::schedule(TaskPtr task) {
             }
             return id;
         }
-        auto [it, inserted] =
-            shard.records.emplace(id, std::make_unique<Record>(task, owner, shard));
+        auto [it, inserted] = shard.records.try_emplace(id, task, owner, shard);
         owner.tasks.fetch_add(1);
         TaskAccess::setState(*task, TaskState::Running);
         TaskAccess::setHost(*task, this);
-        placeLocked(*it->second, task->wakeTime(), Clock::now(), out);
+        placeLocked(it->second, task->wakeTime(), Clock::now(), out);
     }
     finish(out);
     return id;
@@ -230,8 +237,9 @@ bool WheelPool::snoozeAndWait(TaskId id, Clock::duration d) {
         if (r == nullptr || r->task->isDead()) {
             return false;
         }
-        TaskAccess::snoozeUntil(*r->task, detail::deadlineAfter(Clock::now(), d));
-        rekeyToWakeTimeLocked(*r, out);
+        const auto now = Clock::now();
+        TaskAccess::snoozeUntil(*r->task, detail::deadlineAfter(now, d));
+        rekeyToWakeTimeLocked(*r, now, out);
     }
     finish(out);
     return true;
@@ -246,7 +254,7 @@ void WheelPool::onTaskSnoozed(Task& task) noexcept {
         if (r == nullptr || r->task.get() != &task || task.isDead()) {
             return;
         }
-        rekeyToWakeTimeLocked(*r, out);
+        rekeyToWakeTimeLocked(*r, Clock::now(), out);
     }
     finish(out);
 }

@@ -87,7 +87,7 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     bool isRunningLocked(const Record& r);
     void cancelLocked(Record& r, Deferred& out);
     bool wakeLocked(Record& r, Deferred& out);
-    void rekeyToWakeTimeLocked(Record& r, Deferred& out);
+    void rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred& out);
     void eraseLocked(Record& r, Deferred& out);
     void finish(Deferred& out);
 

@@ -138,7 +138,11 @@ void WheelPool::fireExpired(Clock::time_point now, Deferred& out) {
         std::lock_guard lock(shard->mutex);
         shard->wheel.advance(now, [&](TimerWheel::Entry& e) {
             auto& r = static_cast<Record&>(e);
-            queueLocked(r, r.key, out);
+            if (r.key > now) {
+                shard->wheel.arm(r, r.key);  // re-armed later meanwhile (lazy re-arm)
+            } else {
+                queueLocked(r, r.key, out);
+            }
         });
     }
 }
