@@ -7,7 +7,11 @@
 //   if writes stop for a while (seed 001).
 // Front-end threads write; at the end the program prints the pool's stats.
 //
-// Usage: flusher_example [Classic|Wheel] [writes-per-thread]
+// A Compaction (AuxIO) that runs longer than its maxExpectedDuration shows
+// the slow-run report and the worker view.
+//
+// Usage: flusher_example [Classic|Wheel] [writes-per-thread] [--json]
+//   --json  also print the final stats as JSON (kvexec/stats_format.h)
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "kvexec/executor_pool.h"
+#include "kvexec/stats_format.h"
 
 namespace {
 
@@ -69,26 +74,41 @@ kvexec::Backend parseBackend(const char* name) {
     std::exit(2);
 }
 
-void printStats(const kvexec::ExecutorPool& pool) {
-    const auto stats = pool.stats();
-    std::printf("\n%-8s %8s %9s %6s %7s %9s\n", "type", "threads", "sleeping", "ready", "future",
-                "executed");
-    for (std::size_t i = 0; i < kvexec::kTaskTypeCount; ++i) {
-        const auto& s = stats.byType[i];
-        std::printf("%-8s %8zu %9zu %6zu %7zu %9llu\n",
-                    std::string(kvexec::to_string(static_cast<TaskType>(i))).c_str(), s.threads,
-                    s.sleeping, s.ready, s.future, static_cast<unsigned long long>(s.executed));
+// A compaction that takes longer than it says it should: shows up in the
+// slow-run counts (and in one stderr line per slow run, the default
+// Taskable::onSlowRun).
+class Compaction : public kvexec::Task {
+  public:
+    Compaction(kvexec::Taskable& owner, std::atomic<bool>& started)
+        : Task(owner, TaskType::AuxIO), started_(started) {}
+    std::string description() const override { return "Compaction vb:0"; }
+    std::chrono::microseconds maxExpectedDuration() const override { return 20ms; }
+
+  protected:
+    bool run() override {
+        started_ = true;
+        std::this_thread::sleep_for(60ms);  // "rewrites the file"
+        return false;
     }
-    std::printf("\n%-6s %-22s %-8s %-7s %-8s %6s %12s\n", "id", "task", "owner", "type", "state",
-                "runs", "total_us");
-    for (const auto& t : stats.tasks) {
-        std::printf(
-            "%-6llu %-22s %-8s %-7s %-8s %6llu %12lld\n", static_cast<unsigned long long>(t.id),
-            t.description.c_str(), t.owner.c_str(), std::string(kvexec::to_string(t.type)).c_str(),
-            std::string(kvexec::to_string(t.state)).c_str(),
-            static_cast<unsigned long long>(t.runCount),
-            static_cast<long long>(
-                std::chrono::duration_cast<std::chrono::microseconds>(t.totalRuntime).count()));
+
+  private:
+    std::atomic<bool>& started_;
+};
+
+// The worker view while the compaction runs: its worker shows "running".
+void printWorkersDuringCompaction(const kvexec::ExecutorPool& pool, std::atomic<bool>& started) {
+    while (!started) {
+        std::this_thread::sleep_for(1ms);
+    }
+    std::this_thread::sleep_for(10ms);
+    const auto stats = pool.stats();
+    std::printf("\nworkers while the compaction runs:\n");
+    for (const auto& w : stats.workers) {
+        std::printf("  %-16s %-8s %s %s\n", w.name.c_str(),
+                    std::string(kvexec::to_string(w.state)).c_str(), w.taskDescription.c_str(),
+                    w.state == kvexec::WorkerState::Running
+                        ? ("for " + kvexec::formatDuration(w.runningFor)).c_str()
+                        : "");
     }
 }
 
@@ -97,6 +117,7 @@ void printStats(const kvexec::ExecutorPool& pool) {
 int main(int argc, char** argv) {
     const auto backend = argc > 1 ? parseBackend(argv[1]) : kvexec::Backend::Classic;
     const int writesPerThread = argc > 2 ? std::atoi(argv[2]) : 20000;
+    const bool json = argc > 3 && std::string(argv[3]) == "--json";
     constexpr int kFrontEndThreads = 2;
     constexpr auto kDurabilityTimeout = 200ms;
 
@@ -127,6 +148,10 @@ int main(int argc, char** argv) {
     const auto flusherId = pool->schedule(flusher);
     const auto timeoutId = pool->schedule(timeout);
 
+    std::atomic<bool> compactionStarted{false};
+    auto compaction = std::make_shared<Compaction>(bucket, compactionStarted);
+    pool->schedule(compaction);
+
     const auto start = Clock::now();
     std::vector<std::thread> frontEnd;
     for (int t = 0; t < kFrontEndThreads; ++t) {
@@ -138,12 +163,16 @@ int main(int argc, char** argv) {
             }
         });
     }
+    printWorkersDuringCompaction(*pool, compactionStarted);
     for (auto& t : frontEnd) {
         t.join();
     }
     const std::size_t total = static_cast<std::size_t>(kFrontEndThreads) * writesPerThread;
     const bool allPersisted = bucket.waitPersisted(total);
     const auto elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    while (!compaction->isDead()) {  // its run is in the stats below
+        std::this_thread::sleep_for(1ms);
+    }
 
     std::printf("kvexec flusher example on the %s backend\n",
                 std::string(pool->backendName()).c_str());
@@ -151,7 +180,10 @@ int main(int argc, char** argv) {
         "%zu writes from %d front-end threads persisted in %zu flushes, %.3f s "
         "(%.0f writes/s); durability timeouts fired: %d\n",
         total, kFrontEndThreads, flushes.load(), elapsed, total / elapsed, timeouts.load());
-    printStats(*pool);
+    std::printf("\n%s", kvexec::formatStatsTable(pool->stats()).c_str());
+    if (json) {
+        std::printf("\n%s\n", kvexec::formatStatsJson(pool->stats()).c_str());
+    }
     pool->unregisterTaskable(bucket, false);
     return allPersisted ? 0 : 1;
 }

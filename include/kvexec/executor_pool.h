@@ -10,8 +10,8 @@
 // Backends (one API, one test suite):
 //   Classic  the "CB3" design of the seeds: per-type future heap + ready heap
 //            under a mutex and condition variable. Our baseline.
-//   Wheel    hierarchical timing wheel + per-type ready queues + parked
-//            workers (not built yet: create() throws std::invalid_argument).
+//   Wheel    sharded hierarchical timing wheels + per-type ready queues +
+//            workers that spin briefly, then park. The default.
 //   Manual   no threads; the caller runs tasks (ManualExecutorPool).
 //
 // Thread safety: every member function may be called from any thread,
@@ -51,6 +51,34 @@
 //     Taskable::onTaskException; the worker goes on.
 // 12. stats() is safe at any time; counts are exact when the pool is idle.
 // 13. The destructor cancels everything, runs nothing more, joins threads.
+//
+// Defined outcomes for bad input (every backend, tested in
+// tests/executor/hardening_test.cc):
+// - schedule(nullptr) throws std::invalid_argument.
+// - Unknown ids, and id 0 (never a task's id), are ignored: cancel() and
+//   wakeAndWait()/snoozeAndWait() return false, wake()/snooze() do nothing.
+// - snooze(id, d) with d < 0 is snooze(id, 0): the task is due now.
+// - setThreadCount(type, 0) is allowed: tasks of that type are kept and
+//   wait (none is lost) until threads are added again.
+//
+// Defined outcomes for tasks that misbehave or call back into the pool:
+// - run() throws: rule 11; the next task runs on the same worker.
+// - run() returns true forever without snoozing: it is re-queued as soon as
+//   possible, behind the tasks of its type and priority already due (by
+//   wake time), so it never starves them; it stops when cancelled.
+// - From inside run(), on its own pool: schedule() of other tasks, wake(),
+//   snooze(), cancel() of any task (itself included: it does not run again,
+//   even if this run returns true) and stats() work as from any thread;
+//   schedule() of itself returns its id and does nothing (it is held and
+//   not Dead); unregisterTaskable() of its own owner throws
+//   std::logic_error at once (it would wait for itself); setThreadCount()
+//   that would stop the calling worker throws std::logic_error.
+//
+// Observability (PoolStats::kinds, PoolStats::workers): the worker thread
+// records each run's queue time and run time in its kind's histograms
+// without locks; a run longer than maxExpectedDuration() is counted and
+// passed to Taskable::onSlowRun. stats_format.h prints a PoolStats as a
+// table or JSON.
 #pragma once
 
 #include <array>
@@ -61,6 +89,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kvexec/histogram.h"
 #include "kvexec/task.h"
 #include "kvexec/taskable.h"
 
@@ -72,6 +101,10 @@ std::string_view to_string(Backend);
 struct PoolConfig {
     // Worker threads per TaskType; 0 means "choose from the core count".
     std::size_t writers = 0, readers = 0, auxIO = 0, nonIO = 0;
+    // Per-kind histograms, slow-run counts and the worker view (PoolStats'
+    // kinds and workers). Off: those stay empty; the Taskable hooks
+    // (including onSlowRun) are still called.
+    bool recordMetrics = true;
 };
 
 struct TaskTypeStats {
@@ -94,15 +127,47 @@ struct TaskInfo {
     Clock::duration lastRuntime, totalRuntime;
 };
 
+// What the pool has measured for one kind of task: the tasks of one type
+// with one description(), over the life of the pool. Kinds are resolved
+// once per task per pool; after kMaxTaskKinds distinct kinds, further ones
+// are counted under the description "(other kinds)".
+struct TaskKindStats {
+    std::string description;
+    TaskType type;
+    std::uint64_t runs = 0;
+    // Runs longer than the task's maxExpectedDuration().
+    std::uint64_t slowRuns = 0;
+    HistogramSummary queueTime;  // from wake time to the start of the run
+    HistogramSummary runTime;    // length of run()
+};
+inline constexpr std::size_t kMaxTaskKinds = 512;
+
+enum class WorkerState : std::uint8_t { Idle, Running };
+std::string_view to_string(WorkerState);
+
+// One worker thread as seen at the moment stats() looked.
+struct WorkerInfo {
+    std::string name;  // the thread's name, e.g. "NonIO_worker_0"
+    TaskType type;
+    WorkerState state = WorkerState::Idle;
+    // When Running: the task, its kind's description, and for how long.
+    TaskId task = 0;
+    std::string taskDescription;
+    Clock::duration runningFor{};
+};
+
 struct PoolStats {
     std::array<TaskTypeStats, kTaskTypeCount> byType;  // index: TaskType
     std::vector<TaskInfo> tasks;                       // every live task
+    // Empty when PoolConfig::recordMetrics is false.
+    std::vector<TaskKindStats> kinds;  // sorted by type, then description
+    std::vector<WorkerInfo> workers;   // sorted by type, then thread index
 };
 
 class ExecutorPool {
   public:
     // Builds a pool of the given backend. Throws std::invalid_argument for a
-    // backend that is not built yet.
+    // value that names no backend.
     static std::unique_ptr<ExecutorPool> create(Backend backend = Backend::Wheel,
                                                 PoolConfig config = {});
     virtual ~ExecutorPool();                           // force-unregisters, joins threads

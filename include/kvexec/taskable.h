@@ -11,8 +11,10 @@
 // may be called from any thread and must not change while registered.
 #pragma once
 
+#include <chrono>
 #include <exception>
 #include <string>
+#include <string_view>
 
 #include "kvexec/task.h"
 
@@ -30,6 +32,10 @@ class Taskable {
     // An exception escaped task.run(): the task is already Dead; the pool
     // goes on. The default writes one line to stderr.
     virtual void onTaskException(const Task&, std::exception_ptr);
+    // A run took longer than task.maxExpectedDuration(). Called on the
+    // worker thread (named `thread`) right after the run. The default
+    // writes one line to stderr: the task, the thread and the time.
+    virtual void onSlowRun(const Task& task, Clock::duration ran, std::string_view thread);
 };
 
 }  // namespace kvexec

@@ -10,6 +10,10 @@
 
 #include "kvexec/task.h"
 
+namespace kvexec::detail {
+struct KindMetrics;
+}
+
 namespace kvexec::classic {
 
 struct Entry {
@@ -34,6 +38,9 @@ struct Entry {
     // Manual backend only: re-queued as-soon-as-possible by its own run in
     // the current runReady() call, so that call does not run it again.
     bool selfRescheduled = false;
+    // The task's kind in the pool's metrics: resolved by its first run,
+    // then only touched by the thread running it.
+    detail::KindMetrics* kind = nullptr;
 };
 
 }  // namespace kvexec::classic

@@ -1,6 +1,7 @@
 // scheduler.cc: schedule, cancel, wake and snooze for the Classic scheduler.
 #include "executor/classic/scheduler.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -183,7 +184,10 @@ bool Scheduler::snooze(TaskId id, Clock::duration d) {
     if (e == nullptr || e->task->isDead()) {
         return false;
     }
-    TaskAccess::snoozeUntil(*e->task, detail::deadlineAfter(Clock::now(), d));
+    // A negative duration means "due now", never a wake time in the past
+    // (it would count as queue time).
+    const auto after = std::max(d, Clock::duration::zero());
+    TaskAccess::snoozeUntil(*e->task, detail::deadlineAfter(Clock::now(), after));
     return rekeyToWakeTimeLocked(*e);
 }
 

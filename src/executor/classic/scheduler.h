@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "executor/classic/task_queue.h"
+#include "executor/observability/pool_metrics.h"
 #include "executor/task_access.h"
 #include "kvexec/executor_pool.h"
 
@@ -54,6 +55,7 @@ class Scheduler final : public detail::TaskHost {
     std::size_t threadCount(TaskType type) const;
     void setThreadCount(TaskType type, std::size_t n);
     PoolStats stats() const;
+    void describeHeldTasks(std::vector<TaskPtr>& held, PoolStats& stats) const;
 
     // Manual mode: run due tasks / the earliest task on the calling thread.
     std::size_t runDue(TaskType type);
@@ -90,20 +92,26 @@ class Scheduler final : public detail::TaskHost {
 
     // Runs a taken (Running) entry unless it is Dead, then re-queues or
     // drops it. Returns true if run() was called.
-    bool runEntry(Entry& e);
+    bool runEntry(Entry& e, detail::WorkerSlot* worker = nullptr);
     void finishRun(Entry& e, bool ran, bool again, std::uint32_t snoozeSeqBefore);
     void requeueAfterRunLocked(TaskQueue& q, Entry& e, std::uint32_t snoozeSeqBefore);
     void dropFinished(Entry& e);
-    void workerLoop(TaskQueue& q, std::size_t index);
+    void workerLoop(TaskQueue& q, std::size_t index, detail::WorkerSlot* slot);
+    void runWorker(TaskQueue& q, std::size_t index, detail::WorkerSlot* slot);
     void drainOwnerInline(Taskable& owner, std::unique_lock<std::mutex>& lock);
     void cancelOwnerTasksLocked(Taskable& owner, bool force, std::vector<TaskPtr>& dropped);
 
     const Mode mode_;
+    // Null when the pool records no metrics; outlives the workers.
+    const std::unique_ptr<detail::PoolMetrics> metrics_;
     mutable std::mutex mutex_;
-    std::condition_variable ownerDrained_;  // an owner's task count fell
+    mutable std::condition_variable ownerDrained_;  // an owner's task count fell
     Locator locator_;
     std::unordered_map<const Taskable*, Owner> owners_;
     bool stopping_ = false;
+    // stats() calls holding task references: unregisterTaskable() waits
+    // for them too, so that it returns only when nothing holds its tasks.
+    mutable std::size_t statsHoldingTasks_ = 0;
 
     std::array<std::unique_ptr<TaskQueue>, kTaskTypeCount> queues_;
     std::mutex resizeMutex_;

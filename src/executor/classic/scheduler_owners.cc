@@ -30,7 +30,9 @@ std::size_t configuredThreads(const PoolConfig& config, TaskType type) {
 }
 }  // namespace
 
-Scheduler::Scheduler(Mode mode, const PoolConfig& config) : mode_(mode) {
+Scheduler::Scheduler(Mode mode, const PoolConfig& config)
+    : mode_(mode),
+      metrics_(config.recordMetrics ? std::make_unique<detail::PoolMetrics>() : nullptr) {
     for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
         queues_[i] = std::make_unique<TaskQueue>(static_cast<TaskType>(i));
     }
@@ -174,9 +176,32 @@ void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
     }
     ownerDrained_.wait(lock, [&] {
         auto found = owners_.find(&owner);
-        return found == owners_.end() || found->second.tasks == 0;
+        return (found == owners_.end() || found->second.tasks == 0) && statsHoldingTasks_ == 0;
     });
     owners_.erase(&owner);
+}
+
+// description() and name() are user code: called with no lock held, on
+// references that unregisterTaskable() waits for (statsHoldingTasks_).
+void Scheduler::describeHeldTasks(std::vector<TaskPtr>& held, PoolStats& stats) const {
+    struct Done {
+        const Scheduler& s;
+        std::vector<TaskPtr>& held;
+        ~Done() {
+            held.clear();  // may destroy a task dropped meanwhile; no lock held
+            {
+                std::lock_guard lock(s.mutex_);
+                --s.statsHoldingTasks_;
+            }
+            s.ownerDrained_.notify_all();
+        }
+    } done{*this, held};
+    stats.tasks.reserve(held.size());
+    for (const auto& t : held) {
+        stats.tasks.push_back(TaskInfo{t->id(), t->description(), t->owner().name(), t->type(),
+                                       t->state(), t->priority(), t->wakeTime(), t->runCount(),
+                                       t->lastRuntime(), t->totalRuntime()});
+    }
 }
 
 PoolStats Scheduler::stats() const {
@@ -198,13 +223,11 @@ PoolStats Scheduler::stats() const {
         for (const auto& [id, e] : locator_) {
             held.push_back(e->task);
         }
+        ++statsHoldingTasks_;
     }
-    // description() and name() are user code: call them with no lock held.
-    stats.tasks.reserve(held.size());
-    for (const auto& t : held) {
-        stats.tasks.push_back(TaskInfo{t->id(), t->description(), t->owner().name(), t->type(),
-                                       t->state(), t->priority(), t->wakeTime(), t->runCount(),
-                                       t->lastRuntime(), t->totalRuntime()});
+    describeHeldTasks(held, stats);
+    if (metrics_) {
+        metrics_->fill(stats);
     }
     return stats;
 }

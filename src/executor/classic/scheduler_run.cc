@@ -1,6 +1,7 @@
 // scheduler_run.cc: how a task taken from a queue is run and re-queued,
 // the worker threads that do it, and the Manual backend's drivers.
 #include <stdexcept>
+#include <string>
 
 #include "executor/classic/scheduler.h"
 #include "executor/task_runner.h"
@@ -17,11 +18,11 @@ thread_local const TaskQueue* workerQueue = nullptr;
 thread_local std::size_t workerIndex = 0;
 }  // namespace
 
-bool Scheduler::runEntry(Entry& e) {
+bool Scheduler::runEntry(Entry& e, detail::WorkerSlot* worker) {
     Task& task = *e.task;  // stays valid: a Running entry is never erased
     const std::uint32_t seqBefore = TaskAccess::snoozeSeq(task);
     const bool ran = !task.isDead();
-    const bool again = ran && detail::runTask(task);
+    const bool again = ran && detail::runTask(task, {metrics_.get(), worker}, e.kind);
     finishRun(e, ran, again, seqBefore);
     return ran;
 }
@@ -82,10 +83,19 @@ void Scheduler::dropFinished(Entry& e) {
     release(erased);  // the task's destructor runs here, with no lock held
 }
 
-void Scheduler::workerLoop(TaskQueue& q, std::size_t index) {
+// `slot` was added to the worker view before the thread started, so that
+// stats() shows every worker as soon as setThreadCount() returns.
+void Scheduler::workerLoop(TaskQueue& q, std::size_t index, detail::WorkerSlot* slot) {
     detail::setCurrentThreadName(detail::workerThreadName(q.type(), index));
     workerQueue = &q;
     workerIndex = index;
+    runWorker(q, index, slot);
+    if (slot != nullptr) {
+        metrics_->removeWorker(*slot);
+    }
+}
+
+void Scheduler::runWorker(TaskQueue& q, std::size_t index, detail::WorkerSlot* slot) {
     std::unique_lock queueLock(q.mutex);
     while (!q.stopping && index < q.targetThreads) {
         Entry* e = q.popReadyLocked(Clock::now());
@@ -102,7 +112,7 @@ void Scheduler::workerLoop(TaskQueue& q, std::size_t index) {
         }
         e->selfRescheduled = false;
         queueLock.unlock();
-        runEntry(*e);
+        runEntry(*e, slot);
         queueLock.lock();
     }
     // A notify meant for work may have reached this exiting thread: pass it on.
@@ -137,7 +147,9 @@ void Scheduler::setThreadCount(TaskType type, std::size_t n) {
     }
     if (n > threads.size()) {
         for (std::size_t i = threads.size(); i < n; ++i) {
-            threads.emplace_back([this, &q, i] { workerLoop(q, i); });
+            detail::WorkerSlot* slot =
+                metrics_ ? &metrics_->addWorker(type, detail::workerThreadName(type, i)) : nullptr;
+            threads.emplace_back([this, &q, i, slot] { workerLoop(q, i, slot); });
         }
         return;
     }

@@ -1,0 +1,70 @@
+// pool_metrics.h: what a pool measures about its runs, shared by every
+// backend: per-kind histograms and slow-run counts (KindMetrics), and the
+// worker view (WorkerSlot). One PoolMetrics per pool; null when the pool
+// was built with PoolConfig::recordMetrics = false.
+//
+// Integration contract (what a backend calls):
+// 1. Worker start: `slot = metrics->addWorker(type, name)` when the worker
+//    is created (before its thread starts, so that stats() shows it when
+//    setThreadCount() returns); worker stop: `metrics->removeWorker(slot)`
+//    on the exiting thread. Threadless backends (Manual) add no worker.
+// 2. Each run: `detail::runTask(task, RunSite{metrics, slot}, entry.kind)`
+//    (task_runner.h), where `entry.kind` is a `KindMetrics*` the backend
+//    keeps per held task, starting null: runTask resolves it on the task's
+//    first run (one description() call) and reuses it after. The backend
+//    must hand the entry from run to run under its own synchronisation (a
+//    task never runs on two threads at once, so this is already so).
+// 3. stats(): `metrics->fill(stats)` with no backend lock held (it takes
+//    the registry's own mutex, never calls user code).
+//
+// Thread safety: kindFor(), addWorker(), removeWorker() and fill() lock
+// the registry mutex (not on the per-run path once a task's kind is
+// resolved). KindMetrics and WorkerSlot record without locks; a
+// WorkerSlot is written only by its own worker thread. KindMetrics live as
+// long as the PoolMetrics (addresses are stable).
+#pragma once
+
+#include <atomic>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "executor/observability/worker_slot.h"
+#include "kvexec/executor_pool.h"
+#include "kvexec/histogram.h"
+
+namespace kvexec::detail {
+
+struct KindMetrics {
+    KindMetrics(TaskType t, std::string d) : type(t), description(std::move(d)) {}
+    const TaskType type;
+    const std::string description;
+    Histogram queueTime;
+    Histogram runTime;
+    std::atomic<std::uint64_t> slowRuns{0};
+};
+
+class PoolMetrics {
+  public:
+    // The kind of a task (its type and description()), created on first
+    // use. Calls task.description(): call with no pool lock held.
+    KindMetrics& kindFor(const Task& task);
+
+    WorkerSlot& addWorker(TaskType type, std::string name);
+    void removeWorker(WorkerSlot& slot);
+
+    // Fills stats.kinds and stats.workers.
+    void fill(PoolStats& stats) const;
+
+  private:
+    using KindKey = std::pair<TaskType, std::string>;
+
+    mutable std::mutex mutex_;
+    std::map<KindKey, std::unique_ptr<KindMetrics>> kinds_;  // by mutex_
+    std::list<WorkerSlot> workers_;                          // by mutex_
+};
+
+}  // namespace kvexec::detail
