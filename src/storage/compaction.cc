@@ -27,9 +27,9 @@ constexpr std::size_t kFlushBytes = 1 << 20;
 // document went.
 class CompactionWriter {
   public:
-    CompactionWriter(FileOps& ops, std::string path, Vbid vbid, Revision revision)
-        : ops_(ops), path_(std::move(path)) {
-        fd_ = io::open(ops_, path_, O_RDWR | O_CREAT | O_TRUNC);
+    CompactionWriter(KVStore::Impl& store, std::string path, Vbid vbid, Revision revision)
+        : ops_(*store.ops), path_(std::move(path)) {
+        fd_ = store.openUncached(path_, O_RDWR | O_CREAT | O_TRUNC);
         buffer_ = format::encodeFileHeader({vbid, revision});
         batchStart_ = format::kFileHeaderSize;
     }
@@ -143,7 +143,7 @@ CompactionResult compactVBucket(KVStore::Impl& store, Vbid vbid, Seqno purgeBefo
 
     const auto snap = takeSnapshot(store, vbid, vb, 0);
     const Revision next = snap.revision + 1;
-    CompactionWriter out(*store.ops, store.pathOf(vbid, next) + ".compact", vbid, next);
+    CompactionWriter out(store, store.pathOf(vbid, next) + ".compact", vbid, next);
     copyDocuments(store, snap, purgeBeforeSeqno, out, result);
     out.commit(snap.highSeqno);
 

@@ -66,12 +66,7 @@ FileHandlePtr FileCache::lookup(const Key& key) {
 FileHandlePtr FileCache::openFile(Vbid vbid, Revision revision, const std::string& path) {
     int fd = ops_->open(path, O_RDWR | O_CLOEXEC, 0);
     if (fd == -EMFILE || fd == -ENFILE) {
-        std::vector<FileHandlePtr> evicted;
-        {
-            std::lock_guard lock(mutex_);
-            evictLruLocked(evicted);
-        }
-        evicted.clear();  // closes outside the lock (unless still in use)
+        evictOne();
         fd = ops_->open(path, O_RDWR | O_CLOEXEC, 0);
         if (fd == -EMFILE || fd == -ENFILE) {
             const auto st = stats();
@@ -116,6 +111,18 @@ bool FileCache::evictLruLocked(std::vector<FileHandlePtr>& out) {
     out.push_back(std::move(lru_.back().second));
     lru_.pop_back();
     evictions_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
+bool FileCache::evictOne() {
+    std::vector<FileHandlePtr> evicted;
+    {
+        std::lock_guard lock(mutex_);
+        if (!evictLruLocked(evicted)) {
+            return false;
+        }
+    }
+    evicted.clear();  // closes outside the lock (unless still in use)
     return true;
 }
 

@@ -84,12 +84,4 @@ std::uint64_t size(FileOps& ops, int fd, const std::string& path) {
     return static_cast<std::uint64_t>(s);
 }
 
-int open(FileOps& ops, const std::string& path, int flags, mode_t mode) {
-    const int fd = ops.open(path, flags | O_CLOEXEC, mode);
-    if (fd < 0) {
-        throwIo("open", path, fd);
-    }
-    return fd;
-}
-
 }  // namespace kvexec::storage::io

@@ -33,7 +33,5 @@ std::size_t readSome(FileOps& ops, int fd, const std::string& path, char* out, s
 void sync(FileOps& ops, int fd, const std::string& path);
 void truncate(FileOps& ops, int fd, const std::string& path, std::uint64_t length);
 std::uint64_t size(FileOps& ops, int fd, const std::string& path);
-// Opens with O_CLOEXEC added; returns the descriptor.
-int open(FileOps& ops, const std::string& path, int flags, mode_t mode = 0644);
 
 }  // namespace kvexec::storage::io

@@ -195,6 +195,17 @@ Document KVStore::Impl::readDocument(const FileHandle& handle, const IndexEntry&
     return format::decodeDocument(*header, bytes.data());
 }
 
+int KVStore::Impl::openUncached(const std::string& path, int flags) {
+    int fd = ops->open(path, flags | O_CLOEXEC, 0644);
+    if ((fd == -EMFILE || fd == -ENFILE) && cache.evictOne()) {
+        fd = ops->open(path, flags | O_CLOEXEC, 0644);
+    }
+    if (fd < 0) {
+        io::throwIo("open", path, fd);
+    }
+    return fd;
+}
+
 void KVStore::Impl::syncDirectory() {
     if (const int r = ops->syncDirectory(dir); r < 0) {
         io::throwIo("fsync of directory", dir, r);
@@ -214,7 +225,7 @@ bool KVStore::createVBucket(Vbid vbid) {
     const Revision revision = vb.revision + 1;
     const auto path = impl_->pathOf(vbid, revision);
     auto& ops = *impl_->ops;
-    const int fd = io::open(ops, path, O_RDWR | O_CREAT | O_TRUNC);
+    const int fd = impl_->openUncached(path, O_RDWR | O_CREAT | O_TRUNC);
     try {
         io::writeAll(ops, fd, path, format::encodeFileHeader({vbid, revision}), 0);
         if (impl_->config.syncMode == SyncMode::Fdatasync) {

@@ -53,6 +53,9 @@ class KVStore::Impl {
     // Reads and verifies the record of `entry` through `handle`.
     Document readDocument(const FileHandle& handle, const IndexEntry& entry) const;
     void syncDirectory();
+    // Opens a file outside the cache (create, compaction output); on
+    // EMFILE/ENFILE evicts one cached handle and retries once. Throws.
+    int openUncached(const std::string& path, int flags);
 
     KVStoreConfig config;
     std::shared_ptr<FileOps> ops;

@@ -165,6 +165,26 @@ TEST_P(FaultInjectionTest, CreateFailureLeavesNoVBucket) {
     EXPECT_TRUE(store.createVBucket(1));
 }
 
+TEST(DescriptorExhaustion, CreateAndCompactionEvictCachedHandlesOnEmfile) {
+    test::TempDir dir;
+    auto ops = std::make_shared<test::FaultyFileOps>();
+    auto config = test::configFor(dir, 4);
+    config.fileOps = ops;
+    config.fileCacheCapacity = 8;
+    KVStore store(config);
+    store.createVBucket(0);
+    store.createVBucket(1);
+    store.saveDocs(0, batchOf(1, 2));
+    store.saveDocs(1, batchOf(1, 2));
+    ops->setOpenLimit(2);  // both descriptors are held by the cache
+    EXPECT_TRUE(store.createVBucket(2));
+    EXPECT_EQ(store.compact(0).newRevision, 2u);
+    EXPECT_EQ(store.saveDocs(2, batchOf(1, 1)), 1u);
+    EXPECT_EQ(store.get(0, "k2")->seqno, 2u);
+    EXPECT_GE(store.fileCacheStats().evictions, 2u);
+    EXPECT_LE(ops->openDescriptors(), 2u);
+}
+
 INSTANTIATE_TEST_SUITE_P(SyncModes, FaultInjectionTest,
                          ::testing::Values(SyncMode::None, SyncMode::Fdatasync),
                          [](const auto& info) { return std::string(to_string(info.param)); });

@@ -90,6 +90,9 @@ class FileCache {
     void erase(Vbid vbid, Revision revision);
     void erase(Vbid vbid);
     void clear();
+    // Drops the least recently used handle (to free a descriptor after
+    // EMFILE elsewhere). Returns false if the cache was empty.
+    bool evictOne();
 
     bool enabled() const noexcept { return enabled_; }
     std::size_t capacity() const noexcept { return capacity_; }
