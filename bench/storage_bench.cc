@@ -7,6 +7,7 @@
 //   items_per_second  documents persisted per second
 //   save_us           wall-clock microseconds per saveDocs() (latency)
 //   opens_per_save    files opened per save (1 with the cache off, ~0 on)
+// --smoke runs 3 iterations of each (CI: proves they run, no numbers).
 // With the cache on, every vBucket's file is open before timing starts (the
 // store opens them at start-up). Files go to $KVEXEC_BENCH_DIR (default /var/tmp), one fresh
 // directory per run of a benchmark, removed afterwards.
@@ -20,6 +21,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvexec/storage/kv_store.h"
@@ -137,7 +139,22 @@ void raiseDescriptorLimit() {
     }
 }
 
-void registerAll() {
+// --smoke: a few iterations of each benchmark, to prove they run (CI).
+bool takeSmokeFlag(int& argc, char** argv) {
+    bool smoke = false;
+    int out = 1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::string_view(argv[i]) == "--smoke") {
+            smoke = true;
+        } else {
+            argv[out++] = argv[i];
+        }
+    }
+    argc = out;
+    return smoke;
+}
+
+void registerAll(bool smoke) {
     for (SyncMode sync : {SyncMode::None, SyncMode::Fdatasync}) {
         for (std::size_t vbuckets : {64, 1024}) {
             for (std::size_t batch : {1, 10, 100}) {
@@ -149,6 +166,9 @@ void registerAll() {
                     auto* b = benchmark::RegisterBenchmark(name.c_str(), saveDocs,
                                                            Params{cache, vbuckets, batch, sync});
                     b->UseRealTime();
+                    if (smoke) {
+                        b->Iterations(3);
+                    }
                 }
             }
         }
@@ -159,7 +179,7 @@ void registerAll() {
 
 int main(int argc, char** argv) {
     raiseDescriptorLimit();
-    registerAll();
+    registerAll(takeSmokeFlag(argc, argv));
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
         return 1;
