@@ -140,7 +140,7 @@ struct TaskKindStats {
     HistogramSummary queueTime;  // from wake time to the start of the run
     HistogramSummary runTime;    // length of run()
 };
-inline constexpr std::size_t kMaxTaskKinds = 512;
+inline constexpr std::size_t kMaxTaskKinds = 256;  // about 20 KB each
 
 enum class WorkerState : std::uint8_t { Idle, Running };
 std::string_view to_string(WorkerState);

@@ -190,7 +190,8 @@ TYPED_TEST(Observability, ASlowRunIsCountedAndReportedWithItsThread) {
         EXPECT_GE(slowOwner.slowRan, 5ms);
         EXPECT_EQ(slowOwner.slowThread, "NonIO_worker_0");
     }
-    const auto* k = findKind(this->pool->stats(), "slow task");
+    const auto stats = this->pool->stats();
+    const auto* k = findKind(stats, "slow task");
     ASSERT_NE(k, nullptr);
     EXPECT_EQ(k->slowRuns, 1u);
     this->pool->unregisterTaskable(slowOwner, false);
@@ -342,6 +343,25 @@ TEST(ManualObservability, RunsAreRecordedAndThereAreNoWorkers) {
     EXPECT_EQ(stats.kinds[0].description, "manual kind");
     EXPECT_EQ(stats.kinds[0].runs, 3u);
     EXPECT_TRUE(stats.workers.empty());
+    pool.unregisterTaskable(owner, false);
+}
+
+TEST(ManualObservability, KindsAreBoundedAndTheRestCountAsOtherKinds) {
+    ManualExecutorPool pool;
+    TestOwner owner;
+    pool.registerTaskable(owner);
+    const std::size_t tasks = kMaxTaskKinds + 10;
+    for (std::size_t i = 0; i < tasks; ++i) {
+        pool.schedule(makeTask(
+            owner, [](LambdaTask&) { return false; }, TaskType::AuxIO, 0, {}, false,
+            "vb:" + std::to_string(i)));
+    }
+    EXPECT_EQ(pool.runReady(TaskType::AuxIO), tasks);
+    const auto stats = pool.stats();
+    EXPECT_EQ(stats.kinds.size(), kMaxTaskKinds + 1);
+    const auto* other = findKind(stats, "(other kinds)");
+    ASSERT_NE(other, nullptr);
+    EXPECT_EQ(other->runs, 10u);
     pool.unregisterTaskable(owner, false);
 }
 

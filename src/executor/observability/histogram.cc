@@ -35,7 +35,6 @@ std::uint64_t Histogram::upperBoundOf(std::size_t bucket) noexcept {
 void Histogram::record(std::chrono::nanoseconds value) noexcept {
     const auto v = static_cast<std::uint64_t>(std::max<std::int64_t>(0, value.count()));
     buckets_[bucketOf(v)].fetch_add(1, std::memory_order_relaxed);
-    count_.fetch_add(1, std::memory_order_relaxed);
     sum_.fetch_add(v, std::memory_order_relaxed);
     auto seen = max_.load(std::memory_order_relaxed);
     while (v > seen && !max_.compare_exchange_weak(seen, v, std::memory_order_relaxed)) {
@@ -43,10 +42,7 @@ void Histogram::record(std::chrono::nanoseconds value) noexcept {
 }
 
 std::chrono::nanoseconds Histogram::valueAtQuantile(double q) const noexcept {
-    std::uint64_t total = 0;
-    for (const auto& b : buckets_) {
-        total += b.load(std::memory_order_relaxed);
-    }
+    const std::uint64_t total = count();
     if (total == 0) {
         return std::chrono::nanoseconds(0);
     }
@@ -62,6 +58,14 @@ std::chrono::nanoseconds Histogram::valueAtQuantile(double q) const noexcept {
         }
     }
     return std::chrono::nanoseconds(max);
+}
+
+std::uint64_t Histogram::count() const noexcept {
+    std::uint64_t total = 0;
+    for (const auto& b : buckets_) {
+        total += b.load(std::memory_order_relaxed);
+    }
+    return total;
 }
 
 HistogramSummary Histogram::summary() const noexcept {
