@@ -18,16 +18,16 @@ SCENARIOS_QUICK = "|".join([
 ])
 SCENARIOS_ALL = "^(ExecutorPoolFixture|Peer|PingPong|Baseline)"
 
-# storage_min_time: storage_bench (when built) runs once, unfiltered; its
-# setup dominates (~30 s on 2 cores), so quick mode keeps its runs short.
-# Smoke mode leaves it out: it has no one-iteration flag.
+# storage_args: storage_bench (when built) runs once, unfiltered; its setup
+# dominates (~30 s on 2 cores), so quick mode keeps its runs short; smoke
+# mode uses its own --smoke (a few iterations each).
 MODES = {
     "quick": {"filter": SCENARIOS_QUICK, "min_time": "0.15", "repetitions": 3,
-              "storage_min_time": "0.05"},
+              "storage_args": ["--benchmark_min_time=0.05"]},
     "full": {"filter": SCENARIOS_ALL, "min_time": "0.5", "repetitions": 3,
-             "storage_min_time": "0.5"},
+             "storage_args": ["--benchmark_min_time=0.5"]},
     "smoke": {"filter": SCENARIOS_ALL, "min_time": None, "repetitions": 1,
-              "storage_min_time": None},
+              "storage_args": ["--smoke"]},
 }
 
 
@@ -62,10 +62,8 @@ def run(binaries, mode, outdir):
         footprint_args = ["--benchmark_filter=^Footprint"] + (["--smoke"] if mode == "smoke" else [])
         parts = [_invoke(exe, footprint_args, os.path.join(outdir, "footprint.json"), console),
                  _invoke(exe, _scenario_args(mode), os.path.join(outdir, "scenarios.json"), console)]
-        storage_time = MODES[mode]["storage_min_time"]
-        if "storage_bench" in binaries and storage_time:
-            parts.append(_invoke(binaries["storage_bench"],
-                                 ["--benchmark_min_time=" + storage_time],
+        if "storage_bench" in binaries:
+            parts.append(_invoke(binaries["storage_bench"], MODES[mode]["storage_args"],
                                  os.path.join(outdir, "storage.json"), console))
     merged = {"context": parts[1]["context"], "mode": mode,
               "load_avg_at_end": list(os.getloadavg()),
