@@ -131,7 +131,7 @@ def footprint_block(rows):
                      if r.impl == impl and r.scenario == "IdleCpu"), None)
         mem = next((r for r in fp if r.impl == impl and r.scenario == "MemoryPerTask"), None)
         lines.append("%-10s %22s %18s %18s" % (
-            impl, "-" if idle is None else "%.2f" % idle,
+            impl, "-" if idle is None else "%.3g" % idle,
             "-" if mem is None else "%.0f" % mem.counters.get("bytes_per_task", 0),
             "-" if mem is None else "%.0f" % mem.counters.get("heap_bytes_per_task", 0)))
     window = max([r.real_ns for r in fp if r.scenario == "IdleCpu"] + [0]) / 1e9
