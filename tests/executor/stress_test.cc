@@ -9,6 +9,8 @@
 //     later snooze or cancel overrode it (rule 5);
 //   - after unregisterTaskable() returns, no task of the owner starts and
 //     every one has been released: weak_ptrs expired (rule 9);
+//   - tasks call back into the pool (wake of other tasks) while all this
+//     happens;
 //   - no deadlock: a watchdog prints every thread's stack (gdb) and aborts
 //     if no operation completes for 10 s.
 //
@@ -92,6 +94,9 @@ struct Probe {
     std::atomic<std::uint64_t> startsAtCancel{0};
     std::atomic<bool> cancelled{false};
     std::atomic<std::uint64_t> snoozes{0};  // pool->snooze() calls on it
+    // Busy tasks call back into their pool: wake() of a peer's id.
+    ExecutorPool* pool = nullptr;
+    TaskId peer = 0;
 };
 
 bool runProbe(Probe& p, LambdaTask& self) {
@@ -119,6 +124,7 @@ bool runProbe(Probe& p, LambdaTask& self) {
             break;
         case Kind::Busy:
             again = n % 5 != 0;  // runs again at once, four times in five
+            p.pool->wake(p.peer);
             break;
     }
     if (p.owner->finishing.load()) {
@@ -277,6 +283,8 @@ class StressThread {
         probe->kind = static_cast<Kind>(rng_() % 4);
         probe->owner = &owner();
         probe->violations = &violations_;
+        probe->pool = &pool_;
+        probe->peer = published_.pick(rng_).first;
         const auto type = static_cast<TaskType>(rng_() % kTaskTypeCount);
         const bool blockShutdown = rng_() % 8 == 0;
         const auto sleep = rng_() % 3 == 0
