@@ -44,7 +44,9 @@
 //  8. Ready tasks of one type run by priority (lower first), then wake time.
 //  9. unregisterTaskable(t, force) refuses new tasks of t, cancels t's tasks
 //     (except blockShutdown ones unless force; those are woken and run until
-//     they return false), and returns when the pool holds none of them.
+//     they return false; while the owner unregisters, such a task is never
+//     put to sleep: a snooze makes it due at once), and returns when the
+//     pool holds none of them.
 // 10. setThreadCount changes the worker count live; threads are named
 //     <Type>_worker_<n> (cut to 15 characters).
 // 11. An exception escaping run() marks the task Dead and is passed to

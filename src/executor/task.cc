@@ -94,6 +94,9 @@ LambdaTask::LambdaTask(Taskable& owner, TaskType type, std::string description, 
 namespace detail {
 
 Clock::time_point deadlineAfter(Clock::time_point now, Clock::duration d) noexcept {
+    if (d <= Clock::duration::zero()) {
+        return now;  // a negative duration means "due now", never a past wake time
+    }
     if (d > Clock::time_point::max() - now) {
         return Clock::time_point::max();
     }

@@ -122,6 +122,36 @@ TYPED_TEST(UnregisterRules, Rule9_BlockShutdownTasksRunUntilTheyReturnFalse) {
     EXPECT_TRUE(weak.expired());
 }
 
+TYPED_TEST(UnregisterRules, Rule9_ABlockShutdownTaskIsNotPutToSleepWhileItsOwnerUnregisters) {
+    TestOwner bucket("bucket-b");
+    this->pool->registerTaskable(bucket);
+    std::atomic<int> runs{0};
+    // "More to flush later": snoozes forever twice before it is done.
+    auto t = makeTask(
+        bucket,
+        [&](LambdaTask& self) {
+            if (runs.fetch_add(1) + 1 < 3) {
+                self.snooze(kForever);
+                return true;
+            }
+            return false;
+        },
+        TaskType::Writer, 0, kForever, /*blockShutdown=*/true);
+    const auto id = this->pool->schedule(t);
+    Gate unregistered;
+    std::thread unregisterer([&] {
+        this->pool->unregisterTaskable(bucket, false);
+        unregistered.open();
+    });
+    const bool returned = unregistered.wait(10s);
+    while (!unregistered.wait(100ms)) {
+        this->pool->wake(id);  // only on failure: let the thread finish
+    }
+    unregisterer.join();
+    EXPECT_TRUE(returned) << "unregister waited for a blockShutdown task that snoozed forever";
+    EXPECT_EQ(runs, 3);
+}
+
 TYPED_TEST(UnregisterRules, Rule9_ForceCancelsBlockShutdownTasksToo) {
     TestOwner bucket("bucket-b");
     this->pool->registerTaskable(bucket);

@@ -41,7 +41,7 @@ TaskId Scheduler::schedule(TaskPtr task) {
     if (Entry* held = findLocked(id)) {
         return task->isDead() ? reviveLocked(*held) : id;
     }
-    auto [it, inserted] = locator_.emplace(id, std::make_unique<Entry>(task));
+    auto [it, inserted] = locator_.emplace(id, std::make_unique<Entry>(task, owner.unregistering));
     Entry& e = *it->second;
     ++owner.tasks;
     TaskAccess::setState(*task, TaskState::Running);
@@ -171,7 +171,8 @@ bool Scheduler::rekeyToWakeTimeLocked(Entry& e) {
     TaskQueue& q = queueOf(e.task->type());
     std::lock_guard queueLock(q.mutex);
     if (e.where == Entry::Where::Future || e.where == Entry::Where::Ready) {
-        if (q.rekeyLocked(e, e.task->wakeTime(), Clock::now())) {
+        const auto now = Clock::now();
+        if (q.rekeyLocked(e, e.keyFor(e.task->wakeTime(), now), now)) {
             q.wakeup.notify_one();
         }
     }

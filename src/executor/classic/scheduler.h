@@ -67,7 +67,8 @@ class Scheduler final : public detail::TaskHost {
 
   private:
     struct Owner {
-        bool unregistering = false;
+        // Written under mutex_; read by entries under a queue mutex too.
+        std::atomic<bool> unregistering{false};
         std::size_t tasks = 0;  // entries in locator_ owned by it
     };
     using Locator = std::unordered_map<TaskId, std::unique_ptr<Entry>>;

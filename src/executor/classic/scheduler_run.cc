@@ -53,7 +53,7 @@ void Scheduler::requeueAfterRunLocked(TaskQueue& q, Entry& e, std::uint32_t snoo
     if (asap) {
         TaskAccess::setWakeTime(*e.task, now);
     }
-    e.key = asap ? now : e.task->wakeTime();
+    e.key = asap ? now : e.keyFor(e.task->wakeTime(), now);
     e.selfRescheduled = mode_ == Mode::Manual && asap && !e.notified && !e.revived;
     e.notified = false;
     e.revived = false;

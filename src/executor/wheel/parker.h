@@ -27,7 +27,7 @@
 namespace kvexec::wheel {
 
 class Parker {
-public:
+  public:
     static constexpr int kSpinPauses = 200;
 
     // How many pauses an idle worker spins before parking on this machine.
@@ -55,7 +55,7 @@ public:
         }
     }
 
-private:
+  private:
     bool signalled() const noexcept { return signal_.load(std::memory_order_acquire) != 0; }
 
     static void cpuRelax() noexcept {

@@ -17,13 +17,18 @@
 #include "kvexec/task.h"
 #include "kvexec/timer_wheel.h"
 
+namespace kvexec::detail {
+struct KindMetrics;
+}
+
 namespace kvexec::wheel {
 
 struct Shard;
 
 // An owner (Taskable) as the Wheel backend tracks it.
 struct OwnerState {
-    bool unregistering = false;         // by the pool's owners mutex
+    // Written under the pool's owners mutex; also read under a shard lock.
+    std::atomic<bool> unregistering{false};
     std::atomic<std::size_t> tasks{0};  // records held; falls after release
 };
 
@@ -39,6 +44,9 @@ struct Record : TimerWheel::Entry {
     Where where = Where::Timer;
     bool notified = false;  // woken while running: run again at once
     bool revived = false;   // scheduled again (after cancel) while running
+    // The task's kind in the pool's metrics: resolved by its first run,
+    // then only touched by the worker running it.
+    detail::KindMetrics* kind = nullptr;
 
     Record* readyPrev = nullptr;
     Record* readyNext = nullptr;

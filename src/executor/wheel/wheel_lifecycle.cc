@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "executor/pool_config.h"
+#include "executor/stats_hold.h"
 #include "executor/task_info.h"
 #include "executor/task_runner.h"
 #include "executor/wheel/wheel_pool.h"
@@ -12,7 +13,8 @@ namespace kvexec::wheel {
 using detail::TaskAccess;
 
 WheelPool::WheelPool(const PoolConfig& config)
-    : timerWakeAt_(Clock::time_point::max().time_since_epoch().count()) {
+    : metrics_(config.recordMetrics ? std::make_unique<detail::PoolMetrics>() : nullptr),
+      timerWakeAt_(Clock::time_point::max().time_since_epoch().count()) {
     for (auto& shard : shards_) {
         shard = std::make_unique<Shard>();
     }
@@ -152,7 +154,7 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
     std::unique_lock lock(ownersMutex_);
     ownerDrained_.wait(lock, [&] {
         auto it = owners_.find(&owner);
-        return it == owners_.end() || it->second->tasks.load() == 0;
+        return (it == owners_.end() || it->second->tasks.load() == 0) && statsHoldingTasks_ == 0;
     });
     owners_.erase(&owner);
 }
@@ -173,17 +175,20 @@ PoolStats WheelPool::stats() const {
         stats.byType[i].ready = q.sizeLocked();
         stats.byType[i].executed = executed_[i].load(std::memory_order_relaxed);
     }
-    std::vector<TaskPtr> held;
+    detail::StatsHold held(ownersMutex_, ownerDrained_, statsHoldingTasks_);
     for (const auto& shard : shards_) {
         std::lock_guard lock(shard->mutex);
         for (const auto& [id, r] : shard->records) {
             if (r.where == Record::Where::Timer) {
                 ++stats.byType[static_cast<std::size_t>(r.task->type())].future;
             }
-            held.push_back(r.task);
+            held.tasks.push_back(r.task);
         }
     }
-    stats.tasks = detail::describeTasks(held);  // user code: no lock held
+    stats.tasks = detail::describeTasks(held.tasks);  // user code: no lock held
+    if (metrics_) {
+        metrics_->fill(stats);
+    }
     return stats;
 }
 

@@ -41,6 +41,13 @@ void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
 // touches no wheel list (no cache misses on list neighbours), and an entry
 // still never fires early.
 void WheelPool::armLocked(Record& r, Clock::time_point deadline, Deferred& out) {
+    // Rule 9: while its owner is being unregistered, a blockShutdown task
+    // is never put to sleep (not by its own run, not by a snooze from
+    // outside): it runs until it returns false, and unregister waits for it.
+    if (r.task->blocksShutdown() && r.owner.unregistering.load()) {
+        queueLocked(r, Clock::now(), out);
+        return;
+    }
     r.where = Record::Where::Timer;
     r.key = deadline;
     TaskAccess::setStateUnlessDead(*r.task, TaskState::Snoozed);

@@ -32,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "executor/observability/pool_metrics.h"
 #include "executor/task_access.h"
 #include "executor/wheel/ready_queue.h"
 #include "executor/wheel/shard.h"
@@ -91,8 +92,8 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     void eraseLocked(Record& r, Deferred& out);
     void finish(Deferred& out);
 
-    void runRecord(Record& r);
-    void workerLoop(TaskType type, std::size_t index);
+    void runRecord(Record& r, detail::WorkerSlot* worker);
+    void workerLoop(TaskType type, std::size_t index, detail::WorkerSlot* slot);
     void timerLoop();
     void notifyTimer();
     void fireExpired(Clock::time_point now, Deferred& out);
@@ -100,9 +101,14 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     OwnerState& ownerForScheduleLocked(const Task& task);
 
     mutable std::mutex ownersMutex_;
-    std::condition_variable ownerDrained_;
+    mutable std::condition_variable ownerDrained_;
     std::unordered_map<const Taskable*, std::unique_ptr<OwnerState>> owners_;
     bool stopping_ = false;
+    // stats() calls holding task references: unregisterTaskable() waits for
+    // them too, so that it returns only when nothing holds the owner's tasks.
+    mutable std::size_t statsHoldingTasks_ = 0;
+    // Null when the pool records no metrics; outlives the workers.
+    const std::unique_ptr<detail::PoolMetrics> metrics_;
 
     std::array<std::unique_ptr<Shard>, kShards> shards_;
     std::array<std::unique_ptr<ReadyQueue>, kTaskTypeCount> ready_;

@@ -20,11 +20,11 @@ thread_local std::size_t workerIndex = 0;
 
 // Runs a record a worker took from its ready queue, then re-queues it
 // (rules 4 and 5) or drops it.
-void WheelPool::runRecord(Record& r) {
+void WheelPool::runRecord(Record& r, detail::WorkerSlot* worker) {
     Task& task = *r.task;  // a running record is never erased by others
     const std::uint32_t seqBefore = TaskAccess::snoozeSeq(task);
     const bool ran = !task.isDead();
-    const bool again = ran && detail::runTask(task);
+    const bool again = ran && detail::runTask(task, {metrics_.get(), worker}, r.kind);
     if (ran) {
         executed_[static_cast<std::size_t>(task.type())].fetch_add(1, std::memory_order_relaxed);
     }
@@ -49,7 +49,9 @@ void WheelPool::runRecord(Record& r) {
     finish(out);
 }
 
-void WheelPool::workerLoop(TaskType type, std::size_t index) {
+// `slot` (the worker view) was added before the thread started, so that
+// stats() shows every worker as soon as setThreadCount() returns.
+void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot* slot) {
     detail::setCurrentThreadName(detail::workerThreadName(type, index));
     ReadyQueue& q = readyOf(type);
     workerQueue = &q;
@@ -73,7 +75,7 @@ void WheelPool::workerLoop(TaskType type, std::size_t index) {
                 if (helper != nullptr) {
                     helper->unpark();
                 }
-                return;
+                break;
             }
             r = q.popLocked();
             if (r == nullptr) {
@@ -90,7 +92,10 @@ void WheelPool::workerLoop(TaskType type, std::size_t index) {
         if (helper != nullptr) {
             helper->unpark();
         }
-        runRecord(*r);
+        runRecord(*r, slot);
+    }
+    if (slot != nullptr) {
+        metrics_->removeWorker(*slot);
     }
 }
 
@@ -115,7 +120,9 @@ void WheelPool::setThreadCount(TaskType type, std::size_t n) {
     }
     auto& threads = workers_[static_cast<std::size_t>(type)];
     for (std::size_t i = threads.size(); i < n; ++i) {
-        threads.emplace_back([this, type, i] { workerLoop(type, i); });
+        detail::WorkerSlot* slot =
+            metrics_ ? &metrics_->addWorker(type, detail::workerThreadName(type, i)) : nullptr;
+        threads.emplace_back([this, type, i, slot] { workerLoop(type, i, slot); });
     }
     for (std::size_t i = n; i < threads.size(); ++i) {
         threads[i].join();  // a running task finishes its run first
