@@ -55,7 +55,6 @@ class Scheduler final : public detail::TaskHost {
     std::size_t threadCount(TaskType type) const;
     void setThreadCount(TaskType type, std::size_t n);
     PoolStats stats() const;
-    void describeHeldTasks(std::vector<TaskPtr>& held, PoolStats& stats) const;
 
     // Manual mode: run due tasks / the earliest task on the calling thread.
     std::size_t runDue(TaskType type);

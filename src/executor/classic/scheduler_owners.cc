@@ -3,32 +3,14 @@
 #include <stdexcept>
 
 #include "executor/classic/scheduler.h"
+#include "executor/pool_config.h"
+#include "executor/stats_hold.h"
+#include "executor/task_info.h"
 #include "executor/task_runner.h"
 
 namespace kvexec::classic {
 
 using detail::TaskAccess;
-
-namespace {
-std::size_t configuredThreads(const PoolConfig& config, TaskType type) {
-    std::size_t n = 0;
-    switch (type) {
-        case TaskType::Writer:
-            n = config.writers;
-            break;
-        case TaskType::Reader:
-            n = config.readers;
-            break;
-        case TaskType::AuxIO:
-            n = config.auxIO;
-            break;
-        case TaskType::NonIO:
-            n = config.nonIO;
-            break;
-    }
-    return n != 0 ? n : defaultThreadCount(type);
-}
-}  // namespace
 
 Scheduler::Scheduler(Mode mode, const PoolConfig& config)
     : mode_(mode),
@@ -39,7 +21,7 @@ Scheduler::Scheduler(Mode mode, const PoolConfig& config)
     if (mode_ == Mode::Threaded) {
         for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
             const auto type = static_cast<TaskType>(i);
-            setThreadCount(type, configuredThreads(config, type));
+            setThreadCount(type, detail::threadsFor(config, type));
         }
     }
 }
@@ -181,32 +163,9 @@ void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
     owners_.erase(&owner);
 }
 
-// description() and name() are user code: called with no lock held, on
-// references that unregisterTaskable() waits for (statsHoldingTasks_).
-void Scheduler::describeHeldTasks(std::vector<TaskPtr>& held, PoolStats& stats) const {
-    struct Done {
-        const Scheduler& s;
-        std::vector<TaskPtr>& held;
-        ~Done() {
-            held.clear();  // may destroy a task dropped meanwhile; no lock held
-            {
-                std::lock_guard lock(s.mutex_);
-                --s.statsHoldingTasks_;
-            }
-            s.ownerDrained_.notify_all();
-        }
-    } done{*this, held};
-    stats.tasks.reserve(held.size());
-    for (const auto& t : held) {
-        stats.tasks.push_back(TaskInfo{t->id(), t->description(), t->owner().name(), t->type(),
-                                       t->state(), t->priority(), t->wakeTime(), t->runCount(),
-                                       t->lastRuntime(), t->totalRuntime()});
-    }
-}
-
 PoolStats Scheduler::stats() const {
     PoolStats stats{};
-    std::vector<TaskPtr> held;
+    detail::StatsHold held(mutex_, ownerDrained_, statsHoldingTasks_);
     {
         std::lock_guard lock(mutex_);
         for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
@@ -219,13 +178,12 @@ PoolStats Scheduler::stats() const {
             s.future = q.futureSizeLocked();
             s.executed = q.executed;
         }
-        held.reserve(locator_.size());
+        held.tasks.reserve(locator_.size());
         for (const auto& [id, e] : locator_) {
-            held.push_back(e->task);
+            held.tasks.push_back(e->task);
         }
-        ++statsHoldingTasks_;
     }
-    describeHeldTasks(held, stats);
+    stats.tasks = detail::describeTasks(held.tasks);  // user code: no lock held
     if (metrics_) {
         metrics_->fill(stats);
     }
