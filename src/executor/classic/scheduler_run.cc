@@ -6,17 +6,11 @@
 #include "executor/classic/scheduler.h"
 #include "executor/task_runner.h"
 #include "executor/thread_name.h"
+#include "executor/worker_identity.h"
 
 namespace kvexec::classic {
 
 using detail::TaskAccess;
-
-namespace {
-// The queue and index of the worker running on this thread, if any; lets
-// setThreadCount() refuse to join the calling thread.
-thread_local const TaskQueue* workerQueue = nullptr;
-thread_local std::size_t workerIndex = 0;
-}  // namespace
 
 bool Scheduler::runEntry(Entry& e, detail::WorkerSlot* worker) {
     Task& task = *e.task;  // stays valid: a Running entry is never erased
@@ -87,8 +81,7 @@ void Scheduler::dropFinished(Entry& e) {
 // stats() shows every worker as soon as setThreadCount() returns.
 void Scheduler::workerLoop(TaskQueue& q, std::size_t index, detail::WorkerSlot* slot) {
     detail::setCurrentThreadName(detail::workerThreadName(q.type(), index));
-    workerQueue = &q;
-    workerIndex = index;
+    detail::setCurrentWorker(&q, index);
     runWorker(q, index, slot);
     if (slot != nullptr) {
         metrics_->removeWorker(*slot);
@@ -135,7 +128,7 @@ void Scheduler::setThreadCount(TaskType type, std::size_t n) {
     std::lock_guard resizeLock(resizeMutex_);
     TaskQueue& q = queueOf(type);
     auto& threads = workers_[static_cast<std::size_t>(type)];
-    if (workerQueue == &q && workerIndex >= n) {
+    if (detail::callerIsWorkerAtOrAbove(&q, n)) {
         throw std::logic_error("kvexec: setThreadCount() would stop the calling worker thread");
     }
     {

@@ -30,7 +30,7 @@ void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
     std::lock_guard lock(q.mutex);
     q.pushLocked(r);
     if (Parker* p = q.takeIdleLocked()) {
-        out.unpark.push_back(p);
+        out.unparkLater(p);
     }
 }
 
@@ -139,7 +139,10 @@ void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred
 // --- after the locks -----------------------------------------------------
 
 void WheelPool::finish(Deferred& out) {
-    for (Parker* p : out.unpark) {
+    if (out.unparkFirst != nullptr) {
+        out.unparkFirst->unpark();
+    }
+    for (Parker* p : out.unparkMore) {
         p->unpark();
     }
     if (out.notifyTimer) {

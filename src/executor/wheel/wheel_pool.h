@@ -64,11 +64,21 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
   private:
     // What a locked section leaves to do once its locks are released.
     struct Deferred {
-        std::vector<Parker*> unpark;
+        // Workers to unpark: nearly always at most one, kept inline so that
+        // a wake allocates nothing.
+        Parker* unparkFirst = nullptr;
+        std::vector<Parker*> unparkMore;
         bool notifyTimer = false;
         std::vector<TaskPtr> released;  // erased: drop, then count out
         std::vector<OwnerState*> releasedOwners;
-        ~Deferred() = default;
+
+        void unparkLater(Parker* p) {
+            if (unparkFirst == nullptr) {
+                unparkFirst = p;
+            } else {
+                unparkMore.push_back(p);
+            }
+        }
     };
 
     // detail::TaskHost

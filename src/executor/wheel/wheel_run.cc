@@ -6,17 +6,11 @@
 #include "executor/task_runner.h"
 #include "executor/thread_name.h"
 #include "executor/wheel/wheel_pool.h"
+#include "executor/worker_identity.h"
 
 namespace kvexec::wheel {
 
 using detail::TaskAccess;
-
-namespace {
-// The ready queue and index of the worker on this thread, if any; lets
-// setThreadCount() refuse to join the calling thread.
-thread_local const ReadyQueue* workerQueue = nullptr;
-thread_local std::size_t workerIndex = 0;
-}  // namespace
 
 // Runs a record a worker took from its ready queue, then re-queues it
 // (rules 4 and 5) or drops it.
@@ -54,8 +48,7 @@ void WheelPool::runRecord(Record& r, detail::WorkerSlot* worker) {
 void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot* slot) {
     detail::setCurrentThreadName(detail::workerThreadName(type, index));
     ReadyQueue& q = readyOf(type);
-    workerQueue = &q;
-    workerIndex = index;
+    detail::setCurrentWorker(&q, index);
     Parker* me = nullptr;
     {
         std::lock_guard lock(q.mutex);
@@ -102,7 +95,7 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
 void WheelPool::setThreadCount(TaskType type, std::size_t n) {
     std::lock_guard resizeLock(resizeMutex_);
     ReadyQueue& q = readyOf(type);
-    if (workerQueue == &q && workerIndex >= n) {
+    if (detail::callerIsWorkerAtOrAbove(&q, n)) {
         throw std::logic_error("kvexec: setThreadCount() would stop the calling worker thread");
     }
     std::vector<Parker*> idle;
