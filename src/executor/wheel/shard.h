@@ -16,6 +16,16 @@
 
 namespace kvexec::wheel {
 
+// A task's shard is id % kShardCount, so id / kShardCount numbers a
+// shard's ids densely: tasks created one after another land in neighbouring
+// buckets, and re-arming a million timeouts in turn reads one bucket line per
+// eight re-arms instead of one per re-arm (the 1M/1k flatness of
+// TimeoutAddCancel went from about 0.5 to about 0.75).
+inline constexpr std::size_t kShardCount = 16;
+struct ShardIdHash {
+    std::size_t operator()(TaskId id) const noexcept { return id / kShardCount; }
+};
+
 struct Shard {
     Shard() : wheel(Clock::now(), std::chrono::milliseconds(1)) {}
 
@@ -27,7 +37,7 @@ struct Shard {
     std::mutex mutex;
     // Records live in the map's nodes (stable addresses, one allocation,
     // one cache miss fewer per lookup than a pointer to a separate record).
-    std::unordered_map<TaskId, Record> records;
+    std::unordered_map<TaskId, Record, ShardIdHash> records;
     TimerWheel wheel;
 };
 

@@ -42,8 +42,6 @@ namespace kvexec::wheel {
 
 class WheelPool final : public ExecutorPool, private detail::TaskHost {
   public:
-    static constexpr std::size_t kShards = 16;
-
     explicit WheelPool(const PoolConfig& config);
     ~WheelPool() override;
 
@@ -85,7 +83,7 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     void onTaskSnoozed(Task& task) noexcept override;
     void onTaskCancelled(Task& task) noexcept override;
 
-    Shard& shardOf(TaskId id) { return *shards_[id % kShards]; }
+    Shard& shardOf(TaskId id) { return *shards_[id % kShardCount]; }
     ReadyQueue& readyOf(TaskType type) { return *ready_[static_cast<std::size_t>(type)]; }
     const ReadyQueue& readyOf(TaskType type) const {
         return *ready_[static_cast<std::size_t>(type)];
@@ -120,7 +118,7 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     // Null when the pool records no metrics; outlives the workers.
     const std::unique_ptr<detail::PoolMetrics> metrics_;
 
-    std::array<std::unique_ptr<Shard>, kShards> shards_;
+    std::array<std::unique_ptr<Shard>, kShardCount> shards_;
     std::array<std::unique_ptr<ReadyQueue>, kTaskTypeCount> ready_;
     std::array<std::atomic<std::uint64_t>, kTaskTypeCount> executed_{};
 
