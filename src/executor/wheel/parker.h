@@ -1,62 +1,123 @@
 // parker.h: how an idle Wheel worker waits for work.
 //
-// An idle worker spins briefly, then parks in a futex (C++20 atomic wait).
-// A hand-off to a worker that is still spinning costs one store and no
-// system call. But a spinning worker holds its core, and on a machine with
-// few cores that is the core the thread it just woke (to report a result)
-// needs: measured on 2 cores, any spin, even 64 pause instructions (~4 us),
-// made OneShot and LongLived hand-offs slower than parking at once, and a
-// 50 us spin made them 10x slower. So the spin is bounded by kSpinPauses
-// pause instructions and used only with more than 2 hardware threads
-// (spinPauses()); that setting could not be measured on the 2-core
-// development machines.
+// An idle worker may spin for a short while before it parks in a futex
+// (C++20 atomic wait). A hand-off to a spinning worker costs one store and
+// no system call; a hand-off to a parked one costs a futex wake, and on a
+// VM whose idle vCPU halts that is 50-100 us before the worker runs. But a
+// spinning worker holds a core that the rest of the process may need, so
+// spinning is adaptive and capped (SpinGate):
+// - at most SpinGate::limit() workers of a pool spin at once (half the
+//   hardware threads, at least one);
+// - a worker spins at most kSpinWindow, and only while spinning pays: a
+//   spin that ends without work turns spinning off for that worker, and it
+//   comes back on when a park turns out short (work arrived within
+//   kShortPark), which is when a spin would have caught it.
+// So a busy hand-off loop (wake, run, wake ...) is served by a spinning
+// worker, and an idle or lightly loaded pool parks at once and burns no CPU.
 //
 // Protocol: the worker calls prepare() and enlists itself as idle under its
 // ready queue's mutex, unlocks, then park(). A producer takes an idle
-// parker under the same mutex and calls unpark() after unlocking. Parkers
-// live as long as their pool, so a late unpark() never touches freed memory.
+// parker under the same mutex and calls unpark() after unlocking; it makes
+// the futex system call only if the worker really sleeps. Parkers live as
+// long as their pool, so a late unpark() never touches freed memory.
 //
 // Thread safety: prepare()/park() only by the owning worker; unpark() by
-// any thread, once per prepare().
+// any thread, once per prepare(). SpinGate: any thread.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <thread>
 
 namespace kvexec::wheel {
 
+// How many workers of one pool may spin at the same time.
+class SpinGate {
+  public:
+    SpinGate() : limit_(std::max(1u, std::thread::hardware_concurrency() / 2)) {}
+
+    unsigned limit() const noexcept { return limit_; }
+
+    bool tryEnter() noexcept {
+        if (spinning_.fetch_add(1, std::memory_order_relaxed) < limit_) {
+            return true;
+        }
+        leave();
+        return false;
+    }
+    void leave() noexcept { spinning_.fetch_sub(1, std::memory_order_relaxed); }
+
+  private:
+    const unsigned limit_;
+    std::atomic<unsigned> spinning_{0};
+};
+
 class Parker {
   public:
-    static constexpr int kSpinPauses = 200;
+    using Clock = std::chrono::steady_clock;
+    // Longest spin: covers a round trip through a caller that was itself
+    // woken from a futex on a VM, short against a scheduler time slice.
+    static constexpr auto kSpinWindow = std::chrono::microseconds(50);
+    // A park shorter than this means a spin would have caught the work.
+    static constexpr auto kShortPark = std::chrono::microseconds(100);
 
-    // How many pauses an idle worker spins before parking on this machine.
-    static int spinPauses() noexcept {
-        static const int pauses = std::thread::hardware_concurrency() > 2 ? kSpinPauses : 0;
-        return pauses;
-    }
-
-    void prepare() noexcept { signal_.store(0, std::memory_order_relaxed); }
+    void prepare() noexcept { state_.store(kWaiting, std::memory_order_relaxed); }
 
     void unpark() noexcept {
-        signal_.store(1, std::memory_order_release);
-        signal_.notify_one();
+        if (state_.exchange(kSignalled, std::memory_order_acq_rel) == kSleeping) {
+            state_.notify_one();
+        }
     }
 
-    void park() noexcept {
-        for (int i = spinPauses(); i > 0; --i) {
-            if (signalled()) {
+    void park(SpinGate& gate) noexcept {
+        if (spinPays_ && gate.tryEnter()) {
+            const bool caught = spin();
+            gate.leave();
+            if (caught) {
                 return;
             }
-            cpuRelax();
+            spinPays_ = false;
         }
-        while (!signalled()) {
-            signal_.wait(0, std::memory_order_acquire);
-        }
+        const auto parkedAt = Clock::now();
+        sleep();
+        spinPays_ = Clock::now() - parkedAt < kShortPark;
     }
 
   private:
-    bool signalled() const noexcept { return signal_.load(std::memory_order_acquire) != 0; }
+    static constexpr std::uint32_t kWaiting = 0;
+    static constexpr std::uint32_t kSignalled = 1;
+    static constexpr std::uint32_t kSleeping = 2;
+
+    bool signalled() const noexcept { return state_.load(std::memory_order_acquire) == kSignalled; }
+
+    // True if work arrived within kSpinWindow. The clock is read once per
+    // 32 pauses: a pause takes 10-150 cycles depending on the CPU.
+    bool spin() const noexcept {
+        const auto until = Clock::now() + kSpinWindow;
+        for (;;) {
+            for (int i = 0; i < 32; ++i) {
+                if (signalled()) {
+                    return true;
+                }
+                cpuRelax();
+            }
+            if (Clock::now() >= until) {
+                return signalled();
+            }
+        }
+    }
+
+    void sleep() noexcept {
+        std::uint32_t expected = kWaiting;
+        if (!state_.compare_exchange_strong(expected, kSleeping, std::memory_order_acq_rel)) {
+            return;  // signalled meanwhile
+        }
+        while (!signalled()) {
+            state_.wait(kSleeping, std::memory_order_acquire);
+        }
+    }
 
     static void cpuRelax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -66,7 +127,8 @@ class Parker {
 #endif
     }
 
-    std::atomic<std::uint32_t> signal_{0};
+    std::atomic<std::uint32_t> state_{kWaiting};
+    bool spinPays_ = true;  // owner-only
 };
 
 }  // namespace kvexec::wheel

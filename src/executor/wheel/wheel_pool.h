@@ -1,11 +1,12 @@
 // wheel_pool.h: the Wheel backend: sharded timing wheels, per-type ready
-// queues, and workers that spin briefly then park.
+// queues, and workers that park when idle (after a short spin while spinning
+// pays, at most half the cores spinning at once: parker.h).
 //
 // How a wake() reaches a worker (read top to bottom in wheel_pool.cc):
 //   caller -> shard of the id (lock) -> record leaves the wheel (O(1)
 //   unlink) -> ready queue of its type (lock) -> the most recently idle
 //   worker of that type is taken -> locks released -> unpark (a store, plus
-//   a futex wake only if that worker had stopped spinning).
+//   a futex wake only if that worker sleeps).
 // The caller never waits for another thread. Snoozed tasks sit in their
 // shard's wheel; a timer thread sleeps until the earliest deadline of all
 // shards (no tick), moves expired records to their ready queues, and is
@@ -121,6 +122,7 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     std::array<std::unique_ptr<Shard>, kShardCount> shards_;
     std::array<std::unique_ptr<ReadyQueue>, kTaskTypeCount> ready_;
     std::array<std::atomic<std::uint64_t>, kTaskTypeCount> executed_{};
+    SpinGate spinGate_;  // caps the idle workers spinning at once (parker.h)
 
     // The timer thread sleeps until timerWakeAt_; arming anything earlier
     // sets timerPending_ and wakes it. time_point::max() while it scans.

@@ -79,7 +79,7 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
             }
         }
         if (r == nullptr) {
-            me->park();
+            me->park(spinGate_);
             continue;
         }
         if (helper != nullptr) {
