@@ -5,8 +5,8 @@
 // signal back, and the PingPong floor measures exactly this mechanism.
 //
 // Thread safety: post() from any thread; wait() from the one owning thread.
-// Memory ordering: post() releases, wait() acquires, so what the poster
-// wrote before post() is visible after wait() returns.
+// Memory ordering: post() is seq_cst (see post()), wait() acquires, so what
+// the poster wrote before post() is visible after wait() returns.
 #pragma once
 
 #include <atomic>
@@ -17,8 +17,12 @@ namespace kvexec::bench {
 class Signal {
   public:
     // post: marks the signal set and wakes the waiter, if any.
+    // The store is seq_cst (an xchg on x86), not just release: notify_one()
+    // skips the futex wake when it sees no waiter registered, and a
+    // release store may become visible after that check (store-load
+    // reordering), which can strand a waiter that registered in between.
     void post() noexcept {
-        flag_.store(1, std::memory_order_release);
+        flag_.store(1, std::memory_order_seq_cst);
         flag_.notify_one();
     }
 

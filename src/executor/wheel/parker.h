@@ -65,8 +65,11 @@ class Parker {
 
     void prepare() noexcept { state_.store(kWaiting, std::memory_order_relaxed); }
 
+    // seq_cst on both sides (this exchange, the sleeper's compare-exchange
+    // and the waiter count that notify_one() reads): a sleeper either sees
+    // kSignalled before it waits or is registered before notify_one() looks.
     void unpark() noexcept {
-        if (state_.exchange(kSignalled, std::memory_order_acq_rel) == kSleeping) {
+        if (state_.exchange(kSignalled, std::memory_order_seq_cst) == kSleeping) {
             state_.notify_one();
         }
     }
@@ -111,7 +114,7 @@ class Parker {
 
     void sleep() noexcept {
         std::uint32_t expected = kWaiting;
-        if (!state_.compare_exchange_strong(expected, kSleeping, std::memory_order_acq_rel)) {
+        if (!state_.compare_exchange_strong(expected, kSleeping, std::memory_order_seq_cst)) {
             return;  // signalled meanwhile
         }
         while (!signalled()) {
