@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
-#include <vector>
 
 #include "executor/test_support.h"
 
@@ -15,20 +15,7 @@ namespace kvexec::wheel {
 namespace {
 
 using test::waitFor;
-
-// Like waitFor, but yields instead of sleeping 1 ms: the hand-off test
-// waits thousands of times for something that takes microseconds.
-template <class Pred>
-bool yieldUntil(Pred done) {
-    const auto until = std::chrono::steady_clock::now() + test::kDeadline;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > until) {
-            return done();
-        }
-        std::this_thread::yield();
-    }
-    return true;
-}
+using test::waitForYielding;
 
 TEST(Parker, AnUnparkBeforeParkMakesParkReturnAtOnce) {
     SpinGate gate;
@@ -57,7 +44,7 @@ TEST(Parker, NoUnparkIsLostInThousandsOfHandOffs) {
     });
     for (int i = 0; i < kRounds; ++i) {
         ASSERT_TRUE(
-            yieldUntil([&] { return prepared.exchange(false, std::memory_order_acq_rel); }));
+            waitForYielding([&] { return prepared.exchange(false, std::memory_order_acq_rel); }));
         if (i % 3 == 1) {
             std::this_thread::yield();
         } else if (i % 97 == 0) {
@@ -65,7 +52,7 @@ TEST(Parker, NoUnparkIsLostInThousandsOfHandOffs) {
             std::this_thread::sleep_for(std::chrono::microseconds(300));
         }
         p.unpark();
-        ASSERT_TRUE(yieldUntil([&] { return round.load(std::memory_order_acquire) == i + 1; }))
+        ASSERT_TRUE(waitForYielding([&] { return round.load(std::memory_order_acquire) == i + 1; }))
             << "round " << i << " never woke";
     }
     worker.join();
@@ -87,8 +74,9 @@ TEST(SpinGate, AdmitsAtMostItsLimitAtOnce) {
     gate.leave();
 }
 
-// With the gate full a worker does not spin: it sleeps, and an unpark from
-// another thread still wakes it.
+// With the gate full a worker does not spin but goes straight to sleep();
+// an unpark from another thread, before or after it falls asleep, still
+// wakes it. (The sleeping case is forced in NoUnparkIsLostInThousandsOfHandOffs.)
 TEST(Parker, AWorkerDeniedASpinSleepsAndStillWakes) {
     SpinGate gate;
     for (unsigned i = 0; i < gate.limit(); ++i) {
