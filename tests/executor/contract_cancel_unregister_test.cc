@@ -152,6 +152,93 @@ TYPED_TEST(UnregisterRules, Rule9_ABlockShutdownTaskIsNotPutToSleepWhileItsOwner
     EXPECT_EQ(runs, 3);
 }
 
+// Blocks the thread that drops it until the test lets go: a task holding
+// one stops unregisterTaskable() midway, at the moment it releases that task.
+class HoldOnRelease {
+  public:
+    HoldOnRelease(Gate& releasing, Gate& letGo) : releasing_(releasing), letGo_(letGo) {}
+    HoldOnRelease(const HoldOnRelease&) = delete;
+    HoldOnRelease& operator=(const HoldOnRelease&) = delete;
+    ~HoldOnRelease() {
+        releasing_.open();
+        letGo_.wait();
+    }
+
+  private:
+    Gate& releasing_;
+    Gate& letGo_;
+};
+
+// The race behind a crash of the Wheel backend: unregister has begun (the
+// owner is unregistering) but has not yet reached a blockShutdown task that
+// sits snoozed in the timer, and another thread snoozes it. Rule 9 makes it
+// due at once instead; it must then leave the timer, or its old deadline
+// fires later and queues it a second time: it ran on two workers at once
+// and its ready list was corrupted.
+TYPED_TEST(UnregisterRules, Rule9_OutsideSnoozeDuringUnregisterNeverQueuesATaskTwice) {
+    constexpr auto kArmedFor = 500ms;  // the time the test has to snooze it while armed
+    TestOwner bucket("bucket-b");
+    this->pool->registerTaskable(bucket);
+    this->pool->setThreadCount(TaskType::NonIO, 2);  // a second worker to run it twice
+    Gate releasing, letGo;
+    // Sixteen consecutive ids: one in each Wheel shard, so the first shard
+    // unregister visits holds one of them.
+    for (int i = 0; i < 16; ++i) {
+        auto hold = std::make_shared<HoldOnRelease>(releasing, letGo);
+        this->pool->schedule(makeTask(
+            bucket, [hold](LambdaTask&) { return false; }, TaskType::Reader, 0, kForever));
+    }
+    std::atomic<int> inRun{0}, overlaps{0}, runs{0};
+    std::atomic<bool> finish{false};
+    TaskPtr t;
+    do {  // on Wheel, outside the first shard unregister visits (id % 16 == 0)
+        t = makeTask(
+            bucket,
+            [&](LambdaTask&) {
+                if (inRun.fetch_add(1) != 0) {
+                    overlaps.fetch_add(1);
+                }
+                runs.fetch_add(1);
+                std::this_thread::sleep_for(1ms);  // mostly on a worker when queued again
+                inRun.fetch_sub(1);
+                return !finish.load();
+            },
+            TaskType::NonIO, 0, kArmedFor, /*blockShutdown=*/true);
+    } while (t->id() % 16 == 0);
+    std::weak_ptr<Task> weak = t;
+    const auto id = this->pool->schedule(std::move(t));
+    // Runs once the timer has passed the task's original deadline.
+    Gate pastOldDeadline;
+    this->pool->schedule(this->task(
+        [&](LambdaTask&) {
+            pastOldDeadline.open();
+            return false;
+        },
+        TaskType::AuxIO, 0, kArmedFor + 20ms));
+
+    std::thread unregisterer([&] { this->pool->unregisterTaskable(bucket, false); });
+    const bool midway = releasing.wait();
+    const bool armedWhenSnoozed = runs.load() == 0;
+    this->pool->snooze(id, 10s);  // rule 9: due at once instead of in 10 s
+    const bool ranAfterSnooze = waitFor([&] { return runs.load() > 0; });
+    const bool timerPassed = pastOldDeadline.wait();
+    finish = true;
+    letGo.open();
+    unregisterer.join();
+
+    EXPECT_TRUE(midway) << "unregister never released a task";
+    // Classic wakes every blockShutdown task before it releases anything, so
+    // there the snooze finds the task already due; Wheel visits shard by
+    // shard and must find it still armed, or this test proves nothing.
+    if (TypeParam::value == Backend::Wheel) {
+        EXPECT_TRUE(armedWhenSnoozed) << "the task ran before the snooze: kArmedFor is too short";
+    }
+    EXPECT_TRUE(ranAfterSnooze) << "a snooze put a blockShutdown task to sleep during unregister";
+    EXPECT_TRUE(timerPassed) << "the task's original deadline never passed";
+    EXPECT_EQ(overlaps.load(), 0) << "the task ran on two threads at once";
+    EXPECT_TRUE(weak.expired());
+}
+
 TYPED_TEST(UnregisterRules, Rule9_ForceCancelsBlockShutdownTasksToo) {
     TestOwner bucket("bucket-b");
     this->pool->registerTaskable(bucket);

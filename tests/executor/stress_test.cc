@@ -78,7 +78,7 @@ class Violations {
 class StressOwner : public TestOwner {
   public:
     explicit StressOwner(std::string name) : TestOwner(std::move(name)) {}
-    std::atomic<bool> finishing{false};  // blockShutdown tasks: return false
+    std::atomic<bool> finishing{false};  // tasks: a few more runs, then return false
     std::atomic<bool> gone{false};       // unregisterTaskable() has returned
 };
 
@@ -94,6 +94,11 @@ struct Probe {
     std::atomic<std::uint64_t> startsAtCancel{0};
     std::atomic<bool> cancelled{false};
     std::atomic<std::uint64_t> snoozes{0};  // pool->snooze() calls on it
+    // Runs it still asks for once its owner is finishing ("more to flush"):
+    // keeps blockShutdown tasks alive, and being re-queued, while
+    // unregisterTaskable() is under way.
+    int runsWhenFinishing = 0;
+    std::atomic<int> finishingRuns{0};
     // Busy tasks call back into their pool: wake() of a peer's id.
     ExecutorPool* pool = nullptr;
     TaskId peer = 0;
@@ -128,11 +133,27 @@ bool runProbe(Probe& p, LambdaTask& self) {
             break;
     }
     if (p.owner->finishing.load()) {
-        again = false;
+        again = p.finishingRuns.fetch_add(1) < p.runsWhenFinishing;
     }
     p.inRun.fetch_sub(1);
     return again;
 }
+
+// Held by a task alone: its destructor runs when the pool (or the last
+// holder) drops the task, and sometimes takes a while, as a task's
+// destructor may. A slow release keeps unregisterTaskable() midway between
+// shards for longer: the window in which other threads wake and snooze the
+// owner's tasks (a Wheel crash hid there).
+class SlowRelease {
+  public:
+    explicit SlowRelease(std::chrono::microseconds delay) : delay_(delay) {}
+    SlowRelease(const SlowRelease&) = delete;
+    SlowRelease& operator=(const SlowRelease&) = delete;
+    ~SlowRelease() { std::this_thread::sleep_for(delay_); }
+
+  private:
+    std::chrono::microseconds delay_;
+};
 
 // Task ids (and their probes) that any thread may wake or snooze.
 class Published {
@@ -290,9 +311,12 @@ class StressThread {
         const auto sleep = rng_() % 3 == 0
                                ? Clock::duration(std::chrono::microseconds(rng_() % 2000))
                                : Clock::duration::zero();
+        probe->runsWhenFinishing = static_cast<int>(rng_() % 4);
+        auto release = std::make_shared<SlowRelease>(
+            std::chrono::microseconds(rng_() % 4 == 0 ? rng_() % 200 : 0));
         slot.probe = probe;
         slot.task = makeTask(
-            owner(), [probe](LambdaTask& self) { return runProbe(*probe, self); }, type,
+            owner(), [probe, release](LambdaTask& self) { return runProbe(*probe, self); }, type,
             static_cast<int>(rng_() % 3), sleep, blockShutdown,
             "stress " + std::to_string(static_cast<int>(probe->kind)));
         pool_.schedule(slot.task);

@@ -1,6 +1,7 @@
 #include "executor/wheel/ready_queue.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace kvexec::wheel {
 
@@ -14,6 +15,9 @@ ReadyQueue::PriorityList& ReadyQueue::listFor(int priority) {
 }
 
 void ReadyQueue::pushLocked(Record& r) {
+    assert(!r.inReadyList && r.readyPrev == nullptr && r.readyNext == nullptr &&
+           "ReadyQueue: a record pushed while already linked (queued twice)");
+    assert(!r.armed() && "ReadyQueue: a record pushed while still armed in the wheel");
     PriorityList& list = listFor(r.task->priority());
     Record* after = list.tail;
     while (after != nullptr && after->key > r.key) {
@@ -29,6 +33,10 @@ void ReadyQueue::pushLocked(Record& r) {
 
 void ReadyQueue::unlinkLocked(Record& r) {
     PriorityList& list = listFor(r.task->priority());
+    assert(r.inReadyList && "ReadyQueue: a record unlinked that is not linked");
+    assert((r.readyPrev != nullptr ? r.readyPrev->readyNext : list.head) == &r &&
+           (r.readyNext != nullptr ? r.readyNext->readyPrev : list.tail) == &r &&
+           "ReadyQueue: a record unlinked from a list it is not in");
     (r.readyPrev != nullptr ? r.readyPrev->readyNext : list.head) = r.readyNext;
     (r.readyNext != nullptr ? r.readyNext->readyPrev : list.tail) = r.readyPrev;
     r.readyPrev = r.readyNext = nullptr;

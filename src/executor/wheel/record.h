@@ -1,10 +1,26 @@
 // record.h: what the Wheel backend keeps for each task it holds.
 //
 // A Record is owned by its Shard's map from schedule() until the task is
-// dropped. It is either armed in the shard's timing wheel (Where::Timer) or
-// handed to its type's ready queue (Where::Queued). A Queued record is
-// either still in the ready list (inReadyList) or taken by a worker that is
-// running it: "Queued and not in the list" is what Running means here.
+// dropped. It is in exactly one of three places at any time:
+//   Timer    (where == Timer): armed in its shard's wheel, possibly at a
+//            deadline earlier than `key` (lazy re-arm, see armLocked); in no
+//            ready list.
+//   Ready    (where == Queued, inReadyList): linked in the ready list of its
+//            task's type; not armed.
+//   Running  (where == Queued, !inReadyList): taken by one worker; neither
+//            armed nor linked.
+// Who may move it, and under which lock:
+//   - Link: only WheelPool::queueLocked() (shard lock, then the ready
+//     queue's lock), which first takes the record out of the wheel. Every
+//     path that makes a record due (wake, snooze, rule 9, the timer) goes
+//     through it, so an old deadline can never fire later and link it again.
+//   - Unlink: a worker's ReadyQueue::popLocked() (queue lock only: Ready ->
+//     Running), or cancel and re-arm holding both locks.
+//   - Arm: only a Timer record, or a Ready one right after its unlink; never
+//     a Running one (its worker places it again after the run).
+//   - Free: only WheelPool::eraseLocked() (shard lock), never while linked;
+//     a Running record only by its own worker, after the run.
+// ReadyQueue checks the link rules in builds with assertions on.
 //
 // Guarded by: the shard's mutex for where/key/notified/revived, the wheel
 // entry and the map; the ready queue's mutex for the list links and

@@ -22,7 +22,12 @@ void WheelPool::placeLocked(Record& r, Clock::time_point key, Clock::time_point 
     }
 }
 
+// The one place a record is linked into a ready list (record.h): it leaves
+// the wheel here, whatever made it due.
 void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
+    if (r.armed()) {
+        r.shard.wheel.cancel(r);
+    }
     r.where = Record::Where::Queued;
     r.key = key;
     TaskAccess::setStateUnlessDead(*r.task, TaskState::Running);
@@ -44,6 +49,7 @@ void WheelPool::armLocked(Record& r, Clock::time_point deadline, Deferred& out) 
     // Rule 9: while its owner is being unregistered, a blockShutdown task
     // is never put to sleep (not by its own run, not by a snooze from
     // outside): it runs until it returns false, and unregister waits for it.
+    // A record still armed (a lazy re-arm) leaves the wheel in queueLocked.
     if (r.task->blocksShutdown() && r.owner.unregistering.load()) {
         queueLocked(r, Clock::now(), out);
         return;
@@ -104,7 +110,6 @@ bool WheelPool::wakeLocked(Record& r, Deferred& out) {
         return false;
     }
     if (r.where == Record::Where::Timer) {
-        r.shard.wheel.cancel(r);
         const auto now = Clock::now();
         TaskAccess::setWakeTime(*r.task, now);
         queueLocked(r, now, out);
@@ -120,7 +125,6 @@ void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred
     const auto when = r.task->wakeTime();
     if (r.where == Record::Where::Timer) {
         if (when <= now) {
-            r.shard.wheel.cancel(r);
             queueLocked(r, when, out);
         } else {
             armLocked(r, when, out);  // O(1) re-arm

@@ -1,6 +1,7 @@
 // wheel_run.cc: the threads of the Wheel backend: workers that run due
 // tasks and park when idle, and the timer thread that moves expired tasks
 // from the wheels to the ready queues.
+#include <cassert>
 #include <stdexcept>
 
 #include "executor/task_runner.h"
@@ -138,6 +139,7 @@ void WheelPool::fireExpired(Clock::time_point now, Deferred& out) {
         std::lock_guard lock(shard->mutex);
         shard->wheel.advance(now, [&](TimerWheel::Entry& e) {
             auto& r = static_cast<Record&>(e);
+            assert(r.where == Record::Where::Timer && "an armed record that is not in the timer");
             if (r.key > now) {
                 shard->wheel.arm(r, r.key);  // re-armed later meanwhile (lazy re-arm)
             } else {
