@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "executor/delays.h"
+#include "executor/process_cpu.h"
 #include "executor/signal.h"
 
 namespace kvexec::bench {
@@ -49,11 +50,13 @@ void pingPong(benchmark::State& state) {
         for (auto& p : partners)
             p = std::make_unique<Partner>();
     }
+    const CpuPerItem cpu(state);
     for (auto _ : state) {
         Partner& p = *partners[t];
         p.ping.post();
         p.pong.wait();
     }
+    cpu.record(state);
     state.SetItemsProcessed(state.iterations());
     if (t == 0)
         partners.clear();

@@ -17,6 +17,7 @@
 
 #include "executor/delays.h"
 #include "executor/pool_harness.h"
+#include "executor/process_cpu.h"
 #include "executor/scenarios.h"
 
 namespace kvexec::bench {
@@ -24,13 +25,6 @@ namespace {
 
 constexpr std::size_t kIdleTasks = 30000;
 constexpr std::size_t kMemoryTasks = 1000000;
-
-double cpuSeconds() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    auto secs = [](const timeval& tv) { return double(tv.tv_sec) + double(tv.tv_usec) / 1e6; };
-    return secs(ru.ru_utime) + secs(ru.ru_stime);
-}
 
 double residentBytes() {
     long pages = 0, resident = 0;
@@ -65,12 +59,12 @@ void idleCpu(benchmark::State& state, Backend backend, std::chrono::milliseconds
     PoolHarness h(backend, PoolConfig{});
     scheduleTimeouts(h, kIdleTasks);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // settle
-    const double cpu0 = cpuSeconds();
+    const double cpu0 = processCpuSeconds();
     const auto wall0 = std::chrono::steady_clock::now();
     for (auto _ : state)
         std::this_thread::sleep_for(window);
     const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - wall0;
-    state.counters["idle_cpu_pct"] = (cpuSeconds() - cpu0) / wall.count() * 100.0;
+    state.counters["idle_cpu_pct"] = (processCpuSeconds() - cpu0) / wall.count() * 100.0;
 }
 
 void memoryPerTask(benchmark::State& state, Backend backend) {

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "executor/process_cpu.h"
+
 namespace kvexec::bench {
 namespace {
 
@@ -47,11 +49,13 @@ void oneShot(benchmark::State& state, const OneShotFactory& make) {
         const auto n = static_cast<std::size_t>(state.threads());
         oneShotWorld.reset(new OneShotWorld{Signals(n), make(n)});
     }
+    const CpuPerItem cpu(state);
     for (auto _ : state) {
         OneShotWorld& w = *oneShotWorld;
         w.target->runOnce(w.signals[t]);
         w.signals[t].wait();
     }
+    cpu.record(state);
     state.SetItemsProcessed(state.iterations());
     if (t == 0) {
         checkRuns(state, oneShotWorld->target->runs());
@@ -89,6 +93,7 @@ void longLived(benchmark::State& state, const LongLivedFactory& make) {
                                         static_cast<std::size_t>(state.range(0)), make);
     }
     std::size_t next = 0;
+    const CpuPerItem cpu(state);
     for (auto _ : state) {
         LongLivedWorld& w = *longLivedWorld;
         const auto& mine = w.owned[t];
@@ -96,6 +101,7 @@ void longLived(benchmark::State& state, const LongLivedFactory& make) {
         next = (next + 1 == mine.size()) ? 0 : next + 1;
         w.signals[t].wait();
     }
+    cpu.record(state);
     state.SetItemsProcessed(state.iterations());
     if (t == 0) {
         checkRuns(state, longLivedWorld->target->runs());
@@ -144,12 +150,14 @@ void timeoutAddCancel(benchmark::State& state, const std::string& key, const Tim
         timeoutTarget = &cachedTimeouts(key + "/" + std::to_string(count), count, make);
     DelayTable delays(/*seed=*/t + 1);
     std::size_t index = t;
+    const CpuPerItem cpu(state);
     for (auto _ : state) {
         timeoutTarget->rearm(index, delays.next());
         index += n;
         if (index >= count)
             index = t;
     }
+    cpu.record(state);
     state.SetItemsProcessed(state.iterations());
 }
 

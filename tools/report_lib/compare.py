@@ -3,7 +3,7 @@
 import math
 
 from report_lib import results
-from report_lib.tables import human_rate
+from report_lib.tables import cpu_per_item, human_ns, human_rate
 
 
 def _by_name(data):
@@ -34,8 +34,8 @@ def compare(path_a, path_b):
     a, b = _by_name(results.load(path_a)), _by_name(results.load(path_b))
     common = [n for n in b if n in a]
     width = max([len(n) for n in common] + [40]) + 2
-    lines = ["%-*s %12s %12s %9s  %s" % (width, "Benchmark", "before (A)", "after (B)",
-                                         "B/A", "metric"), ""]
+    lines = ["%-*s %12s %12s %9s  %-8s %21s" % (width, "Benchmark", "before (A)", "after (B)",
+                                                "B/A", "metric", "CPU/item A -> B"), ""]
     groups = {}
     for name in common:
         va, label, higher = _metric(a[name])
@@ -45,8 +45,10 @@ def compare(path_a, path_b):
             key = (b[name].impl, b[name].scenario)
             groups.setdefault(key, []).append(ratio if higher else 1 / ratio)
         fmt = human_rate if label == "items/s" else (lambda v: "%.4g" % v)
-        lines.append("%-*s %12s %12s %9s  %s" % (width, name, fmt(va), fmt(vb), _ratio(ratio),
-                                                 label))
+        ca, cb = cpu_per_item(a[name]), cpu_per_item(b[name])
+        cpu = "%9s -> %-9s" % (human_ns(ca), human_ns(cb)) if ca and cb else ""
+        lines.append("%-*s %12s %12s %9s  %-8s %21s" % (width, name, fmt(va), fmt(vb),
+                                                        _ratio(ratio), label, cpu))
     lines += ["", "Improvement, B over A (geometric mean; > 1 is better):"]
     for (impl, scenario), values in groups.items():
         lines.append("  %-10s %-22s %9s  (%d rows)" % (impl, scenario, _ratio(_geomean(values)),

@@ -13,11 +13,19 @@ STYLE = {"Classic": ("tab:red", "-"), "Wheel": ("tab:green", "-"),
          "PingPong": ("grey", ":")}
 
 
-def _series(rows, scenario, select, x_of, also=()):
+def _items_per_second(row):
+    return row.items_per_second
+
+
+def _cpu_per_item(row):
+    return row.counters.get("cpu_ns_per_item")
+
+
+def _series(rows, scenario, select, x_of, also=(), metric=_items_per_second):
     series = {}
     for r in rows:
-        if (r.scenario == scenario and select(r)) or r.scenario in also:
-            series.setdefault(r.impl, {})[x_of(r)] = r.items_per_second
+        if ((r.scenario == scenario and select(r)) or r.scenario in also) and metric(r):
+            series.setdefault(r.impl, {})[x_of(r)] = metric(r)
     return series
 
 
@@ -43,14 +51,14 @@ def _save(fig, path):
     return path
 
 
-def plot_threads(rows, outdir, scenario, filename, ylabel):
+def plot_threads(rows, outdir, scenario, filename, ylabel, metric=_items_per_second):
     values = sorted({r.value for r in rows if r.scenario == scenario})
     if not values:
         return None
     fig, axes = plt.subplots(1, len(values), figsize=(6 * len(values), 4.5), squeeze=False)
     for ax, v in zip(axes[0], values):
         series = _series(rows, scenario, lambda r, v=v: r.value == v, lambda r: r.threads,
-                         also=("PingPong",))
+                         also=("PingPong",), metric=metric)
         title = scenario + ("" if not v else " (Tasks:%d)" % v)
         _draw(ax, series, title, "benchmark threads", ylabel, logx_base=2)
         ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
@@ -74,5 +82,9 @@ def plot_timeouts(rows, outdir):
 def plot_all(rows, outdir):
     paths = [plot_threads(rows, outdir, "OneShotScheduleRun", "one_shot.png", "round trips/s"),
              plot_threads(rows, outdir, "LongLivedScheduleRun", "long_lived.png", "wakes/s"),
+             plot_threads(rows, outdir, "OneShotScheduleRun", "one_shot_cpu.png",
+                          "CPU ns per round trip (process)", metric=_cpu_per_item),
+             plot_threads(rows, outdir, "LongLivedScheduleRun", "long_lived_cpu.png",
+                          "CPU ns per wake (process)", metric=_cpu_per_item),
              plot_timeouts(rows, outdir)]
     return [p for p in paths if p]

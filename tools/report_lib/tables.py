@@ -50,26 +50,37 @@ def _impls(rows, families):
     return seen
 
 
-def _grid(rows, scenario, param_value, axis, also=()):
-    """{impl: {x: items/s}} for one scenario (plus the rows of the scenarios
+def items_per_second(row):
+    return row.items_per_second
+
+
+def cpu_per_item(row):
+    """Whole-process CPU ns per item (user + sys, all threads); None if the
+    run did not measure it."""
+    return row.counters.get("cpu_ns_per_item")
+
+
+def _grid(rows, scenario, param_value, axis, also=(), metric=items_per_second):
+    """{impl: {x: metric}} for one scenario (plus the rows of the scenarios
     in `also`, e.g. the PingPong floor); x is threads or the param."""
     grid = {}
     for r in rows:
         if r.scenario != scenario and r.scenario not in also:
             continue
         if r.scenario in also:
-            grid.setdefault(r.impl, {})[r.threads] = r.items_per_second
+            x = r.threads
+        elif axis == "threads" and param_value is not None and r.value != param_value:
             continue
-        if axis == "threads" and param_value is not None and r.value != param_value:
+        elif axis == "value" and r.threads != param_value:
             continue
-        if axis == "value" and r.threads != param_value:
-            continue
-        x = r.threads if axis == "threads" else r.value
-        grid.setdefault(r.impl, {})[x] = r.items_per_second
+        else:
+            x = r.threads if axis == "threads" else r.value
+        if metric(r) is not None:
+            grid.setdefault(r.impl, {})[x] = metric(r)
     return grid
 
 
-def _ratio_columns(grid, impl, xs, peers):
+def _ratio_columns(grid, impl, xs, peers, best_of=max):
     """Geometric means over xs of impl/Classic and impl/(best peer at x)."""
     mine = grid.get(impl, {})
     to_classic, to_peer = [], []
@@ -77,7 +88,7 @@ def _ratio_columns(grid, impl, xs, peers):
         if x not in mine:
             continue
         classic = grid.get("Classic", {}).get(x)
-        best = max([grid[p][x] for p in peers if x in grid.get(p, {})], default=None)
+        best = best_of([grid[p][x] for p in peers if x in grid.get(p, {})], default=None)
         if classic:
             to_classic.append(mine[x] / classic)
         if best:
@@ -85,12 +96,24 @@ def _ratio_columns(grid, impl, xs, peers):
     return _geomean(to_classic), _geomean(to_peer)
 
 
-def scenario_block(rows, title, scenario, param_value=None, axis="threads", extra=()):
+def human_ns(ns):
+    """12345.6 -> '12.3us'."""
+    for div, suffix in ((1e6, "ms"), (1e3, "us")):
+        if ns >= div:
+            return "%.3g%s" % (ns / div, suffix)
+    return "%.3gns" % ns
+
+
+def scenario_block(rows, title, scenario, param_value=None, axis="threads", extra=(),
+                   metric=items_per_second):
     """One summary table: implementations down, thread counts (or timeout
-    counts) across, items/s in the cells, ratio columns at the right."""
-    grid = _grid(rows, scenario, param_value, axis, also=extra)
+    counts) across, items/s (or, with metric=cpu_per_item, CPU per item:
+    the best peer is then the cheapest) in the cells, ratio columns at the
+    right."""
+    grid = _grid(rows, scenario, param_value, axis, also=extra, metric=metric)
     if not grid:
         return ""
+    cpu = metric is cpu_per_item
     backends, peers = _impls(rows, BACKENDS), _impls(rows, PEERS)
     order = [i for i in backends + peers + list(extra) if i in grid]
     xs = sorted({x for cells in grid.values() for x in cells})
@@ -98,11 +121,19 @@ def scenario_block(rows, title, scenario, param_value=None, axis="threads", extr
     head = "%-10s" % label + "".join("%10s" % x for x in xs) + "   x Classic  x best peer"
     lines = [title, head]
     for impl in order:
-        cells = "".join("%10s" % (human_rate(grid[impl][x]) if x in grid[impl] else "-")
-                        for x in xs)
-        c, p = _ratio_columns(grid, impl, xs, peers)
+        cells = "".join("%10s" % ((human_ns if cpu else human_rate)(grid[impl][x])
+                                  if x in grid[impl] else "-") for x in xs)
+        c, p = _ratio_columns(grid, impl, xs, peers, best_of=min if cpu else max)
         lines.append("%-10s%s   %9s  %11s" % (impl, cells, _fmt_ratio(c), _fmt_ratio(p)))
     return "\n".join(lines)
+
+
+def throughput_and_cpu(rows, title, scenario, param_value=None, axis="threads", extra=()):
+    """The items/s table of a scenario, then its CPU-per-item table."""
+    rate = scenario_block(rows, title, scenario, param_value, axis, extra)
+    cpu = scenario_block(rows, "  ... CPU per item (whole process, user + sys; lower is "
+                         "better)", scenario, param_value, axis, extra, metric=cpu_per_item)
+    return "\n".join(b for b in (rate, cpu) if b)
 
 
 def _fmt_ratio(v):
@@ -163,13 +194,13 @@ def summary(rows, data):
            "machine: %s CPUs, load average at start %s, at end %s" % (
                ctx.get("num_cpus", "?"), ", ".join("%.2f" % x for x in load),
                ", ".join("%.2f" % x for x in data.get("load_avg_at_end", [])))]
-    blocks = [scenario_block(rows, "OneShotScheduleRun: round trips/s", "OneShotScheduleRun",
-                             extra=("PingPong",))]
+    blocks = [throughput_and_cpu(rows, "OneShotScheduleRun: round trips/s",
+                                 "OneShotScheduleRun", extra=("PingPong",))]
     for tasks in sorted({r.value for r in rows if r.scenario == "LongLivedScheduleRun"}):
-        blocks.append(scenario_block(rows, "LongLivedScheduleRun, Tasks:%d: wakes/s" % tasks,
-                                     "LongLivedScheduleRun", tasks, extra=("PingPong",)))
+        blocks.append(throughput_and_cpu(rows, "LongLivedScheduleRun, Tasks:%d: wakes/s" % tasks,
+                                         "LongLivedScheduleRun", tasks, extra=("PingPong",)))
     for threads in sorted({r.threads for r in rows if r.scenario == "TimeoutAddCancel"}):
-        blocks.append(scenario_block(
+        blocks.append(throughput_and_cpu(
             rows, "TimeoutAddCancel, threads:%d: re-arms/s by timeouts in flight" % threads,
             "TimeoutAddCancel", threads, axis="value"))
     blocks += [footprint_block(rows), floor_block(rows), shape_line(rows)]
