@@ -13,6 +13,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "executor/process_cpu.h"
@@ -161,12 +162,101 @@ void timeoutAddCancel(benchmark::State& state, const std::string& key, const Tim
     state.SetItemsProcessed(state.iterations());
 }
 
+// --- Sparse wakes ---------------------------------------------------------
+
+// kSparseThreads benchmark threads each wake their own long-lived task
+// every kSparsePeriod (1,000 wakes/s in all) and wait for its run; thread 0
+// records the process's CPU over the window as a percentage of one core.
+// A pool that spins between wakes burns a core here.
+constexpr int kSparseThreads = 16;
+constexpr auto kSparsePeriod = std::chrono::milliseconds(16);
+
+void sparseWake(benchmark::State& state, const LongLivedFactory& make,
+                std::chrono::milliseconds window) {
+    const auto t = static_cast<std::size_t>(state.thread_index());
+    if (t == 0) {
+        releaseCachedTimeouts();
+        longLivedWorld = buildLongLived(static_cast<std::size_t>(state.threads()),
+                                        static_cast<std::size_t>(state.range(0)), make);
+    }
+    const double cpu0 = processCpuSeconds();
+    const auto start = std::chrono::steady_clock::now();
+    for (auto _ : state) {
+        LongLivedWorld& w = *longLivedWorld;
+        // Threads start their periods spread over one period.
+        auto next = start + kSparsePeriod * static_cast<int>(t) / kSparseThreads;
+        std::size_t i = 0;
+        for (; next < start + window; next += kSparsePeriod) {
+            std::this_thread::sleep_until(next);
+            w.target->wake(w.owned[t][i]);
+            i = (i + 1) % w.owned[t].size();
+            w.signals[t].wait();
+        }
+    }
+    const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - start;
+    if (t == 0) {
+        state.counters["cpu_pct"] = (processCpuSeconds() - cpu0) / wall.count() * 100.0;
+        longLivedWorld->target.reset();
+        longLivedWorld.reset();
+    }
+}
+
 }  // namespace
 
 void releaseCachedTimeouts() {
     timeoutCache.target.reset();
     timeoutCache.key.clear();
 }
+
+namespace {
+
+// The pool at kOversubscribedWorkers workers, kOversubscribedThreads
+// submitting threads (a server's front-end threads outnumbering the
+// cores), and the sparse-wake CPU row.
+constexpr std::size_t kOversubscribedWorkers = 2;
+constexpr int kOversubscribedThreads = 16;
+
+void registerLoadedScenarios(const Implementation& impl, const Options& options) {
+    const std::string prefix = impl.family + "/";
+    auto finish = [&](benchmark::internal::Benchmark* b, int threads) {
+        b->UseRealTime()->Threads(threads);
+        if (options.smoke)
+            b->Iterations(1);
+    };
+    if (impl.oneShot) {
+        OneShotFactory two = [make = impl.oneShot](std::size_t) {
+            return make(kOversubscribedWorkers);
+        };
+        finish(
+            benchmark::RegisterBenchmark((prefix + "OneShotOversubscribed_" + impl.label).c_str(),
+                                         [two](benchmark::State& s) { oneShot(s, two); }),
+            kOversubscribedThreads);
+    }
+    if (!impl.longLived) {
+        return;
+    }
+    LongLivedFactory two = [make = impl.longLived](std::size_t) {
+        return make(kOversubscribedWorkers);
+    };
+    auto* b =
+        benchmark::RegisterBenchmark((prefix + "LongLivedOversubscribed_" + impl.label).c_str(),
+                                     [two](benchmark::State& s) { longLived(s, two); });
+    b->ArgName("Tasks");
+    for (auto k : kLongLivedTasks)
+        b->Arg(k);
+    finish(b, kOversubscribedThreads);
+    const auto window = std::chrono::milliseconds(options.smoke ? 100 : 1000);
+    auto* sparse = benchmark::RegisterBenchmark(
+        (prefix + "SparseWakeCpu_" + impl.label).c_str(),
+        [two, window](benchmark::State& s) { sparseWake(s, two, window); });
+    sparse->ArgName("Tasks")
+        ->Arg(kSparseThreads)
+        ->Iterations(1)
+        ->UseRealTime()
+        ->Threads(kSparseThreads);
+}
+
+}  // namespace
 
 void registerScenarios(const Implementation& impl, const Options& options) {
     auto finish = [&](benchmark::internal::Benchmark* b) {
@@ -191,6 +281,7 @@ void registerScenarios(const Implementation& impl, const Options& options) {
             b->Arg(k);
         finish(b);
     }
+    registerLoadedScenarios(impl, options);
     if (impl.timeouts) {
         auto* b = benchmark::RegisterBenchmark(
             (prefix + "TimeoutAddCancel_" + impl.label).c_str(),

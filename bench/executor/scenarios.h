@@ -4,9 +4,16 @@
 //   <family>/OneShotScheduleRun_<label>/real_time/threads:N
 //   <family>/LongLivedScheduleRun_<label>/Tasks:K/real_time/threads:N
 //   <family>/TimeoutAddCancel_<label>/Timeouts:K/real_time/threads:N
+// and, with the pool held at 2 workers under 16 submitting threads:
+//   <family>/OneShotOversubscribed_<label>/real_time/threads:16
+//   <family>/LongLivedOversubscribed_<label>/Tasks:K/real_time/threads:16
+//   <family>/SparseWakeCpu_<label>/Tasks:16/iterations:1/real_time/threads:16
 //
 // items_per_second counts completed round trips (OneShot, LongLived) or
-// re-arms (TimeoutAddCancel), summed over the N benchmark threads.
+// re-arms (TimeoutAddCancel), summed over the N benchmark threads; the
+// counter cpu_ns_per_item is the process's CPU per item (process_cpu.h).
+// SparseWakeCpu wakes 1,000 tasks/s in all and reports cpu_pct, the
+// process's CPU over its window in % of one core.
 #pragma once
 
 #include "executor/options.h"

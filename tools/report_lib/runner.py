@@ -13,6 +13,9 @@ SCENARIOS_QUICK = "|".join([
     "LongLivedScheduleRun_[A-Za-z]+/Tasks:16/real_time/threads:(1|2|4|16)$",
     "TimeoutAddCancel_[A-Za-z]+/Timeouts:(1000|4096|30000)/real_time/threads:(1|4)$",
     "TimeoutAddCancel_[A-Za-z]+/Timeouts:1000000/real_time/threads:1$",
+    "OneShotOversubscribed_[A-Za-z]+/real_time/threads:16$",
+    "LongLivedOversubscribed_[A-Za-z]+/Tasks:16/real_time/threads:16$",
+    "SparseWakeCpu_",
     "^PingPong/real_time/threads:(1|2|4|16)$",
     "^Baseline",
 ])

@@ -171,6 +171,16 @@ def footprint_block(rows):
     return "\n".join(lines)
 
 
+def sparse_wake_block(rows):
+    sparse = [r for r in rows if r.scenario == "SparseWakeCpu" and "cpu_pct" in r.counters]
+    if not sparse:
+        return ""
+    lines = ["Sparse wakes: 16 threads wake their tasks at 1,000 wakes/s in all, pool at 2 "
+             "workers: process CPU, % of a core"]
+    lines += ["%-10s %8.3g" % (r.impl, r.counters["cpu_pct"]) for r in sparse]
+    return "\n".join(lines)
+
+
 def floor_block(rows):
     pp = {r.threads: r for r in rows if r.scenario == "PingPong"}
     base = [r for r in rows if r.scenario == "Baseline"]
@@ -199,6 +209,14 @@ def summary(rows, data):
     for tasks in sorted({r.value for r in rows if r.scenario == "LongLivedScheduleRun"}):
         blocks.append(throughput_and_cpu(rows, "LongLivedScheduleRun, Tasks:%d: wakes/s" % tasks,
                                          "LongLivedScheduleRun", tasks, extra=("PingPong",)))
+    blocks.append(throughput_and_cpu(
+        rows, "OneShotScheduleRun oversubscribed (pool at 2 workers): round trips/s",
+        "OneShotOversubscribed"))
+    for tasks in sorted({r.value for r in rows if r.scenario == "LongLivedOversubscribed"}):
+        blocks.append(throughput_and_cpu(
+            rows, "LongLivedScheduleRun oversubscribed (pool at 2 workers), Tasks:%d: wakes/s"
+            % tasks, "LongLivedOversubscribed", tasks))
+    blocks.append(sparse_wake_block(rows))
     for threads in sorted({r.threads for r in rows if r.scenario == "TimeoutAddCancel"}):
         blocks.append(throughput_and_cpu(
             rows, "TimeoutAddCancel, threads:%d: re-arms/s by timeouts in flight" % threads,
