@@ -176,8 +176,8 @@ class Published {
 // Fails the process with every thread's stack when progress stops.
 class Watchdog {
   public:
-    explicit Watchdog(std::atomic<std::uint64_t>& progress)
-        : progress_(progress), thread_([this] { watch(); }) {}
+    Watchdog(std::atomic<std::uint64_t>& progress, ExecutorPool& pool)
+        : progress_(progress), pool_(pool), thread_([this] { watch(); }) {}
     ~Watchdog() {
         stop_ = true;
         thread_.join();
@@ -203,6 +203,7 @@ class Watchdog {
                      "\nexecutor_stress_test: no progress for 10 s: deadlock? seed %llu\n"
                      "stacks of all threads:\n",
                      static_cast<unsigned long long>(options.seed));
+        printTasks();
         const std::string gdb = "gdb -p " + std::to_string(getpid()) +
                                 " -batch -ex 'thread apply all bt' 1>&2 2>/dev/null";
         if (std::system(gdb.c_str()) != 0) {
@@ -211,7 +212,32 @@ class Watchdog {
         std::abort();
     }
 
+    // Every task the pool still holds: what it waits for. stats() may block
+    // if a pool lock is held, so it runs on its own thread, given 2 s.
+    void printTasks() {
+        auto done = std::make_shared<Gate>();
+        std::thread([this, done] {
+            const auto now = Clock::now();
+            for (const auto& t : pool_.stats().tasks) {
+                const auto wakeIn =
+                    t.wakeTime == Clock::time_point::max()
+                        ? -1.0
+                        : std::chrono::duration<double, std::milli>(t.wakeTime - now).count();
+                std::fprintf(stderr, "  task %llu '%s' of %s: %s %s, wake in %.1f ms, %llu runs\n",
+                             static_cast<unsigned long long>(t.id), t.description.c_str(),
+                             t.owner.c_str(), std::string(to_string(t.type)).c_str(),
+                             std::string(to_string(t.state)).c_str(), wakeIn,
+                             static_cast<unsigned long long>(t.runCount));
+            }
+            done->open();
+        }).detach();
+        if (!done->wait(2s)) {
+            std::fprintf(stderr, "  (stats() blocked: a pool lock is held)\n");
+        }
+    }
+
     std::atomic<std::uint64_t>& progress_;
+    ExecutorPool& pool_;
     std::atomic<bool> stop_{false};
     std::thread thread_;
 };
@@ -279,6 +305,9 @@ class StressThread {
         } else if (dice < 975) {
             setThreadCount();
         } else if (dice < 985) {
+            if (rng_() % 2 == 0) {
+                scheduleAgainAll();  // revives, some of them mid-run: then unregister at once
+            }
             unregisterOwner(rng_() % 2 == 0);
             newOwner();
         } else {
@@ -318,9 +347,21 @@ class StressThread {
         slot.task = makeTask(
             owner(), [probe, release](LambdaTask& self) { return runProbe(*probe, self); }, type,
             static_cast<int>(rng_() % 3), sleep, blockShutdown,
-            "stress " + std::to_string(static_cast<int>(probe->kind)));
+            "stress " + std::to_string(static_cast<int>(probe->kind)) +
+                (blockShutdown ? " blockShutdown" : ""));
         pool_.schedule(slot.task);
         published_.add(slot.task->id(), probe);
+    }
+
+    // schedule() again of every task held in a slot: revives the cancelled
+    // ones, including those whose last run is just ending.
+    void scheduleAgainAll() {
+        for (auto& slot : slots_) {
+            if (slot.task) {
+                slot.probe->cancelled = false;
+                pool_.schedule(slot.task);
+            }
+        }
     }
 
     void wakeOwn(Slot& slot) {
@@ -454,7 +495,7 @@ TYPED_TEST(Stress, RandomMixKeepsTheInvariants) {
     Published published;
     std::atomic<std::uint64_t> progress{0};
     {
-        Watchdog watchdog(progress);
+        Watchdog watchdog(progress, *pool);
         std::vector<std::unique_ptr<StressThread>> stressors;
         for (int i = 0; i < kStressThreads; ++i) {
             stressors.push_back(

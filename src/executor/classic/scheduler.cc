@@ -63,7 +63,8 @@ TaskId Scheduler::reviveLocked(Entry& e) {
     TaskQueue& q = queueOf(e.task->type());
     std::lock_guard queueLock(q.mutex);
     if (e.where == Entry::Where::Future || e.where == Entry::Where::Ready) {
-        if (q.rekeyLocked(e, e.task->wakeTime(), Clock::now())) {
+        const auto now = Clock::now();
+        if (q.rekeyLocked(e, e.keyFor(e.task->wakeTime(), now), now)) {
             q.wakeup.notify_one();
         }
     } else {

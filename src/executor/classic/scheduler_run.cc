@@ -57,6 +57,9 @@ void Scheduler::requeueAfterRunLocked(TaskQueue& q, Entry& e, std::uint32_t snoo
 }
 
 // The run ended Dead: drop the entry unless schedule() revived it meanwhile.
+// A revived entry is queued like any other: at its wake time, at once if it
+// was woken meanwhile or may not sleep (rule 9: unregister may have woken
+// it while it was Finishing, and is waiting for it).
 void Scheduler::dropFinished(Entry& e) {
     std::vector<TaskPtr> erased;
     {
@@ -64,9 +67,14 @@ void Scheduler::dropFinished(Entry& e) {
         TaskQueue& q = queueOf(e.task->type());
         std::unique_lock queueLock(q.mutex);
         if (e.revived) {
+            const auto now = Clock::now();
+            if (e.notified) {
+                TaskAccess::setWakeTime(*e.task, now);
+            }
+            e.key = e.keyFor(e.task->wakeTime(), now);
             e.revived = false;
-            e.key = e.task->wakeTime();
-            if (q.pushLocked(e, Clock::now())) {
+            e.notified = false;
+            if (q.pushLocked(e, now)) {
                 q.wakeup.notify_one();
             }
             return;
