@@ -57,8 +57,9 @@ struct BucketStats {
 //      low - high : (cumulative%) count ████
 //      Avg : (mean)
 std::string formatBucketStatsText(const BucketStats& stats);
-// One JSON object: counters by name, "histograms": {name: {count, meanNs,
-// p50Ns, p90Ns, p99Ns, maxNs, buckets: [[upper, count], ...]}}.
+// One JSON object: counters by name, "histograms": {name: {count, unit
+// ("ns" or "items"), mean, p50, p90, p99, max, buckets: [[upper, count],
+// ...]}}.
 std::string formatBucketStatsJson(const BucketStats& stats);
 
 }  // namespace kvexec::engine
