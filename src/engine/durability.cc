@@ -33,6 +33,10 @@ void BucketImpl::resolveLocked(VBucket& vb, SyncWrite& write) {
         std::lock_guard lock(completionMutex_);
         completionQueue_.push_back(vb.id);
     }
+    wakeCompletion();
+}
+
+void BucketImpl::wakeCompletion() {
     if (!completionPending_.exchange(true, std::memory_order_acq_rel)) {
         pool_.wake(completionTask_);
     }
@@ -109,10 +113,13 @@ bool BucketImpl::runCompletion() {
     pool_.snooze(completionTask_, kForever);
     completionPending_.store(false, std::memory_order_release);
     std::vector<Vbid> vbids;
+    std::vector<FinishedSyncWrite> failed;
     {
         std::lock_guard lock(completionMutex_);
         vbids.swap(completionQueue_);
+        failed.swap(failedWrites_);
     }
+    finish(failed);
     for (const Vbid v : vbids) {
         auto& vb = vbucket(v);
         std::vector<FinishedSyncWrite> done;

@@ -89,6 +89,14 @@ BucketImpl::BucketImpl(ExecutorPool& pool, BucketConfig config)
 BucketImpl::~BucketImpl() {
     shuttingDown_.store(true);
     pool_.unregisterTaskable(*this, false);
+    {
+        std::vector<FinishedSyncWrite> failed;
+        {
+            std::lock_guard lock(completionMutex_);
+            failed.swap(failedWrites_);
+        }
+        finish(failed);
+    }
     for (auto& vbPtr : vbuckets_) {
         auto& vb = *vbPtr;
         std::vector<FinishedSyncWrite> done;

@@ -112,6 +112,7 @@ class BucketImpl final : public Bucket {
     FinishedSyncWrite abortLocked(VBucket& vb, Seqno seqno, Status status);
     std::vector<FinishedSyncWrite> commitResolvedLocked(VBucket& vb);
     void finish(std::vector<FinishedSyncWrite>& done);
+    void wakeCompletion();
     void armTimeoutLocked(VBucket& vb);
     // warmup.cc
     void loadVBucket(VBucket& vb);
@@ -146,6 +147,9 @@ class BucketImpl final : public Bucket {
     std::atomic<bool> completionPending_{false};
     std::mutex completionMutex_;
     std::vector<Vbid> completionQueue_;  // guarded by completionMutex_
+    // SyncWrites a failed flush aborted; their clients are told by the
+    // completion task, so that every SyncWrite completes on NonIO.
+    std::vector<FinishedSyncWrite> failedWrites_;  // guarded by completionMutex_
     TaskId expiryPager_ = 0;
 
     std::atomic<std::int64_t> memUsed_{0};

@@ -4,6 +4,7 @@
 // wake(). The flusher snoozes itself before draining, so a wake that lands
 // during the drain makes it run again instead of being lost (MB-36380).
 #include <iostream>
+#include <iterator>
 #include <string_view>
 #include <unordered_map>
 
@@ -149,7 +150,13 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
                 failed.push_back(abortLocked(vb, seqno, Status::Internal));
             }
         }
-        finish(failed);
+        if (!failed.empty()) {
+            {
+                std::lock_guard lock(completionMutex_);
+                std::move(failed.begin(), failed.end(), std::back_inserter(failedWrites_));
+            }
+            wakeCompletion();
+        }
         return false;
     }
     batchSize_.record(static_cast<std::uint64_t>(batch.size()));

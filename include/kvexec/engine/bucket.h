@@ -29,8 +29,9 @@
 //   at once (every read, every non-durable mutation, every error found
 //   before queueing), it runs inline on the caller's thread before the call
 //   returns. A SyncWrite completes later on a NonIO worker of the pool
-//   (the DurabilityCompletion task, or the vBucket's SyncWrite timeout
-//   task). Callbacks never run under an engine lock and must not block; a
+//   (the DurabilityCompletion task: commits and failed flushes; or the
+//   vBucket's SyncWrite timeout task), or, for SyncWrites a whole-bucket
+//   flush() aborts, inline in flush(), or in the bucket's destructor. Callbacks never run under an engine lock and must not block; a
 //   server hops back to its own event loop itself.
 // - Destroying the bucket (must not race with other calls on it) flushes
 //   what is dirty (best effort), completes pending SyncWrites with
