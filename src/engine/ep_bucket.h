@@ -53,6 +53,7 @@ class BucketImpl final : public Bucket {
     void arithmetic(ArithmeticRequest request, ArithmeticCallback done) override;
     void touch(Vbid vbid, std::string key, std::uint32_t expiry, GetCallback done) override;
     void flush(StatusCallback done) override;
+    void compact(Vbid vbid, StatusCallback done) override;
     ObserveSeqnoResult observeSeqno(Vbid vbid) const override;
     std::shared_ptr<ChangeStream> openStream(StreamRequest request, StreamItemCallback onItem,
                                              Status* status) override;

@@ -183,3 +183,44 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
 }
 
 }  // namespace kvexec::engine
+
+namespace kvexec::engine {
+
+// Compaction rewrites the file under the store's vBucket write lock only
+// at its switch; it runs on AuxIO so that flushers (Writer) never wait
+// behind a whole-file copy.
+void BucketImpl::compact(Vbid vbid, StatusCallback done) {
+    if (vbid >= vbuckets_.size()) {
+        done(Status::NotMyVbucket);
+        return;
+    }
+    if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete ||
+        shuttingDown_.load()) {
+        done(Status::TempFail);
+        return;
+    }
+    auto body = [this, vbid, done = std::move(done)](LambdaTask&) {
+        Seqno purgeBefore = 0;
+        {
+            auto& vb = vbucket(vbid);
+            std::lock_guard lock(vb.mutex);
+            purgeBefore = vb.persistedSeqno;
+        }
+        Status status = Status::Success;
+        try {
+            if (store_->exists(vbid)) {
+                store_->compact(vbid, purgeBefore);
+            }
+        } catch (const std::exception& error) {
+            std::cerr << "kvexec engine: compaction of vb:" << vbid << " failed: " << error.what()
+                      << '\n';
+            status = Status::Internal;
+        }
+        done(status);
+        return false;
+    };
+    pool_.schedule(std::make_shared<LambdaTask>(
+        *this, TaskType::AuxIO, "Compaction vb:" + std::to_string(vbid), std::move(body)));
+}
+
+}  // namespace kvexec::engine

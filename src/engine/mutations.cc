@@ -69,8 +69,10 @@ void BucketImpl::mutate(Vbid vbid, std::string key, Durability durability, const
                 status = Status::TooBig;
             }
             // Twice: the resident value and its copy in the dirty queue.
-            if (status == Status::Success &&
-                overQuota(2 * footprint(key.size(), proposal.value.value.size()))) {
+            const auto bytes = 2 * footprint(key.size(), proposal.value.value.size());
+            if (status == Status::Success && bytes > config_.memoryQuota) {
+                status = Status::NoMemory;  // would not fit even in an empty bucket
+            } else if (status == Status::Success && overQuota(bytes)) {
                 status = Status::TempFail;
                 tempFailures_.fetch_add(1, std::memory_order_relaxed);
             }

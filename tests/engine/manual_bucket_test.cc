@@ -370,6 +370,34 @@ TEST_F(ManualBucketTest, MemoryQuotaGivesTempFailNotAnAbort) {
               Status::Success);
 }
 
+TEST_F(ManualBucketTest, ItemLargerThanTheWholeQuotaGetsNoMemory) {
+    config.memoryQuota = 1024;
+    reopen();
+    EXPECT_EQ(storeNow(*bucket, setRequest(0, "k", std::string(600, 'x')))->status,
+              Status::NoMemory);
+}
+
+TEST_F(ManualBucketTest, CompactionRunsOnAuxIOAndKeepsLiveDocuments) {
+    for (int i = 0; i < 20; ++i) {
+        storeNow(*bucket, setRequest(0, "k", storage::test::keyOf(i, "v")));
+        settle();  // one batch each: 20 versions in the file
+    }
+    bucket->remove(RemoveRequest{0, "k", 0, {}}, [](const MutationResult&) {});
+    storeNow(*bucket, setRequest(0, "live", "v"));
+    settle();
+    const auto before = std::filesystem::file_size(dir.path() / "0.kv.1");
+    Status compacted = Status::Internal;
+    bucket->compact(0, [&](Status s) { compacted = s; });
+    EXPECT_EQ(compacted, Status::Internal);  // not yet: it is an AuxIO task
+    EXPECT_EQ(pool.runReady(TaskType::Writer), 0u);
+    EXPECT_EQ(pool.runReady(TaskType::AuxIO), 1u);
+    EXPECT_EQ(compacted, Status::Success);
+    EXPECT_LT(std::filesystem::file_size(dir.path() / "0.kv.2"), before);
+    reopen();
+    EXPECT_EQ(getNow(*bucket, 0, "live").item.value, "v");
+    EXPECT_EQ(getNow(*bucket, 0, "k").status, Status::KeyNotFound);
+}
+
 TEST_F(ManualBucketTest, WarmupRestoresValuesCasSeqnosAndTombstones) {
     const auto a = storeNow(*bucket, setRequest(1, "a", "va"));
     storeNow(*bucket, setRequest(1, "gone", "x"));

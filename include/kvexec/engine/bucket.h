@@ -31,8 +31,8 @@
 //   returns. A SyncWrite completes later on a NonIO worker of the pool
 //   (the DurabilityCompletion task: commits and failed flushes; or the
 //   vBucket's SyncWrite timeout task), or, for SyncWrites a whole-bucket
-//   flush() aborts, inline in flush(), or in the bucket's destructor. Callbacks never run under an engine lock and must not block; a
-//   server hops back to its own event loop itself.
+//   flush() aborts, inline in flush(), or in the bucket's destructor. Callbacks never run under an
+//   engine lock and must not block; a server hops back to its own event loop itself.
 // - Destroying the bucket (must not race with other calls on it) flushes
 //   what is dirty (best effort), completes pending SyncWrites with
 //   SyncWriteAmbiguous, closes streams and unregisters from the pool.
@@ -67,7 +67,7 @@ struct BucketConfig {
     std::shared_ptr<storage::FileOps> fileOps;  // null: POSIX (tests inject faults here)
     // Bytes of keys, values and per-item overhead the bucket may hold
     // (resident data plus unpersisted copies). A mutation that would exceed
-    // it gets TempFail.
+    // it gets TempFail (NoMemory if it could never fit).
     std::size_t memoryQuota = std::size_t{256} << 20;
     std::size_t maxItemSize = std::size_t{20} << 20;  // bigger values: TooBig
     std::chrono::milliseconds defaultSyncWriteTimeout{30'000};
@@ -112,6 +112,11 @@ class Bucket : public Taskable {
     // Deletes every document of every vBucket; pending SyncWrites are
     // aborted (SyncWriteAmbiguous). Completes inline.
     virtual void flush(StatusCallback done) = 0;
+
+    // Compacts the vBucket's file on an AuxIO task (never on a Writer
+    // thread), dropping tombstones below its persisted seqno; `done` runs
+    // on that AuxIO worker (inline for a bad vbid or before warmup).
+    virtual void compact(Vbid vbid, StatusCallback done) = 0;
 
     // Current and persisted seqno; inline.
     virtual ObserveSeqnoResult observeSeqno(Vbid vbid) const = 0;
