@@ -8,6 +8,7 @@
 #include "executor/test_support.h"
 #include "kvexec/manual_executor_pool.h"
 #include "kvexec/storage/kv_store.h"
+#include "storage/crc32c.h"
 
 namespace kvexec::engine {
 namespace {
@@ -415,6 +416,27 @@ TEST_F(ManualBucketTest, WarmupRestoresValuesCasSeqnosAndTombstones) {
     const auto next = storeNow(*bucket, setRequest(1, "b", "vb"));
     EXPECT_EQ(next->token.seqno, 4u);
     EXPECT_GT(next->cas, a->cas);
+}
+
+TEST_F(ManualBucketTest, DataFileOfFormatVersionOneFailsWarmupWithAnErrorNamingIt) {
+    storeNow(*bucket, setRequest(0, "k", "v"));
+    settle();
+    bucket.reset();
+    const auto path = dir.path() / "0.kv.1";
+    auto bytes = storage::test::readFile(path);
+    bytes[8] = 1;  // the header's version field
+    const std::uint32_t crc = storage::crc32c(bytes.data() + 4, 28);
+    for (int i = 0; i < 4; ++i) {
+        bytes[static_cast<std::size_t>(i)] = static_cast<char>(crc >> (8 * i));
+    }
+    storage::test::writeFile(path, bytes);
+    bucket = Bucket::open(pool, config);
+    pool.runReady(TaskType::Reader);
+    const auto progress = bucket->warmupProgress();
+    EXPECT_EQ(progress.state, WarmupState::Failed);
+    EXPECT_NE(progress.error.find("format version 1"), std::string::npos) << progress.error;
+    EXPECT_NE(progress.error.find(path.string()), std::string::npos) << progress.error;
+    EXPECT_EQ(getNow(*bucket, 0, "k").status, Status::TempFail);
 }
 
 TEST_F(ManualBucketTest, StreamDeliversInSeqnoOrderOnlyAfterItsTaskRuns) {
