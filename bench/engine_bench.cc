@@ -62,6 +62,12 @@ class BenchDir {
     std::filesystem::path path_;
 };
 
+std::string keyOf(std::uint64_t n) {
+    std::string key = "key-";
+    key += std::to_string(n);
+    return key;
+}
+
 // A pool, a warmed-up bucket over a fresh directory.
 struct Env {
     Env(Backend backend, storage::SyncMode sync, bool cache) {
@@ -107,12 +113,6 @@ struct Env {
     std::unique_ptr<ExecutorPool> pool;
     std::unique_ptr<Bucket> bucket;
 };
-
-std::string keyOf(std::uint64_t n) {
-    std::string key = "key-";
-    key += std::to_string(n);
-    return key;
-}
 
 StoreRequest setOf(std::uint64_t n, const std::string& value, DurabilityLevel level) {
     StoreRequest r;
