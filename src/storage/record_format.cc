@@ -8,7 +8,6 @@ namespace kvexec::storage::format {
 namespace {
 
 constexpr char kFileMagic[4] = {'K', 'V', 'X', 'F'};
-constexpr std::uint16_t kVersion = 1;
 
 template <typename T>
 void put(char* p, T v) {
@@ -48,16 +47,22 @@ std::string encodeFileHeader(const FileHeader& header) {
     std::string out(kFileHeaderSize, '\0');
     char* p = out.data();
     std::memcpy(p + 4, kFileMagic, 4);
-    put<std::uint16_t>(p + 8, kVersion);
+    put<std::uint16_t>(p + 8, kFormatVersion);
     put<std::uint32_t>(p + 12, header.vbid);
     put<std::uint64_t>(p + 16, header.revision);
     sealRecord(p, kFileHeaderSize);
     return out;
 }
 
-std::optional<FileHeader> decodeFileHeader(const char* p) {
-    if (std::memcmp(p + 4, kFileMagic, 4) != 0 || get<std::uint16_t>(p + 8) != kVersion ||
+std::optional<FileHeader> decodeFileHeader(const char* p, std::uint16_t* version) {
+    if (std::memcmp(p + 4, kFileMagic, 4) != 0 ||
         get<std::uint32_t>(p) != crc32c(p + 4, kFileHeaderSize - 4)) {
+        return std::nullopt;
+    }
+    if (version != nullptr) {
+        *version = get<std::uint16_t>(p + 8);
+    }
+    if (get<std::uint16_t>(p + 8) != kFormatVersion) {
         return std::nullopt;
     }
     return FileHeader{get<std::uint32_t>(p + 12), get<std::uint64_t>(p + 16)};
@@ -77,7 +82,8 @@ std::optional<RecordHeader> decodeRecordHeader(const char* p) {
     }
     if (type == static_cast<std::uint8_t>(RecordType::Document)) {
         h.type = RecordType::Document;
-        if (h.keyLen == 0 || h.keyLen > kMaxKeySize || h.valueLen > kMaxValueSize) {
+        if (h.keyLen == 0 || h.keyLen > kMaxKeySize || h.valueLen < kDocumentMetaSize ||
+            h.valueLen > kMaxValueSize + kDocumentMetaSize) {
             return std::nullopt;
         }
         return h;
@@ -106,21 +112,35 @@ std::optional<CommitInfo> decodeCommit(const RecordHeader& header, const char* r
 
 Document decodeDocument(const RecordHeader& header, const char* record) {
     const char* key = record + kRecordHeaderSize;
-    return Document{std::string(key, header.keyLen),
-                    std::string(key + header.keyLen, header.valueLen), header.seqno,
-                    header.deleted};
+    const char* meta = key + header.keyLen;
+    Document doc;
+    doc.key.assign(key, header.keyLen);
+    doc.value.assign(meta + kDocumentMetaSize, header.valueLen - kDocumentMetaSize);
+    doc.seqno = header.seqno;
+    doc.deleted = header.deleted;
+    doc.cas = get<std::uint64_t>(meta);
+    doc.flags = get<std::uint32_t>(meta + 8);
+    doc.expiry = get<std::uint32_t>(meta + 12);
+    doc.datatype = static_cast<std::uint8_t>(meta[16]);
+    return doc;
 }
 
 std::size_t appendDocument(std::string& out, const Document& doc) {
     const std::size_t start = out.size();
-    const std::size_t size = kRecordHeaderSize + doc.key.size() + doc.value.size();
-    out.resize(start + size);
+    const std::size_t valueLen = kDocumentMetaSize + doc.value.size();
+    const std::size_t size = kRecordHeaderSize + doc.key.size() + valueLen;
+    out.resize(start + size);  // zero-filled: the meta's reserved bytes
     char* p = out.data() + start;
     putRecordHeader(p, RecordType::Document, doc.deleted,
                     static_cast<std::uint32_t>(doc.key.size()),
-                    static_cast<std::uint32_t>(doc.value.size()), doc.seqno);
+                    static_cast<std::uint32_t>(valueLen), doc.seqno);
     std::memcpy(p + kRecordHeaderSize, doc.key.data(), doc.key.size());
-    std::memcpy(p + kRecordHeaderSize + doc.key.size(), doc.value.data(), doc.value.size());
+    char* meta = p + kRecordHeaderSize + doc.key.size();
+    put<std::uint64_t>(meta, doc.cas);
+    put<std::uint32_t>(meta + 8, doc.flags);
+    put<std::uint32_t>(meta + 12, doc.expiry);
+    meta[16] = static_cast<char>(doc.datatype);
+    std::memcpy(meta + kDocumentMetaSize, doc.value.data(), doc.value.size());
     sealRecord(p, size);
     return size;
 }

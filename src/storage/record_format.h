@@ -6,6 +6,9 @@
 //   record  = crc32c(bytes 4..end) u32, type u8 (1 document, 2 commit),
 //             flags u8 (bit 0: deleted), reserved u16, keyLen u32,
 //             valueLen u32, seqno u64, key, value
+//   document value (version 2) = meta, then the document's value:
+//             meta = 24 bytes: cas u64, flags u32, expiry u32, datatype u8,
+//             reserved u8[7] (zero); valueLen counts the meta
 //   commit  = a record of type 2 with an empty key, seqno = the vBucket's
 //             high seqno, and a 24-byte value: magic "KVXCOMMT",
 //             batchStart u64 (offset of the batch's first record),
@@ -28,6 +31,8 @@ namespace kvexec::storage::format {
 inline constexpr std::size_t kFileHeaderSize = 32;
 inline constexpr std::size_t kRecordHeaderSize = 24;
 inline constexpr std::size_t kCommitValueSize = 24;
+inline constexpr std::size_t kDocumentMetaSize = 24;
+inline constexpr std::uint16_t kFormatVersion = 2;
 inline constexpr std::size_t kCommitRecordSize = kRecordHeaderSize + kCommitValueSize;
 inline constexpr std::uint32_t kMaxKeySize = 64 * 1024;
 inline constexpr std::uint32_t kMaxValueSize = 256u << 20;
@@ -40,8 +45,10 @@ struct FileHeader {
     Revision revision;
 };
 std::string encodeFileHeader(const FileHeader& header);
-// nullopt if the magic, version or CRC is wrong.
-std::optional<FileHeader> decodeFileHeader(const char* bytes);
+// nullopt if the magic or CRC is wrong. A file of another format version
+// (version 1 had no document metadata) is refused: decodeFileHeader sets
+// `version` so the caller can name it in its error.
+std::optional<FileHeader> decodeFileHeader(const char* bytes, std::uint16_t* version = nullptr);
 
 struct RecordHeader {
     std::uint32_t crc;

@@ -109,7 +109,14 @@ bool checkHeader(ChunkReader& reader, const std::string& path, Vbid vbid, Revisi
     if (bytes == nullptr) {
         return false;
     }
-    const auto header = decodeFileHeader(bytes);
+    std::uint16_t version = kFormatVersion;
+    const auto header = decodeFileHeader(bytes, &version);
+    if (!header && version != kFormatVersion) {
+        io::throwCorrupt(path, 0,
+                         "file format version " + std::to_string(version) +
+                             " is not supported (this build reads version " +
+                             std::to_string(kFormatVersion) + " only; see docs/storage.md)");
+    }
     if (!header) {
         io::throwCorrupt(path, 0, "invalid file header");
     }

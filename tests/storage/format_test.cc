@@ -37,6 +37,20 @@ TEST(RecordFormat, DocumentRoundTrips) {
     EXPECT_EQ(format::decodeDocument(*header, bytes.data()), in);
 }
 
+TEST(RecordFormat, DocumentMetadataRoundTrips) {
+    std::string bytes;
+    Document in{"key", "value", 9, false};
+    in.cas = 0x1122334455667788ull;
+    in.flags = 0xdeadbeef;
+    in.expiry = 1'900'000'000;
+    in.datatype = 0x01;
+    format::appendDocument(bytes, in);
+    EXPECT_EQ(bytes.size(), format::kRecordHeaderSize + 3 + format::kDocumentMetaSize + 5);
+    const auto header = format::decodeRecordHeader(bytes.data());
+    ASSERT_TRUE(header);
+    EXPECT_EQ(format::decodeDocument(*header, bytes.data()), in);
+}
+
 TEST(RecordFormat, EveryFlippedBitIsDetected) {
     std::string bytes;
     format::appendDocument(bytes, Document{"k", "value", 7, false});
@@ -73,6 +87,18 @@ TEST(RecordFormat, FileHeaderRoundTripsAndRejectsDamage) {
     EXPECT_EQ(header->revision, 5u);
     bytes[20] ^= 1;
     EXPECT_FALSE(format::decodeFileHeader(bytes.data()));
+}
+
+TEST(RecordFormat, FileHeaderOfAnotherVersionIsRefusedAndNamed) {
+    auto bytes = format::encodeFileHeader({3, 1});
+    bytes[8] = 1;  // version 1: documents without metadata
+    const std::uint32_t crc = crc32c(bytes.data() + 4, format::kFileHeaderSize - 4);
+    for (int i = 0; i < 4; ++i) {
+        bytes[static_cast<std::size_t>(i)] = static_cast<char>(crc >> (8 * i));
+    }
+    std::uint16_t version = 0;
+    EXPECT_FALSE(format::decodeFileHeader(bytes.data(), &version));
+    EXPECT_EQ(version, 1);
 }
 
 TEST(VBucketIndex, LatestVersionWinsAndSeqnoOrderHolds) {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "kvexec/storage/kv_store.h"
+#include "storage/crc32c.h"
 #include "storage/record_format.h"
 #include "storage_test_util.h"
 
@@ -126,6 +127,23 @@ TEST_F(RecoveryTest, DamagedHeaderIsCorruptionAtOffsetZero) {
     KVStore store(test::configFor(dir));
     ASSERT_EQ(store.openErrors().size(), 1u);
     EXPECT_EQ(store.openErrors()[0].offset(), 0u);
+}
+
+TEST_F(RecoveryTest, FileOfFormatVersionOneIsRefusedWithAnErrorNamingIt) {
+    build();
+    auto bytes = original;
+    bytes[8] = 1;  // the version field: version 1 had no document metadata
+    const std::uint32_t crc = crc32c(bytes.data() + 4, format::kFileHeaderSize - 4);
+    for (int i = 0; i < 4; ++i) {
+        bytes[static_cast<std::size_t>(i)] = static_cast<char>(crc >> (8 * i));
+    }
+    test::writeFile(path, bytes);
+    KVStore store(test::configFor(dir));
+    ASSERT_EQ(store.openErrors().size(), 1u);
+    const std::string message = store.openErrors()[0].what();
+    EXPECT_NE(message.find("format version 1"), std::string::npos) << message;
+    EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+    EXPECT_THROW(store.get(0, "k1"), StorageError);
 }
 
 TEST_F(RecoveryTest, FileShorterThanItsHeaderIsAnEmptyVBucket) {

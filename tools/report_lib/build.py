@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 BENCH_TARGETS = ["executor_bench"]
-OPTIONAL_TARGETS = ["storage_bench"]  # built and run when the project has them
+OPTIONAL_TARGETS = ["storage_bench", "engine_bench"]  # built and run when the project has them
 
 
 def build_dir(repo):

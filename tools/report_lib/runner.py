@@ -18,16 +18,19 @@ SCENARIOS_QUICK = "|".join([
 ])
 SCENARIOS_ALL = "^(ExecutorPoolFixture|Peer|PingPong|Baseline)"
 
+# engine_args: engine_bench (when built), likewise unfiltered.
 # storage_args: storage_bench (when built) runs once, unfiltered; its setup
 # dominates (~30 s on 2 cores), so quick mode keeps its runs short; smoke
 # mode uses its own --smoke (a few iterations each).
 MODES = {
     "quick": {"filter": SCENARIOS_QUICK, "min_time": "0.15", "repetitions": 3,
-              "storage_args": ["--benchmark_min_time=0.05"]},
+              "storage_args": ["--benchmark_min_time=0.05"],
+              "engine_args": ["--benchmark_min_time=0.2"]},
     "full": {"filter": SCENARIOS_ALL, "min_time": "0.5", "repetitions": 3,
-             "storage_args": ["--benchmark_min_time=0.5"]},
+             "storage_args": ["--benchmark_min_time=0.5"],
+             "engine_args": ["--benchmark_min_time=0.5", "--benchmark_repetitions=3"]},
     "smoke": {"filter": SCENARIOS_ALL, "min_time": None, "repetitions": 1,
-              "storage_args": ["--smoke"]},
+              "storage_args": ["--smoke"], "engine_args": ["--smoke"]},
 }
 
 
@@ -65,6 +68,9 @@ def run(binaries, mode, outdir):
         if "storage_bench" in binaries:
             parts.append(_invoke(binaries["storage_bench"], MODES[mode]["storage_args"],
                                  os.path.join(outdir, "storage.json"), console))
+        if "engine_bench" in binaries:
+            parts.append(_invoke(binaries["engine_bench"], MODES[mode]["engine_args"],
+                                 os.path.join(outdir, "engine.json"), console))
     merged = {"context": parts[1]["context"], "mode": mode,
               "load_avg_at_end": list(os.getloadavg()),
               "benchmarks": [b for p in parts for b in p["benchmarks"]]}

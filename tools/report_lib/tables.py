@@ -173,6 +173,8 @@ def summary(rows, data):
             rows, "TimeoutAddCancel, threads:%d: re-arms/s by timeouts in flight" % threads,
             "TimeoutAddCancel", threads, axis="value"))
     blocks += [footprint_block(rows), floor_block(rows), shape_line(rows)]
+    from report_lib.engine_table import engine_block  # engine_table imports this module
+    blocks.append(engine_block(rows))
     out += [b for b in blocks if b]
     return "\n\n".join(out)
 

@@ -4,9 +4,10 @@
 // append-only file. A Document is one mutation of a key as it is persisted:
 // its value, its sequence number (seqno, strictly increasing per vBucket)
 // and whether it is a deletion (a tombstone, kept until compaction purges
-// it). A Revision numbers the generations of one vBucket's file: compaction
-// and delete-then-recreate move to a new revision, so a handle or an offset
-// of an old revision is recognisably stale.
+// it), and the metadata the engine keeps beside it (CAS, memcached flags,
+// expiry, datatype), stored and returned as given. A Revision numbers the generations of one
+// vBucket's file: compaction and delete-then-recreate move to a new revision, so a handle or an
+// offset of an old revision is recognisably stale.
 //
 // Thread safety: plain values; no shared state.
 #pragma once
@@ -26,6 +27,10 @@ struct Document {
     std::string value;
     Seqno seqno = 0;
     bool deleted = false;
+    std::uint64_t cas = 0;
+    std::uint32_t flags = 0;
+    std::uint32_t expiry = 0;  // seconds since the Unix epoch; 0: never
+    std::uint8_t datatype = 0;
 
     friend bool operator==(const Document&, const Document&) = default;
 };

@@ -1,0 +1,292 @@
+// engine_bench: the engine's own numbers, on Wheel and on Classic in one run.
+//
+// Rows (Google Benchmark names):
+//   EngineSet/<Backend>/real_time/threads:<1|2|4>
+//       non-durable sets from that many front-end threads (in memory; the
+//       flushers persist behind them, sync none). items_per_second: sets/s.
+//   EngineDurable/<Backend>/Sync:<none|fdatasync>/Cache:<0|1>/real_time
+//       PersistToMajority sets from one front-end thread keeping kInFlight
+//       pending over 64 vBuckets. items_per_second: commits/s; p50_us,
+//       p99_us: accept -> completion callback.
+//   StreamLatency/<Backend>/real_time
+//       one set, then wait for the change stream's callback to see it;
+//       one iteration is that round trip. p50_us, p99_us of it.
+//   Floor/Append4KiBFdatasync/real_time
+//       one 4 KiB pwrite appended to a file + fdatasync, in the same
+//       directory: what one durable flush costs at least on this disk.
+// --smoke: a few iterations of each (CI: proves they run, no numbers).
+// Files go to $KVEXEC_BENCH_DIR (default /var/tmp), removed afterwards.
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "kvexec/engine/bucket.h"
+#include "kvexec/executor_pool.h"
+#include "kvexec/histogram.h"
+
+namespace {
+
+using namespace kvexec;
+using namespace kvexec::engine;
+
+constexpr std::size_t kInFlight = 64;
+constexpr std::size_t kValueSize = 512;
+
+class BenchDir {
+  public:
+    BenchDir() {
+        const char* base = std::getenv("KVEXEC_BENCH_DIR");
+        std::string pattern = std::string(base ? base : "/var/tmp") + "/kvexec-engine-XXXXXX";
+        if (::mkdtemp(pattern.data()) == nullptr) {
+            throw std::runtime_error("mkdtemp failed for " + pattern);
+        }
+        path_ = pattern;
+    }
+    ~BenchDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    const std::filesystem::path& path() const { return path_; }
+
+  private:
+    std::filesystem::path path_;
+};
+
+// A pool, a warmed-up bucket over a fresh directory.
+struct Env {
+    Env(Backend backend, storage::SyncMode sync, bool cache) {
+        pool = ExecutorPool::create(backend);
+        BucketConfig config;
+        config.name = "bench";
+        config.dataDir = dir.path();
+        config.numVBuckets = 64;
+        config.numShards = 4;
+        config.syncMode = sync;
+        config.fileCacheEnabled = cache;
+        config.memoryQuota = std::size_t{2} << 30;
+        bucket = Bucket::open(*pool, config);
+        while (bucket->warmupProgress().state == WarmupState::Running) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        if (bucket->warmupProgress().state != WarmupState::Complete) {
+            throw std::runtime_error("warmup failed: " + bucket->warmupProgress().error);
+        }
+        prime();
+    }
+    // One persisted document per vBucket before timing: the vBucket files
+    // exist (and are cached, when the cache is on), as on a running node.
+    void prime() {
+        for (Vbid vb = 0; vb < 64; ++vb) {
+            StoreRequest r;
+            r.vbid = vb;
+            r.key = keyOf(0);
+            r.value = keyOf(1);
+            bucket->store(r, [](const MutationResult&) {});
+        }
+        for (Vbid vb = 0; vb < 64; ++vb) {
+            while (bucket->observeSeqno(vb).persistedSeqno == 0) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+        }
+    }
+    ~Env() {
+        bucket.reset();
+        pool.reset();
+    }
+    BenchDir dir;
+    std::unique_ptr<ExecutorPool> pool;
+    std::unique_ptr<Bucket> bucket;
+};
+
+std::string keyOf(std::uint64_t n) {
+    std::string key = "key-";
+    key += std::to_string(n);
+    return key;
+}
+
+StoreRequest setOf(std::uint64_t n, const std::string& value, DurabilityLevel level) {
+    StoreRequest r;
+    r.vbid = static_cast<Vbid>(n % 64);
+    r.key = keyOf(n % 10'000);
+    r.value = value;
+    r.durability.level = level;
+    return r;
+}
+
+void reportPercentiles(benchmark::State& state, const Histogram& h) {
+    const auto s = h.summary();
+    state.counters["p50_us"] = static_cast<double>(s.p50.count()) / 1e3;
+    state.counters["p99_us"] = static_cast<double>(s.p99.count()) / 1e3;
+}
+
+// --- EngineSet -----------------------------------------------------------
+// Shared by the threads of one EngineSet run: thread 0 builds it before the
+// loop and drops it after (Google Benchmark starts and ends the threads'
+// loops together).
+std::unique_ptr<Env> setEnv;
+
+void engineSet(benchmark::State& state, Backend backend) {
+    if (state.thread_index() == 0) {
+        setEnv = std::make_unique<Env>(backend, storage::SyncMode::None, true);
+    }
+    const std::string value(kValueSize, 'v');
+    std::uint64_t n = static_cast<std::uint64_t>(state.thread_index()) * 1'000'003;
+    for (auto _ : state) {
+        setEnv->bucket->store(setOf(n++, value, DurabilityLevel::None),
+                              [&](const MutationResult& r) {
+                                  if (r.status != Status::Success) {
+                                      state.SkipWithError("set failed");
+                                  }
+                              });
+    }
+    state.SetItemsProcessed(state.iterations());
+    if (state.thread_index() == 0) {
+        setEnv.reset();
+    }
+}
+
+// --- EngineDurable ---------------------------------------------------------
+void engineDurable(benchmark::State& state, Backend backend, storage::SyncMode sync, bool cache) {
+    Env env(backend, sync, cache);
+    const std::string value(kValueSize, 'd');
+    auto latency = std::make_shared<Histogram>();
+    auto inFlight = std::make_shared<std::atomic<std::size_t>>(0);
+    auto failures = std::make_shared<std::atomic<std::size_t>>(0);
+    std::uint64_t n = 0;
+    for (auto _ : state) {
+        while (inFlight->load(std::memory_order_acquire) >= kInFlight) {
+            std::this_thread::yield();
+        }
+        inFlight->fetch_add(1);
+        const auto start = Clock::now();
+        env.bucket->store(setOf(n++, value, DurabilityLevel::PersistToMajority),
+                          [latency, inFlight, failures, start](const MutationResult& r) {
+                              latency->record(Clock::now() - start);
+                              if (r.status != Status::Success) {
+                                  failures->fetch_add(1);
+                              }
+                              inFlight->fetch_sub(1, std::memory_order_release);
+                          });
+    }
+    while (inFlight->load() != 0) {  // the last ones count: they were started
+        std::this_thread::yield();
+    }
+    if (failures->load() != 0) {
+        state.SkipWithError("durable writes failed");
+    }
+    state.SetItemsProcessed(state.iterations());
+    reportPercentiles(state, *latency);
+}
+
+// --- StreamLatency -----------------------------------------------------------
+void streamLatency(benchmark::State& state, Backend backend) {
+    Env env(backend, storage::SyncMode::None, true);
+    std::atomic<Seqno> seen{0};
+    auto stream = env.bucket->openStream(
+        {0, 0}, [&](const Item& item) { seen.store(item.meta.seqno, std::memory_order_release); });
+    Histogram latency;
+    const std::string value(64, 's');
+    std::uint64_t n = 0;
+    for (auto _ : state) {
+        const auto start = Clock::now();
+        Seqno seqno = 0;
+        auto request = setOf(n++, value, DurabilityLevel::None);
+        request.vbid = 0;
+        env.bucket->store(request, [&](const MutationResult& r) { seqno = r.token.seqno; });
+        while (seen.load(std::memory_order_acquire) < seqno) {
+        }
+        latency.record(Clock::now() - start);
+    }
+    stream->close();
+    reportPercentiles(state, latency);
+}
+
+// --- Floor -------------------------------------------------------------------
+void floorAppendFdatasync(benchmark::State& state) {
+    BenchDir dir;
+    const auto path = (dir.path() / "floor").string();
+    const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        state.SkipWithError("open failed");
+        return;
+    }
+    const std::string block(4096, 'f');
+    off_t offset = 0;
+    for (auto _ : state) {
+        if (::pwrite(fd, block.data(), block.size(), offset) !=
+                static_cast<ssize_t>(block.size()) ||
+            ::fdatasync(fd) != 0) {
+            state.SkipWithError("write failed");
+            break;
+        }
+        offset += static_cast<off_t>(block.size());
+    }
+    ::close(fd);
+    state.SetItemsProcessed(state.iterations());
+}
+
+bool takeSmokeFlag(int& argc, char** argv) {
+    bool smoke = false;
+    int out = 1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::string_view(argv[i]) == "--smoke") {
+            smoke = true;
+        } else {
+            argv[out++] = argv[i];
+        }
+    }
+    argc = out;
+    return smoke;
+}
+
+void registerAll(bool smoke) {
+    auto finish = [smoke](benchmark::internal::Benchmark* b, int iterations) {
+        b->UseRealTime();
+        if (smoke) {
+            b->Iterations(iterations);
+        }
+    };
+    for (const Backend backend : {Backend::Wheel, Backend::Classic}) {
+        const std::string name(to_string(backend));
+        auto* set = benchmark::RegisterBenchmark(("EngineSet/" + name).c_str(), engineSet, backend);
+        set->Threads(1)->Threads(2)->Threads(4);
+        finish(set, 100);
+        for (const auto sync : {storage::SyncMode::None, storage::SyncMode::Fdatasync}) {
+            for (const bool cache : {false, true}) {
+                const std::string row = "EngineDurable/" + name +
+                                        "/Sync:" + std::string(storage::to_string(sync)) +
+                                        "/Cache:" + (cache ? "1" : "0");
+                finish(
+                    benchmark::RegisterBenchmark(row.c_str(), engineDurable, backend, sync, cache),
+                    kInFlight * 2);
+            }
+        }
+        finish(
+            benchmark::RegisterBenchmark(("StreamLatency/" + name).c_str(), streamLatency, backend),
+            100);
+    }
+    finish(benchmark::RegisterBenchmark("Floor/Append4KiBFdatasync", floorAppendFdatasync), 10);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    registerAll(takeSmokeFlag(argc, argv));
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+        return 1;
+    }
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

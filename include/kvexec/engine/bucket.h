@@ -1,0 +1,136 @@
+// kvexec/engine/bucket.h: the node-level key-value engine: a bucket of
+// vBuckets with flushers, durable writes (SyncWrites), timeouts, change
+// streams and warmup, running its background work on an ExecutorPool and
+// persisting through one storage::KVStore.
+//
+// Model (Couchbase KV-Engine's ep-engine, single node):
+// - numVBuckets vBuckets, all active, in numShards shards (vBucket v is in
+//   shard v % numShards). Each vBucket holds its whole data set in memory
+//   (hash table: key -> value, metadata, a pending SyncWrite beside the
+//   committed value), a dirty queue of unpersisted mutations, its high and
+//   persisted seqnos and a CAS generator.
+// - A front-end mutation updates the hash table, queues the item and, when
+//   its shard's ready queue goes from empty to non-empty, wakes the shard's
+//   flusher (a Writer task) with the pool's asynchronous wake().
+// - The flusher saves each ready vBucket's batch (latest version per key)
+//   with KVStore::saveDocs, advances the persisted seqno and tells the
+//   durability monitor, which resolves SyncWrites; a DurabilityCompletion
+//   task (NonIO) completes them. A per-vBucket SyncWrite timeout task
+//   (NonIO) aborts writes whose deadline passed.
+// - Opening a bucket over an existing directory warms it up on Reader
+//   tasks; until then every data operation returns TempFail.
+//
+// Threads and callbacks (the contract the server relies on):
+// - Every member may be called from any thread, including from inside a
+//   completion callback or a stream callback. No call blocks on I/O or on
+//   another thread's progress: operations take a per-vBucket lock for the
+//   time of an in-memory update only.
+// - A completion callback is called exactly once. When the outcome is known
+//   at once (every read, every non-durable mutation, every error found
+//   before queueing), it runs inline on the caller's thread before the call
+//   returns. A SyncWrite completes later on a NonIO worker of the pool
+//   (the DurabilityCompletion task: commits and failed flushes; or the
+//   vBucket's SyncWrite timeout task), or, for SyncWrites a whole-bucket
+//   flush() aborts, inline in flush(), or in the bucket's destructor. Callbacks never run under an
+//   engine lock and must not block; a server hops back to its own event loop itself.
+// - Destroying the bucket (must not race with other calls on it) flushes
+//   what is dirty (best effort), completes pending SyncWrites with
+//   SyncWriteAmbiguous, closes streams and unregisters from the pool.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "kvexec/engine/bucket_stats.h"
+#include "kvexec/engine/change_stream.h"
+#include "kvexec/engine/item.h"
+#include "kvexec/engine/operations.h"
+#include "kvexec/executor_pool.h"
+#include "kvexec/storage/file_ops.h"
+#include "kvexec/storage/types.h"
+#include "kvexec/taskable.h"
+
+namespace kvexec::engine {
+
+struct BucketConfig {
+    std::string name = "default";
+    std::filesystem::path dataDir;  // created if missing
+    std::size_t numVBuckets = 1024;
+    std::size_t numShards = 4;
+    storage::SyncMode syncMode = storage::SyncMode::Fdatasync;
+    bool fileCacheEnabled = true;
+    std::shared_ptr<storage::FileOps> fileOps;  // null: POSIX (tests inject faults here)
+    // Bytes of keys, values and per-item overhead the bucket may hold
+    // (resident data plus unpersisted copies). A mutation that would exceed
+    // it gets TempFail (NoMemory if it could never fit).
+    std::size_t memoryQuota = std::size_t{256} << 20;
+    std::size_t maxItemSize = std::size_t{20} << 20;  // bigger values: TooBig
+    std::chrono::milliseconds defaultSyncWriteTimeout{30'000};
+    std::chrono::milliseconds expiryPagerInterval{60'000};
+    // How long a flusher waits before retrying after a failed save.
+    std::chrono::milliseconds flushRetryDelay{100};
+    // Seconds since the Unix epoch, for expiry; null: the system clock.
+    // Tests substitute their own.
+    std::function<std::uint32_t()> unixTime;
+};
+
+enum class WarmupState : std::uint8_t { Running, Complete, Failed };
+
+struct WarmupProgress {
+    WarmupState state = WarmupState::Running;
+    std::size_t vbucketsLoaded = 0, vbucketsTotal = 0;
+    std::uint64_t itemsLoaded = 0;
+    std::string error;  // when Failed: why (e.g. a storage error naming the file)
+};
+
+class Bucket : public Taskable {
+  public:
+    // Registers the bucket with `pool` and starts warmup on Reader tasks;
+    // returns at once. Throws std::invalid_argument for a bad config
+    // (0 vBuckets or shards, empty dataDir, zero quota).
+    static std::unique_ptr<Bucket> open(ExecutorPool& pool, BucketConfig config);
+    ~Bucket() override = default;
+
+    virtual WarmupProgress warmupProgress() const = 0;
+
+    // Reads: complete inline. get of an expired document removes it
+    // (KeyNotFound). getMeta also reports tombstones (meta.deleted).
+    virtual void get(Vbid vbid, std::string key, GetCallback done) = 0;
+    virtual void getMeta(Vbid vbid, std::string key, GetCallback done) = 0;
+
+    // Mutations: inline unless durable (see the file comment).
+    virtual void store(StoreRequest request, MutationCallback done) = 0;
+    virtual void remove(RemoveRequest request, MutationCallback done) = 0;
+    virtual void arithmetic(ArithmeticRequest request, ArithmeticCallback done) = 0;
+    // Sets the expiry and returns the document (get-and-touch).
+    virtual void touch(Vbid vbid, std::string key, std::uint32_t expiry, GetCallback done) = 0;
+    // Deletes every document of every vBucket; pending SyncWrites are
+    // aborted (SyncWriteAmbiguous). Completes inline.
+    virtual void flush(StatusCallback done) = 0;
+
+    // Compacts the vBucket's file on an AuxIO task (never on a Writer
+    // thread), dropping tombstones below its persisted seqno; `done` runs
+    // on that AuxIO worker (inline for a bad vbid or before warmup).
+    virtual void compact(Vbid vbid, StatusCallback done) = 0;
+
+    // Current and persisted seqno; inline.
+    virtual ObserveSeqnoResult observeSeqno(Vbid vbid) const = 0;
+
+    // Opens a change stream (see change_stream.h). Returns null and sets
+    // `status` (if given) for a bad vbid (NotMyVbucket) or before warmup
+    // completes (TempFail).
+    virtual std::shared_ptr<ChangeStream> openStream(StreamRequest request,
+                                                     StreamItemCallback onItem,
+                                                     Status* status = nullptr) = 0;
+
+    virtual BucketStats stats() const = 0;
+
+    virtual const BucketConfig& config() const = 0;
+};
+
+}  // namespace kvexec::engine

@@ -1,0 +1,50 @@
+// kvexec/engine/change_stream.h: a stream of a vBucket's mutations after a
+// seqno (the DCP role: observe, and later replication, stand on it).
+//
+// Bucket::openStream(request, onItem) returns a ChangeStream. It delivers
+// every mutation of the vBucket with a seqno > request.startSeqno, in
+// increasing seqno order, each key at least in its latest version: older
+// versions of a key that were already persisted when the stream read the
+// disk may be skipped (deduplicated), as in DCP. A stream that starts
+// behind what memory holds is first backfilled from disk (KVStore::scan on
+// an AuxIO task), then follows memory. SyncWrites appear as mutations when
+// they are queued (before they commit); an aborted one is followed by a
+// mutation that restores the previous value.
+//
+// Thread safety and where things run:
+// - onItem runs on a NonIO worker (the stream's task), never on two
+//   threads at once for one stream, never under an engine lock; it may call
+//   the bucket (including close()). It must not block.
+// - close() may be called from any thread, also from inside onItem; after
+//   it returns onItem is not called again, except that a call already
+//   running on another thread finishes.
+// - The bucket must outlive its streams' use; destroying the bucket closes
+//   them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "kvexec/engine/item.h"
+
+namespace kvexec::engine {
+
+struct StreamRequest {
+    Vbid vbid = 0;
+    Seqno startSeqno = 0;  // deliver seqnos > startSeqno
+};
+
+using StreamItemCallback = std::function<void(const Item&)>;
+
+class ChangeStream {
+  public:
+    virtual ~ChangeStream() = default;
+    virtual Vbid vbid() const = 0;
+    // The highest seqno delivered to onItem so far.
+    virtual Seqno lastDelivered() const = 0;
+    // Items queued for delivery and not yet delivered.
+    virtual std::size_t backlog() const = 0;
+    virtual void close() = 0;
+};
+
+}  // namespace kvexec::engine

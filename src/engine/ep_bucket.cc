@@ -1,0 +1,248 @@
+#include "engine/ep_bucket.h"
+
+#include <chrono>
+#include <random>
+#include <stdexcept>
+
+namespace kvexec::engine {
+namespace {
+
+constexpr std::size_t kMaxKeySize = 250;  // memcached's limit
+
+std::uint32_t systemUnixTime() {
+    return static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+}
+
+void validate(const BucketConfig& config) {
+    if (config.numVBuckets == 0 || config.numShards == 0) {
+        throw std::invalid_argument("BucketConfig: numVBuckets and numShards must be > 0");
+    }
+    if (config.dataDir.empty()) {
+        throw std::invalid_argument("BucketConfig: dataDir is empty");
+    }
+    if (config.memoryQuota == 0) {
+        throw std::invalid_argument("BucketConfig: memoryQuota is 0");
+    }
+}
+
+TaskPtr makeTask(Taskable& owner, TaskType type, std::string description,
+                 std::function<bool()> body, Clock::duration initialSleep,
+                 bool blockShutdown = false) {
+    return std::make_shared<LambdaTask>(
+        owner, type, std::move(description),
+        [body = std::move(body)](LambdaTask&) { return body(); }, 0, initialSleep, blockShutdown);
+}
+
+}  // namespace
+
+std::unique_ptr<Bucket> Bucket::open(ExecutorPool& pool, BucketConfig config) {
+    return std::make_unique<BucketImpl>(pool, std::move(config));
+}
+
+BucketImpl::BucketImpl(ExecutorPool& pool, BucketConfig config)
+    : pool_(pool), config_(std::move(config)) {
+    validate(config_);
+    if (!config_.unixTime) {
+        config_.unixTime = systemUnixTime;
+    }
+    std::mt19937_64 random{std::random_device{}()};
+    for (Vbid v = 0; v < config_.numVBuckets; ++v) {
+        vbuckets_.push_back(std::make_unique<VBucket>(v, random() | 1));
+    }
+    for (std::size_t s = 0; s < config_.numShards; ++s) {
+        shards_.push_back(std::make_unique<Shard>());
+    }
+    pool_.registerTaskable(*this);
+    // Flushers block shutdown: unregistering runs them until they have
+    // persisted what is dirty (the destructor's first step).
+    for (std::size_t s = 0; s < shards_.size(); ++s) {
+        shards_[s]->flusher = pool_.schedule(makeTask(
+            *this, TaskType::Writer, "Flusher shard " + std::to_string(s),
+            [this, s] { return runFlusher(s); }, kForever, true));
+    }
+    completionTask_ = pool_.schedule(makeTask(
+        *this, TaskType::NonIO, "DurabilityCompletionTask", [this] { return runCompletion(); },
+        kForever));
+    for (auto& vb : vbuckets_) {
+        const Vbid v = vb->id;
+        vb->timeoutTask = pool_.schedule(makeTask(
+            *this, TaskType::NonIO, "VBucketSyncWriteTimeoutTask",
+            [this, v] { return runTimeout(v); }, kForever));
+    }
+    expiryPager_ = pool_.schedule(makeTask(
+        *this, TaskType::NonIO, "ExpiryPager", [this] { return runExpiryPager(); },
+        config_.expiryPagerInterval));
+    pool_.schedule(makeTask(
+        *this, TaskType::Reader, "Warmup", [this] { return runWarmup(); },
+        Clock::duration::zero()));
+}
+
+// Shutdown, in order:
+// 1. Refuse new work (shuttingDown_: admit() returns TempFail).
+// 2. Unregister: the pool cancels our tasks and runs the flushers (they
+//    block shutdown) until they have tried to persist what is dirty.
+// 3. Commit the SyncWrites that final flush resolved, abort the others
+//    (SyncWriteAmbiguous): no task will complete them any more.
+// 4. Close the streams.
+BucketImpl::~BucketImpl() {
+    shuttingDown_.store(true);
+    pool_.unregisterTaskable(*this, false);
+    {
+        std::vector<FinishedSyncWrite> failed;
+        {
+            std::lock_guard lock(completionMutex_);
+            failed.swap(failedWrites_);
+        }
+        finish(failed);
+    }
+    for (auto& vbPtr : vbuckets_) {
+        auto& vb = *vbPtr;
+        std::vector<FinishedSyncWrite> done;
+        std::vector<std::shared_ptr<StreamImpl>> streams;
+        {
+            std::lock_guard lock(vb.mutex);
+            done = commitResolvedLocked(vb);
+            while (!vb.syncWrites.empty()) {
+                done.push_back(
+                    abortLocked(vb, vb.syncWrites.begin()->first, Status::SyncWriteAmbiguous));
+            }
+            streams.swap(vb.streams);
+        }
+        finish(done);
+        for (auto& stream : streams) {
+            stream->close();
+        }
+    }
+}
+
+WarmupProgress BucketImpl::warmupProgress() const {
+    WarmupProgress out;
+    out.state = warmupState_.load(std::memory_order_acquire);
+    out.vbucketsLoaded = vbucketsLoaded_.load();
+    out.vbucketsTotal = vbuckets_.size();
+    out.itemsLoaded = itemsLoaded_.load();
+    if (out.state == WarmupState::Failed) {
+        std::lock_guard lock(warmupErrorMutex_);
+        out.error = warmupError_;
+    }
+    return out;
+}
+
+Status BucketImpl::admit(Vbid vbid, const std::string& key) {
+    if (vbid >= vbuckets_.size()) {
+        return Status::NotMyVbucket;
+    }
+    if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete ||
+        shuttingDown_.load(std::memory_order_relaxed)) {
+        tempFailures_.fetch_add(1, std::memory_order_relaxed);
+        return Status::TempFail;
+    }
+    if (key.empty() || key.size() > kMaxKeySize) {
+        return Status::Invalid;
+    }
+    return Status::Success;
+}
+
+void BucketImpl::get(Vbid vbid, std::string key, GetCallback done) {
+    GetResult result{admit(vbid, key), {}};
+    if (result.status != Status::Success) {
+        done(result);
+        return;
+    }
+    auto& vb = vbucket(vbid);
+    bool expiredNow = false;
+    {
+        std::lock_guard lock(vb.mutex);
+        const auto it = vb.committed.find(key);
+        if (it == vb.committed.end() || it->second.meta.deleted) {
+            result.status = Status::KeyNotFound;
+        } else if (vb.liveLocked(key, unixNow()) == nullptr) {
+            result.status = Status::KeyNotFound;
+            if (!vb.pendingByKey.contains(key)) {
+                expireLocked(vb, key);
+                expiredNow = true;
+            }
+        } else {
+            result.item = Item{vbid, key, it->second.value, it->second.meta};
+        }
+    }
+    if (expiredNow) {
+        notifyFlusher(vb);
+    }
+    done(result);
+}
+
+void BucketImpl::getMeta(Vbid vbid, std::string key, GetCallback done) {
+    GetResult result{admit(vbid, key), {}};
+    if (result.status == Status::Success) {
+        auto& vb = vbucket(vbid);
+        std::lock_guard lock(vb.mutex);
+        const auto it = vb.committed.find(key);
+        if (it == vb.committed.end()) {
+            result.status = Status::KeyNotFound;
+        } else {
+            result.item = Item{vbid, key, {}, it->second.meta};
+        }
+    }
+    done(result);
+}
+
+ObserveSeqnoResult BucketImpl::observeSeqno(Vbid vbid) const {
+    ObserveSeqnoResult out;
+    if (vbid >= vbuckets_.size()) {
+        out.status = Status::NotMyVbucket;
+        return out;
+    }
+    if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete) {
+        out.status = Status::TempFail;
+        return out;
+    }
+    auto& vb = vbucket(vbid);
+    std::lock_guard lock(vb.mutex);
+    out.vbucketUuid = vb.uuid;
+    out.persistedSeqno = vb.persistedSeqno;
+    out.currentSeqno = vb.highSeqno;
+    return out;
+}
+
+BucketStats BucketImpl::stats() const {
+    BucketStats out;
+    out.name = config_.name;
+    out.warmupComplete = warmupState_.load(std::memory_order_acquire) == WarmupState::Complete;
+    for (const auto& vbPtr : vbuckets_) {
+        std::lock_guard lock(vbPtr->mutex);
+        out.currItems += vbPtr->liveCount;
+        out.tombstones += vbPtr->tombstoneCount;
+        out.dirtyItems += vbPtr->dirty.size();
+        out.syncWritesPending += vbPtr->syncWrites.size();
+    }
+    out.memUsed = static_cast<std::uint64_t>(std::max<std::int64_t>(0, memUsed_.load()));
+    out.memoryQuota = config_.memoryQuota;
+    out.flusherBatches = flusherBatches_.load();
+    out.flushFailures = flushFailures_.load();
+    out.tempFailures = tempFailures_.load();
+    out.expired = expired_.load();
+    out.syncWritesCommitted = syncWritesCommitted_.load();
+    out.syncWritesAborted = syncWritesAborted_.load();
+    out.streamsOpen = streamsOpen_.load();
+    for (const auto* h : {&commitMajority_, &commitMajorityPersistActive_, &commitPersistMajority_,
+                          &diskCommit_, &storageAge_, &batchSize_, &streamDelivery_}) {
+        out.histograms.push_back(h->snapshot());
+    }
+    return out;
+}
+
+EngineHistogram& BucketImpl::commitHistogram(DurabilityLevel level) {
+    switch (level) {
+        case DurabilityLevel::MajorityAndPersistToActive:
+            return commitMajorityPersistActive_;
+        case DurabilityLevel::PersistToMajority:
+            return commitPersistMajority_;
+        default:
+            return commitMajority_;
+    }
+}
+
+}  // namespace kvexec::engine

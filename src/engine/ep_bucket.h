@@ -1,0 +1,171 @@
+// engine/ep_bucket.h: BucketImpl, the Bucket of bucket.h.
+//
+// Where things live:
+//   ep_bucket.cc    open, reads, observe-seqno, stats, shutdown
+//   mutations.cc    store / remove / arithmetic / touch / flush: one
+//                   mutate() path that checks, queues and (for a SyncWrite)
+//                   hands over to the durability monitor
+//   durability.cc   resolving SyncWrites (queue, persistence), the
+//                   completion task, the timeout tasks, aborts
+//   flusher.cc      per-shard ready queues and the Writer flusher tasks
+//   stream.cc       change streams and their backfill
+//   warmup.cc       loading an existing data directory on Reader tasks
+//
+// Ground rules: vBucket state is guarded by each VBucket's mutex (vbucket.h);
+// a shard's ready queue by its own mutex; everything else here is atomic or
+// set before the bucket is shared (the constructor, the warmup task before
+// warmupState_ becomes Complete with release ordering). Lock order: a
+// vBucket's mutex, then a stream's or a ready queue's; never two vBuckets.
+// Callbacks run with no lock held.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/engine_histogram.h"
+#include "engine/stream.h"
+#include "engine/vbucket.h"
+#include "kvexec/engine/bucket.h"
+#include "kvexec/storage/kv_store.h"
+
+namespace kvexec::engine {
+
+class BucketImpl final : public Bucket {
+  public:
+    BucketImpl(ExecutorPool& pool, BucketConfig config);
+    ~BucketImpl() override;
+
+    // Taskable
+    const std::string& name() const override { return config_.name; }
+
+    // Bucket
+    WarmupProgress warmupProgress() const override;
+    void get(Vbid vbid, std::string key, GetCallback done) override;
+    void getMeta(Vbid vbid, std::string key, GetCallback done) override;
+    void store(StoreRequest request, MutationCallback done) override;
+    void remove(RemoveRequest request, MutationCallback done) override;
+    void arithmetic(ArithmeticRequest request, ArithmeticCallback done) override;
+    void touch(Vbid vbid, std::string key, std::uint32_t expiry, GetCallback done) override;
+    void flush(StatusCallback done) override;
+    void compact(Vbid vbid, StatusCallback done) override;
+    ObserveSeqnoResult observeSeqno(Vbid vbid) const override;
+    std::shared_ptr<ChangeStream> openStream(StreamRequest request, StreamItemCallback onItem,
+                                             Status* status) override;
+    BucketStats stats() const override;
+    const BucketConfig& config() const override { return config_; }
+
+    // --- for the engine's own tasks and streams ---
+    ExecutorPool& pool() { return pool_; }
+    std::uint32_t unixNow() const { return config_.unixTime(); }
+
+    // flusher.cc
+    bool runFlusher(std::size_t shard);
+    // durability.cc
+    bool runCompletion();
+    bool runTimeout(Vbid vbid);
+    // expiry (mutations.cc)
+    bool runExpiryPager();
+    // warmup.cc
+    bool runWarmup();
+    bool runWarmupShard(std::size_t shard);
+    // stream.cc
+    void closeStream(StreamImpl& stream);
+    void recordStreamDelivery(Clock::duration d) { streamDelivery_.record(d); }
+
+  private:
+    struct Shard {
+        std::mutex mutex;
+        std::deque<Vbid> ready;  // guarded by mutex
+        TaskId flusher = 0;
+    };
+
+    // A decision of mutate(): the value to store, or why not.
+    struct Proposal {
+        Status status = Status::Success;
+        StoredValue value;
+    };
+    using Decide = std::function<Proposal(const StoredValue* current)>;
+
+    // Checks shared by every operation; Success or the error to return.
+    Status admit(Vbid vbid, const std::string& key);
+    void mutate(Vbid vbid, std::string key, Durability durability, const Decide& decide,
+                SyncWriteDone done);
+    Status checkDurability(const Durability& durability) const;
+    // Queues a tombstone for an expired key (lazy expiry); returns the
+    // bytes accounted.
+    void expireLocked(VBucket& vb, const std::string& key);
+
+    // flusher.cc
+    void notifyFlusher(VBucket& vb);
+    bool flushVBucket(VBucket& vb);
+    // durability.cc
+    void trackSyncWriteLocked(VBucket& vb, Seqno seqno, SyncWrite write);
+    void resolveLocked(VBucket& vb, SyncWrite& write);
+    void resolvePersistedLocked(VBucket& vb, Seqno persisted);
+    // Removes a pending SyncWrite and queues the value it hid back, so that
+    // the disk converges to the committed state.
+    FinishedSyncWrite abortLocked(VBucket& vb, Seqno seqno, Status status);
+    std::vector<FinishedSyncWrite> commitResolvedLocked(VBucket& vb);
+    void finish(std::vector<FinishedSyncWrite>& done);
+    void wakeCompletion();
+    void armTimeoutLocked(VBucket& vb);
+    // warmup.cc
+    void loadVBucket(VBucket& vb);
+    // stream.cc
+    void scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seqno backfillEnd);
+
+    void accountMemory(std::int64_t delta) { memUsed_.fetch_add(delta, std::memory_order_relaxed); }
+    bool overQuota(std::size_t more) const {
+        return memUsed_.load(std::memory_order_relaxed) + static_cast<std::int64_t>(more) >
+               static_cast<std::int64_t>(config_.memoryQuota);
+    }
+    VBucket& vbucket(Vbid vbid) const { return *vbuckets_[vbid]; }
+    Shard& shardOf(Vbid vbid) { return *shards_[vbid % shards_.size()]; }
+    EngineHistogram& commitHistogram(DurabilityLevel level);
+
+    ExecutorPool& pool_;
+    BucketConfig config_;
+    std::unique_ptr<storage::KVStore> store_;  // set by the warmup task
+    std::vector<std::unique_ptr<VBucket>> vbuckets_;
+    std::vector<std::unique_ptr<Shard>> shards_;
+    std::atomic<bool> shuttingDown_{false};
+
+    std::atomic<WarmupState> warmupState_{WarmupState::Running};
+    std::atomic<std::size_t> vbucketsLoaded_{0}, shardsLoading_{0};
+    std::atomic<std::uint64_t> itemsLoaded_{0};
+    mutable std::mutex warmupErrorMutex_;
+    std::string warmupError_;  // guarded by warmupErrorMutex_
+
+    // Completion task: vBuckets with resolved SyncWrites, and the flag that
+    // makes the task be woken once per batch.
+    TaskId completionTask_ = 0;
+    std::atomic<bool> completionPending_{false};
+    std::mutex completionMutex_;
+    std::vector<Vbid> completionQueue_;  // guarded by completionMutex_
+    // SyncWrites a failed flush aborted; their clients are told by the
+    // completion task, so that every SyncWrite completes on NonIO.
+    std::vector<FinishedSyncWrite> failedWrites_;  // guarded by completionMutex_
+    TaskId expiryPager_ = 0;
+
+    std::atomic<std::int64_t> memUsed_{0};
+    std::atomic<std::uint64_t> flusherBatches_{0}, flushFailures_{0}, tempFailures_{0};
+    std::atomic<std::uint64_t> expired_{0}, syncWritesCommitted_{0}, syncWritesAborted_{0};
+    std::atomic<std::uint64_t> streamsOpen_{0};
+
+    EngineHistogram commitMajority_{"sync_write_commit_majority", true};
+    EngineHistogram commitMajorityPersistActive_{"sync_write_commit_majority_and_persist_on_master",
+                                                 true};
+    EngineHistogram commitPersistMajority_{"sync_write_commit_persist_to_majority", true};
+    EngineHistogram diskCommit_{"disk_commit", true};
+    EngineHistogram storageAge_{"storage_age", true};
+    EngineHistogram batchSize_{"flusher_batch_size", false};
+    EngineHistogram streamDelivery_{"stream_delivery", true};
+};
+
+}  // namespace kvexec::engine

@@ -1,0 +1,226 @@
+// Per-shard flushers. A vBucket that gets a dirty item is pushed onto its
+// shard's ready queue (once: VBucket::inReadyQueue), and only the push that
+// makes the queue non-empty wakes the flusher, with the pool's asynchronous
+// wake(). The flusher snoozes itself before draining, so a wake that lands
+// during the drain makes it run again instead of being lost (MB-36380).
+#include <iostream>
+#include <iterator>
+#include <string_view>
+#include <unordered_map>
+
+#include "engine/ep_bucket.h"
+
+namespace kvexec::engine {
+namespace {
+
+// Items per saveDocs; the rest of a long dirty queue goes in the next one,
+// so one vBucket does not hold the lock (copying) or the flusher for long.
+constexpr std::size_t kMaxBatchItems = 10'000;
+
+// The batch with one version per key (the latest), in seqno order.
+std::vector<storage::Document> deduplicated(std::vector<storage::Document> items) {
+    std::unordered_map<std::string_view, std::size_t> latest;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        latest[items[i].key] = i;  // items are in seqno order: later wins
+    }
+    std::vector<storage::Document> out;
+    out.reserve(latest.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (latest.at(items[i].key) == i) {
+            out.push_back(std::move(items[i]));
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+void BucketImpl::notifyFlusher(VBucket& vb) {
+    if (vb.inReadyQueue.exchange(true, std::memory_order_acq_rel)) {
+        return;
+    }
+    auto& shard = shardOf(vb.id);
+    bool wasEmpty = false;
+    {
+        std::lock_guard lock(shard.mutex);
+        wasEmpty = shard.ready.empty();
+        shard.ready.push_back(vb.id);
+    }
+    if (wasEmpty) {
+        pool_.wake(shard.flusher);
+    }
+}
+
+bool BucketImpl::runFlusher(std::size_t shardIndex) {
+    auto& shard = *shards_[shardIndex];
+    const bool shutdown = shuttingDown_.load();
+    if (!shutdown) {
+        pool_.snooze(shard.flusher, kForever);  // before draining: see the file comment
+    }
+    std::size_t todo = 0;
+    {
+        std::lock_guard lock(shard.mutex);
+        todo = shard.ready.size();
+    }
+    std::vector<Vbid> failed;
+    for (std::size_t i = 0; i < todo; ++i) {
+        Vbid v = 0;
+        {
+            std::lock_guard lock(shard.mutex);
+            v = shard.ready.front();
+            shard.ready.pop_front();
+        }
+        auto& vb = vbucket(v);
+        // Cleared before the dirty queue is read: a mutation after this
+        // point pushes the vBucket again.
+        vb.inReadyQueue.store(false, std::memory_order_seq_cst);
+        if (!flushVBucket(vb)) {
+            failed.push_back(v);
+        }
+    }
+    if (shutdown) {
+        std::lock_guard lock(shard.mutex);
+        return failed.empty() && !shard.ready.empty();  // best effort: no retries
+    }
+    bool more = false;
+    {
+        // Failed vBuckets go back without a wake: they are retried after
+        // flushRetryDelay, not in a busy loop.
+        std::lock_guard lock(shard.mutex);
+        for (const Vbid v : failed) {
+            if (!vbucket(v).inReadyQueue.exchange(true, std::memory_order_acq_rel)) {
+                shard.ready.push_back(v);
+            }
+        }
+        more = !shard.ready.empty();
+    }
+    if (!failed.empty()) {
+        pool_.snooze(shard.flusher, config_.flushRetryDelay);
+    } else if (more) {
+        pool_.snooze(shard.flusher, Clock::duration::zero());
+    }
+    return true;
+}
+
+// Saves the vBucket's dirty queue (up to kMaxBatchItems). On success the
+// batch leaves the queue and the persisted seqno advances in one critical
+// section, and the SyncWrites it covers are resolved. On failure nothing
+// leaves the queue (the next attempt saves it again) and the unresolved
+// SyncWrites of the batch are aborted with Status::Internal: nothing is
+// acknowledged that is not on disk. Returns false on failure.
+bool BucketImpl::flushVBucket(VBucket& vb) {
+    if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete) {
+        return true;
+    }
+    std::vector<storage::Document> items;
+    Seqno batchHigh = 0;
+    {
+        std::lock_guard lock(vb.mutex);
+        const std::size_t n = std::min(vb.dirty.size(), kMaxBatchItems);
+        if (n == 0) {
+            return true;
+        }
+        items.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            items.push_back(vb.dirty[i].doc);
+        }
+        batchHigh = items.back().seqno;
+    }
+    const auto batch = deduplicated(std::move(items));
+    try {
+        if (!store_->exists(vb.id)) {
+            store_->createVBucket(vb.id);
+        }
+        const auto start = Clock::now();
+        store_->saveDocs(vb.id, batch);
+        diskCommit_.record(Clock::now() - start);
+    } catch (const std::exception& error) {
+        flushFailures_.fetch_add(1, std::memory_order_relaxed);
+        std::cerr << "kvexec engine: flush of vb:" << vb.id << " failed: " << error.what() << '\n';
+        std::vector<FinishedSyncWrite> failed;
+        {
+            std::lock_guard lock(vb.mutex);
+            std::vector<Seqno> inBatch;
+            for (const auto& [seqno, write] : vb.syncWrites) {
+                if (seqno <= batchHigh && !write.resolved) {
+                    inBatch.push_back(seqno);
+                }
+            }
+            for (const Seqno seqno : inBatch) {
+                failed.push_back(abortLocked(vb, seqno, Status::Internal));
+            }
+        }
+        if (!failed.empty()) {
+            {
+                std::lock_guard lock(completionMutex_);
+                std::move(failed.begin(), failed.end(), std::back_inserter(failedWrites_));
+            }
+            wakeCompletion();
+        }
+        return false;
+    }
+    batchSize_.record(static_cast<std::uint64_t>(batch.size()));
+    flusherBatches_.fetch_add(1, std::memory_order_relaxed);
+    bool moreDirty = false;
+    {
+        std::lock_guard lock(vb.mutex);
+        const auto now = Clock::now();
+        while (!vb.dirty.empty() && vb.dirty.front().doc.seqno <= batchHigh) {
+            const auto& item = vb.dirty.front();
+            storageAge_.record(now - item.queued);
+            accountMemory(
+                -static_cast<std::int64_t>(footprint(item.doc.key.size(), item.doc.value.size())));
+            vb.dirty.pop_front();
+        }
+        vb.persistedSeqno = batchHigh;
+        resolvePersistedLocked(vb, batchHigh);
+        moreDirty = !vb.dirty.empty();
+    }
+    if (moreDirty) {
+        notifyFlusher(vb);
+    }
+    return true;
+}
+
+}  // namespace kvexec::engine
+
+namespace kvexec::engine {
+
+// Compaction rewrites the file under the store's vBucket write lock only
+// at its switch; it runs on AuxIO so that flushers (Writer) never wait
+// behind a whole-file copy.
+void BucketImpl::compact(Vbid vbid, StatusCallback done) {
+    if (vbid >= vbuckets_.size()) {
+        done(Status::NotMyVbucket);
+        return;
+    }
+    if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete ||
+        shuttingDown_.load()) {
+        done(Status::TempFail);
+        return;
+    }
+    auto body = [this, vbid, done = std::move(done)](LambdaTask&) {
+        Seqno purgeBefore = 0;
+        {
+            auto& vb = vbucket(vbid);
+            std::lock_guard lock(vb.mutex);
+            purgeBefore = vb.persistedSeqno;
+        }
+        Status status = Status::Success;
+        try {
+            if (store_->exists(vbid)) {
+                store_->compact(vbid, purgeBefore);
+            }
+        } catch (const std::exception& error) {
+            std::cerr << "kvexec engine: compaction of vb:" << vbid << " failed: " << error.what()
+                      << '\n';
+            status = Status::Internal;
+        }
+        done(status);
+        return false;
+    };
+    pool_.schedule(std::make_shared<LambdaTask>(
+        *this, TaskType::AuxIO, "Compaction vb:" + std::to_string(vbid), std::move(body)));
+}
+
+}  // namespace kvexec::engine

@@ -1,0 +1,306 @@
+// The mutation path: every write (store, remove, arithmetic, touch) is a
+// Decide function run by mutate() under the vBucket lock on the committed
+// live value; mutate() does the checks they share, queues the result and
+// either commits it (non-durable) or hands it to the durability monitor.
+#include <charconv>
+#include <memory>
+
+#include "engine/ep_bucket.h"
+
+namespace kvexec::engine {
+namespace {
+
+// Status of a CAS check against the current value (0: no check).
+Status checkCas(const StoredValue* current, std::uint64_t cas) {
+    if (cas == 0) {
+        return Status::Success;
+    }
+    if (current == nullptr) {
+        return Status::KeyNotFound;
+    }
+    return current->meta.cas == cas ? Status::Success : Status::KeyExists;
+}
+
+std::optional<std::uint64_t> parseCounter(const std::string& text) {
+    std::uint64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc{} || end != text.data() + text.size()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+}  // namespace
+
+Status BucketImpl::checkDurability(const Durability& durability) const {
+    if (durability.level > DurabilityLevel::PersistToMajority) {
+        return Status::DurabilityInvalidLevel;
+    }
+    if (durability.timeout.count() < 0) {
+        return Status::Invalid;
+    }
+    return Status::Success;
+}
+
+void BucketImpl::mutate(Vbid vbid, std::string key, Durability durability, const Decide& decide,
+                        SyncWriteDone done) {
+    Status status = admit(vbid, key);
+    if (status == Status::Success) {
+        status = checkDurability(durability);
+    }
+    if (status != Status::Success) {
+        done(status, 0, {});
+        return;
+    }
+    auto& vb = vbucket(vbid);
+    const bool durable = durability.level != DurabilityLevel::None;
+    const auto timeout =
+        durability.timeout.count() == 0 ? config_.defaultSyncWriteTimeout : durability.timeout;
+    std::uint64_t cas = 0;
+    MutationToken token;
+    {
+        std::lock_guard lock(vb.mutex);
+        if (vb.pendingByKey.contains(key)) {
+            status = Status::SyncWriteInProgress;
+        } else {
+            auto proposal = decide(vb.liveLocked(key, unixNow()));
+            status = proposal.status;
+            if (status == Status::Success && proposal.value.value.size() > config_.maxItemSize) {
+                status = Status::TooBig;
+            }
+            // Twice: the resident value and its copy in the dirty queue.
+            const auto bytes = 2 * footprint(key.size(), proposal.value.value.size());
+            if (status == Status::Success && bytes > config_.memoryQuota) {
+                status = Status::NoMemory;  // would not fit even in an empty bucket
+            } else if (status == Status::Success && overQuota(bytes)) {
+                status = Status::TempFail;
+                tempFailures_.fetch_add(1, std::memory_order_relaxed);
+            }
+            if (status == Status::Success) {
+                accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, proposal.value)));
+                cas = proposal.value.meta.cas;
+                token = MutationToken{vb.uuid, proposal.value.meta.seqno};
+                if (durable) {
+                    const auto now = Clock::now();
+                    trackSyncWriteLocked(vb, token.seqno,
+                                         SyncWrite{key, std::move(proposal.value), durability.level,
+                                                   now, now + timeout, false, std::move(done)});
+                } else {
+                    accountMemory(vb.setCommittedLocked(key, std::move(proposal.value)));
+                }
+            }
+        }
+    }
+    if (status == Status::Success) {
+        notifyFlusher(vb);
+    }
+    if (status != Status::Success || !durable) {
+        done(status, cas, token);
+    }
+}
+
+namespace {
+
+Status storeCheck(const StoreRequest& request, const StoredValue* current) {
+    switch (request.operation) {
+        case StoreOperation::Set:
+            return checkCas(current, request.cas);
+        case StoreOperation::Add:
+            if (request.cas != 0) {
+                return Status::Invalid;
+            }
+            return current == nullptr ? Status::Success : Status::KeyExists;
+        case StoreOperation::Replace:
+            return current == nullptr ? Status::KeyNotFound : checkCas(current, request.cas);
+        case StoreOperation::Append:
+        case StoreOperation::Prepend:
+            return current == nullptr ? Status::NotStored : checkCas(current, request.cas);
+    }
+    return Status::Invalid;
+}
+
+}  // namespace
+
+void BucketImpl::store(StoreRequest request, MutationCallback done) {
+    auto req = std::make_shared<StoreRequest>(std::move(request));
+    const Decide decide = [req](const StoredValue* current) {
+        Proposal p;
+        p.status = storeCheck(*req, current);
+        if (p.status != Status::Success) {
+            return p;
+        }
+        if (req->operation == StoreOperation::Append) {
+            p.value = *current;
+            p.value.value += req->value;
+        } else if (req->operation == StoreOperation::Prepend) {
+            p.value = *current;
+            p.value.value.insert(0, req->value);
+        } else {
+            p.value.value = std::move(req->value);
+            p.value.meta.flags = req->flags;
+            p.value.meta.expiry = req->expiry;
+            p.value.meta.datatype = req->datatype;
+        }
+        return p;
+    };
+    const Vbid vbid = req->vbid;
+    std::string key = req->key;
+    mutate(vbid, std::move(key), req->durability, decide,
+           [done = std::move(done)](Status s, std::uint64_t cas, MutationToken token) {
+               done(MutationResult{s, cas, token});
+           });
+}
+
+void BucketImpl::remove(RemoveRequest request, MutationCallback done) {
+    const std::uint64_t cas = request.cas;
+    const Decide decide = [cas](const StoredValue* current) {
+        Proposal p;
+        p.status = current == nullptr ? Status::KeyNotFound : checkCas(current, cas);
+        if (p.status == Status::Success) {
+            p.value.meta.flags = current->meta.flags;
+            p.value.meta.datatype = current->meta.datatype;
+            p.value.meta.deleted = true;
+        }
+        return p;
+    };
+    mutate(request.vbid, std::move(request.key), request.durability, decide,
+           [done = std::move(done)](Status s, std::uint64_t c, MutationToken token) {
+               done(MutationResult{s, c, token});
+           });
+}
+
+void BucketImpl::arithmetic(ArithmeticRequest request, ArithmeticCallback done) {
+    auto counter = std::make_shared<std::uint64_t>(0);
+    const Decide decide = [counter, request](const StoredValue* current) {
+        Proposal p;
+        if (current == nullptr) {
+            if (!request.createIfMissing || request.cas != 0) {
+                p.status = Status::KeyNotFound;
+                return p;
+            }
+            *counter = request.initial;
+            p.value.meta.expiry = request.expiry;
+        } else {
+            p.status = checkCas(current, request.cas);
+            const auto value = parseCounter(current->value);
+            if (p.status == Status::Success && !value) {
+                p.status = Status::DeltaBadValue;
+            }
+            if (p.status != Status::Success) {
+                return p;
+            }
+            p.value = *current;
+            *counter = request.increment ? *value + request.delta
+                                         : (*value > request.delta ? *value - request.delta : 0);
+        }
+        p.value.value = std::to_string(*counter);
+        return p;
+    };
+    const Durability durability = request.durability;
+    mutate(request.vbid, std::move(request.key), durability, decide,
+           [counter, done = std::move(done)](Status s, std::uint64_t cas, MutationToken token) {
+               done(ArithmeticResult{s, s == Status::Success ? *counter : 0, cas, token});
+           });
+}
+
+void BucketImpl::touch(Vbid vbid, std::string key, std::uint32_t expiry, GetCallback done) {
+    auto item = std::make_shared<Item>();
+    const Decide decide = [item, expiry, vbid, &key](const StoredValue* current) {
+        Proposal p;
+        if (current == nullptr) {
+            p.status = Status::KeyNotFound;
+            return p;
+        }
+        p.value = *current;
+        p.value.meta.expiry = expiry;
+        *item = Item{vbid, key, current->value, {}};
+        return p;
+    };
+    mutate(vbid, key, Durability{}, decide,
+           [item, done = std::move(done)](Status s, std::uint64_t cas, MutationToken token) {
+               GetResult result{s, {}};
+               if (s == Status::Success) {
+                   result.item = std::move(*item);
+                   result.item.meta.cas = cas;
+                   result.item.meta.seqno = token.seqno;
+               }
+               done(result);
+           });
+}
+
+void BucketImpl::flush(StatusCallback done) {
+    if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete ||
+        shuttingDown_.load()) {
+        tempFailures_.fetch_add(1, std::memory_order_relaxed);
+        done(Status::TempFail);
+        return;
+    }
+    for (auto& vbPtr : vbuckets_) {
+        auto& vb = *vbPtr;
+        std::vector<FinishedSyncWrite> aborted;
+        {
+            std::lock_guard lock(vb.mutex);
+            while (!vb.syncWrites.empty()) {
+                aborted.push_back(
+                    abortLocked(vb, vb.syncWrites.begin()->first, Status::SyncWriteAmbiguous));
+            }
+            std::vector<std::string> live;
+            for (const auto& [key, value] : vb.committed) {
+                if (!value.meta.deleted) {
+                    live.push_back(key);
+                }
+            }
+            for (const auto& key : live) {
+                StoredValue tombstone;
+                tombstone.meta.deleted = true;
+                accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, tombstone)));
+                accountMemory(vb.setCommittedLocked(key, std::move(tombstone)));
+            }
+        }
+        finish(aborted);
+        notifyFlusher(vb);
+    }
+    done(Status::Success);
+}
+
+void BucketImpl::expireLocked(VBucket& vb, const std::string& key) {
+    StoredValue tombstone;
+    tombstone.meta = vb.committed.at(key).meta;
+    tombstone.meta.deleted = true;
+    tombstone.meta.expiry = 0;
+    accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, tombstone)));
+    accountMemory(vb.setCommittedLocked(key, std::move(tombstone)));
+    expired_.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool BucketImpl::runExpiryPager() {
+    pool_.snooze(expiryPager_, config_.expiryPagerInterval);
+    if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete) {
+        return true;
+    }
+    const auto now = unixNow();
+    for (auto& vbPtr : vbuckets_) {
+        auto& vb = *vbPtr;
+        bool any = false;
+        {
+            std::lock_guard lock(vb.mutex);
+            std::vector<std::string> expired;
+            for (const auto& [key, value] : vb.committed) {
+                if (!value.meta.deleted && value.meta.expiry != 0 && value.meta.expiry <= now &&
+                    !vb.pendingByKey.contains(key)) {
+                    expired.push_back(key);
+                }
+            }
+            for (const auto& key : expired) {
+                expireLocked(vb, key);
+            }
+            any = !expired.empty();
+        }
+        if (any) {
+            notifyFlusher(vb);
+        }
+    }
+    return true;
+}
+
+}  // namespace kvexec::engine

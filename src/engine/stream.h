@@ -1,0 +1,74 @@
+// engine/stream.h: the implementation of a change stream (change_stream.h).
+//
+// A stream has two buffers: `backfill`, filled once by an AuxIO task from
+// KVStore::scan with the persisted mutations in (startSeqno, backfillEnd],
+// and `memory`, fed under the vBucket lock with every mutation the vBucket
+// queues after the stream registered (plus the unpersisted ones it found
+// then). Its NonIO task delivers backfill first, then memory, so the
+// consumer sees seqnos in increasing order. The task is woken only when a
+// buffer goes from empty to non-empty, or when the backfill completes.
+//
+// Ground rules: buffers and flags are guarded by mutex_; the consumer
+// callback runs on the stream task's thread with no lock held.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "kvexec/engine/change_stream.h"
+#include "kvexec/executor_pool.h"
+#include "kvexec/task.h"
+
+namespace kvexec::engine {
+
+class BucketImpl;
+
+struct StreamEntry {
+    Item item;
+    Clock::time_point queued;
+};
+
+class StreamImpl final : public ChangeStream, public std::enable_shared_from_this<StreamImpl> {
+  public:
+    StreamImpl(BucketImpl& bucket, Vbid vbid, Seqno startSeqno, StreamItemCallback onItem);
+
+    Vbid vbid() const override { return vbid_; }
+    Seqno lastDelivered() const override { return lastDelivered_.load(std::memory_order_acquire); }
+    std::size_t backlog() const override;
+    void close() override;
+
+    // Called once, before registration, by the bucket.
+    void setTask(TaskId task) { task_ = task; }
+    TaskId task() const { return task_; }
+    void expectBackfill() { backfilling_ = true; }
+    // Under the vBucket lock: a mutation the vBucket just queued.
+    void pushLocked(StreamEntry entry);
+    // From the backfill task: the persisted part, then wakes the stream.
+    void completeBackfill(std::vector<StreamEntry> entries);
+    // The stream task's run(): delivers what is buffered. False once closed.
+    bool deliver();
+    bool closed() const { return closed_.load(std::memory_order_acquire); }
+    Seqno startSeqno() const { return startSeqno_; }
+
+  private:
+    void wake();
+
+    BucketImpl& bucket_;
+    const Vbid vbid_;
+    const Seqno startSeqno_;
+    const StreamItemCallback onItem_;
+    TaskId task_ = 0;
+    std::atomic<bool> closed_{false};
+    std::atomic<Seqno> lastDelivered_;
+
+    mutable std::mutex mutex_;
+    bool backfilling_ = false;           // guarded by mutex_
+    std::vector<StreamEntry> backfill_;  // guarded by mutex_
+    std::deque<StreamEntry> memory_;     // guarded by mutex_
+};
+
+}  // namespace kvexec::engine

@@ -1,0 +1,66 @@
+#include "engine/vbucket.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "engine/stream.h"
+
+namespace kvexec::engine {
+
+std::uint64_t VBucket::nextCasLocked() {
+    const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+    maxCas = std::max(maxCas + 1, static_cast<std::uint64_t>(wall));
+    return maxCas;
+}
+
+std::size_t VBucket::queueLocked(const std::string& key, StoredValue& value, bool newCas) {
+    value.meta.seqno = ++highSeqno;
+    if (newCas) {
+        value.meta.cas = nextCasLocked();
+    }
+    storage::Document doc;
+    doc.key = key;
+    doc.value = value.value;
+    doc.seqno = value.meta.seqno;
+    doc.deleted = value.meta.deleted;
+    doc.cas = value.meta.cas;
+    doc.flags = value.meta.flags;
+    doc.expiry = value.meta.expiry;
+    doc.datatype = value.meta.datatype;
+    const auto now = Clock::now();
+    for (const auto& stream : streams) {
+        stream->pushLocked(StreamEntry{Item{id, key, value.value, value.meta}, now});
+    }
+    dirty.push_back(DirtyItem{std::move(doc), now});
+    return footprint(key.size(), value.value.size());
+}
+
+std::int64_t VBucket::setCommittedLocked(const std::string& key, StoredValue value) {
+    const auto added = static_cast<std::int64_t>(footprint(key.size(), value.value.size()));
+    (value.meta.deleted ? tombstoneCount : liveCount) += 1;
+    auto [it, inserted] = committed.try_emplace(key);
+    if (inserted) {
+        it->second = std::move(value);
+        return added;
+    }
+    (it->second.meta.deleted ? tombstoneCount : liveCount) -= 1;
+    const auto removed = static_cast<std::int64_t>(footprint(key.size(), it->second.value.size()));
+    it->second = std::move(value);
+    return added - removed;
+}
+
+const StoredValue* VBucket::liveLocked(const std::string& key, std::uint32_t now) const {
+    const auto it = committed.find(key);
+    if (it == committed.end() || it->second.meta.deleted) {
+        return nullptr;
+    }
+    const auto expiry = it->second.meta.expiry;
+    if (expiry != 0 && expiry <= now) {
+        return nullptr;
+    }
+    return &it->second;
+}
+
+}  // namespace kvexec::engine

@@ -1,0 +1,112 @@
+// engine/vbucket.h: the in-memory state of one vBucket: its hash table
+// (committed values and tombstones), the SyncWrites pending beside them, the
+// dirty queue of unpersisted mutations, seqnos, CAS generator and the
+// change streams following it.
+//
+// Ground rules: every field below `mutex` is guarded by it; the member
+// functions whose names end in Locked require it held. The bucket
+// (ep_bucket.h) does everything that involves the pool or callbacks after
+// releasing it: a callback never runs under a vBucket lock.
+//
+// Invariants (kept by the functions here):
+// - dirty holds exactly the queued mutations with seqno > persistedSeqno, in
+//   seqno order (the flusher removes a batch and advances persistedSeqno in
+//   one critical section); change streams rely on it.
+// - pendingByKey[k] exists iff syncWrites holds a write to k; while it does,
+//   other writes to k are refused (SyncWriteInProgress).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kvexec/engine/item.h"
+#include "kvexec/storage/types.h"
+#include "kvexec/task.h"
+
+namespace kvexec::engine {
+
+class StreamImpl;
+
+struct StoredValue {
+    std::string value;
+    ItemMeta meta;
+};
+
+using SyncWriteDone = std::function<void(Status, std::uint64_t cas, MutationToken)>;
+
+struct SyncWrite {
+    std::string key;
+    StoredValue value;
+    DurabilityLevel level = DurabilityLevel::Majority;
+    Clock::time_point accepted, deadline;
+    bool resolved = false;  // level met; the completion task commits it
+    SyncWriteDone done;
+};
+
+struct DirtyItem {
+    storage::Document doc;
+    Clock::time_point queued;
+};
+
+// A SyncWrite that left the vBucket and the status its client gets.
+struct FinishedSyncWrite {
+    SyncWrite write;
+    Status status;
+    std::uint64_t vbucketUuid;
+};
+
+// Bytes a key/value pair is accounted for (the quota's unit).
+inline std::size_t footprint(std::size_t keySize, std::size_t valueSize) {
+    constexpr std::size_t kOverhead = 64;  // map node, metadata, string headers
+    return keySize + valueSize + kOverhead;
+}
+
+class VBucket {
+  public:
+    VBucket(Vbid id, std::uint64_t uuid) : id(id), uuid(uuid) {}
+
+    const Vbid id;
+    const std::uint64_t uuid;
+    // Set while the vBucket sits in its shard's ready queue (flusher.h).
+    std::atomic<bool> inReadyQueue{false};
+    // Set while the vBucket is queued for the completion task.
+    bool inCompletionQueue = false;  // guarded by mutex
+
+    std::mutex mutex;
+    std::unordered_map<std::string, StoredValue> committed;  // guarded by mutex
+    std::unordered_map<std::string, Seqno> pendingByKey;     // guarded by mutex
+    std::map<Seqno, SyncWrite> syncWrites;                   // guarded by mutex
+    std::deque<DirtyItem> dirty;                             // guarded by mutex
+    std::uint64_t liveCount = 0;                             // guarded by mutex
+    std::uint64_t tombstoneCount = 0;                        // guarded by mutex
+    Seqno highSeqno = 0;                                     // guarded by mutex
+    Seqno persistedSeqno = 0;                                // guarded by mutex
+    std::uint64_t maxCas = 0;                                // guarded by mutex
+    // The deadline the timeout task is snoozed to (max: none).
+    Clock::time_point armedDeadline = Clock::time_point::max();  // guarded by mutex
+    std::vector<std::shared_ptr<StreamImpl>> streams;            // guarded by mutex
+    TaskId timeoutTask = 0;  // set once before the vBucket is used
+
+    // A CAS above every CAS this vBucket has handed out: the wall clock in
+    // nanoseconds, or the last CAS + 1 if the clock is behind.
+    std::uint64_t nextCasLocked();
+    // Assigns the next seqno (and, if newCas, a new CAS) to `value`, queues
+    // it for the flusher and the streams. Returns the bytes newly accounted
+    // (the dirty copy).
+    std::size_t queueLocked(const std::string& key, StoredValue& value, bool newCas = true);
+    // Replaces the committed value of key; returns the change in bytes.
+    std::int64_t setCommittedLocked(const std::string& key, StoredValue value);
+    // The committed live value of key, or null (absent, tombstone, or
+    // expired at `now`, seconds since the epoch).
+    const StoredValue* liveLocked(const std::string& key, std::uint32_t now) const;
+};
+
+}  // namespace kvexec::engine

@@ -1,0 +1,100 @@
+// ENOSPC during a flush, through the storage seam (FileOps): the durable
+// writes of the failed batch fail with a clear status, nothing that is not
+// on disk is acknowledged, and writes succeed again once the fault clears.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "engine_test_support.h"
+#include "kvexec/manual_executor_pool.h"
+
+namespace kvexec::engine {
+namespace {
+
+using storage::test::FaultyFileOps;
+using test::getNow;
+using test::pending;
+using test::setRequest;
+using test::storeNow;
+
+class FaultInjectionTest : public ::testing::Test {
+  protected:
+    void SetUp() override { open(); }
+    void open() {
+        config.fileOps = ops;
+        bucket = Bucket::open(pool, config);
+        pool.runReady(TaskType::Reader);
+        ASSERT_EQ(bucket->warmupProgress().state, WarmupState::Complete);
+    }
+
+    test::TempDir dir;
+    std::shared_ptr<FaultyFileOps> ops = std::make_shared<FaultyFileOps>();
+    BucketConfig config = test::testConfig(dir);
+    ManualExecutorPool pool;
+    std::unique_ptr<Bucket> bucket;
+};
+
+TEST_F(FaultInjectionTest, EnospcFailsTheBatchSyncWritesAndWritesResumeOnceItClears) {
+    storeNow(*bucket, setRequest(0, "k", "before"));
+    pool.runReady(TaskType::Writer);
+    ASSERT_EQ(bucket->observeSeqno(0).persistedSeqno, 1u);
+
+    ops->failNext(FaultyFileOps::Op::Pwrite, ENOSPC, 1000);
+    auto durable = pending<MutationResult>();
+    bucket->store(setRequest(0, "k", "lost", DurabilityLevel::PersistToMajority),
+                  durable->callback());
+    const auto plain = storeNow(*bucket, setRequest(0, "plain", "kept in memory"));
+    pool.runReady(TaskType::Writer);  // the save fails
+    EXPECT_FALSE(durable->done());    // told by the completion task, not the flusher
+    pool.runReady(TaskType::NonIO);
+    ASSERT_EQ(durable->calls(), 1);
+    EXPECT_EQ(durable->result().status, Status::Internal);
+    EXPECT_EQ(getNow(*bucket, 0, "k").item.value, "before");  // rolled back
+    EXPECT_EQ(bucket->observeSeqno(0).persistedSeqno, 1u);
+    EXPECT_EQ(bucket->stats().flushFailures, 1u);
+
+    // Still failing: the flusher retries after flushRetryDelay, nothing
+    // is acknowledged meanwhile.
+    auto second = pending<MutationResult>();
+    bucket->store(setRequest(0, "k2", "also lost", DurabilityLevel::PersistToMajority),
+                  second->callback());
+    pool.runNext(TaskType::Writer);
+    pool.runReady(TaskType::NonIO);
+    EXPECT_EQ(second->result().status, Status::Internal);
+
+    ops->clear();
+    pool.runNext(TaskType::Writer);  // the retry succeeds
+    auto after = pending<MutationResult>();
+    bucket->store(setRequest(0, "k", "after", DurabilityLevel::PersistToMajority),
+                  after->callback());
+    while (pool.runReady(TaskType::Writer) + pool.runReady(TaskType::NonIO) != 0) {
+    }
+    ASSERT_EQ(after->calls(), 1);
+    EXPECT_EQ(after->result().status, Status::Success);
+
+    bucket.reset();
+    open();
+    EXPECT_EQ(getNow(*bucket, 0, "k").item.value, "after");
+    EXPECT_EQ(getNow(*bucket, 0, "k2").status, Status::KeyNotFound);
+    const auto kept = getNow(*bucket, 0, "plain");
+    EXPECT_EQ(kept.item.value, "kept in memory");
+    EXPECT_EQ(kept.item.meta.cas, plain->cas);
+}
+
+TEST_F(FaultInjectionTest, FailedFdatasyncAcknowledgesNothing) {
+    config.syncMode = storage::SyncMode::Fdatasync;
+    bucket.reset();
+    open();
+    ops->failNext(FaultyFileOps::Op::Fdatasync, EIO, 1000);
+    auto durable = pending<MutationResult>();
+    bucket->store(setRequest(1, "k", "v", DurabilityLevel::MajorityAndPersistToActive),
+                  durable->callback());
+    pool.runReady(TaskType::Writer);
+    pool.runReady(TaskType::NonIO);
+    ASSERT_EQ(durable->calls(), 1);
+    EXPECT_NE(durable->result().status, Status::Success);
+    ops->clear();
+}
+
+}  // namespace
+}  // namespace kvexec::engine
