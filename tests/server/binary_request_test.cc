@@ -124,11 +124,9 @@ TEST(BinaryRequest, FrameInfoLengthEscapeAndTruncation) {
     EXPECT_EQ(decodeFramingExtras(std::string("\x13\x01", 2), req, reason),
               Status::InvalidArguments);
     // Escaped id (15 + next byte) that is unknown: not supported.
-    EXPECT_EQ(decodeFramingExtras(std::string("\xf0\x07", 2), req, reason),
-              Status::NotSupported);
+    EXPECT_EQ(decodeFramingExtras(std::string("\xf0\x07", 2), req, reason), Status::NotSupported);
     // Escape byte missing.
-    EXPECT_EQ(decodeFramingExtras(std::string("\xf0", 1), req, reason),
-              Status::InvalidArguments);
+    EXPECT_EQ(decodeFramingExtras(std::string("\xf0", 1), req, reason), Status::InvalidArguments);
 }
 
 Status shapeOf(const RawRequest& raw) {
@@ -160,12 +158,18 @@ TEST(BinaryRequest, ShapeRulesPerOpcode) {
 
 TEST(BinaryRequest, QuietVariantsMapToTheirLoudOpcode) {
     const std::pair<Opcode, Opcode> pairs[] = {
-        {Opcode::GetQ, Opcode::Get},         {Opcode::GetKQ, Opcode::GetK},
-        {Opcode::SetQ, Opcode::Set},         {Opcode::AddQ, Opcode::Add},
-        {Opcode::ReplaceQ, Opcode::Replace}, {Opcode::DeleteQ, Opcode::Delete},
-        {Opcode::IncrementQ, Opcode::Increment}, {Opcode::DecrementQ, Opcode::Decrement},
-        {Opcode::QuitQ, Opcode::Quit},       {Opcode::FlushQ, Opcode::Flush},
-        {Opcode::AppendQ, Opcode::Append},   {Opcode::PrependQ, Opcode::Prepend},
+        {Opcode::GetQ, Opcode::Get},
+        {Opcode::GetKQ, Opcode::GetK},
+        {Opcode::SetQ, Opcode::Set},
+        {Opcode::AddQ, Opcode::Add},
+        {Opcode::ReplaceQ, Opcode::Replace},
+        {Opcode::DeleteQ, Opcode::Delete},
+        {Opcode::IncrementQ, Opcode::Increment},
+        {Opcode::DecrementQ, Opcode::Decrement},
+        {Opcode::QuitQ, Opcode::Quit},
+        {Opcode::FlushQ, Opcode::Flush},
+        {Opcode::AppendQ, Opcode::Append},
+        {Opcode::PrependQ, Opcode::Prepend},
         {Opcode::GatQ, Opcode::Gat},
     };
     for (auto [quiet, loud] : pairs) {

@@ -8,8 +8,7 @@ namespace {
 
 TEST(BinaryResponse, HeaderLayoutMatchesTheProtocol) {
     std::string out;
-    appendResponse(out,
-                   {Opcode::GetK, Status::KeyNotFound, 0x01020304, 0x1122334455667788ULL, 1},
+    appendResponse(out, {Opcode::GetK, Status::KeyNotFound, 0x01020304, 0x1122334455667788ULL, 1},
                    "ext!", "key", "value");
     ASSERT_EQ(out.size(), kHeaderSize + 4 + 3 + 5);
     EXPECT_EQ(static_cast<std::uint8_t>(out[0]), 0x81);

@@ -17,8 +17,8 @@ TEST(SaslCrypto, Rfc5802ScramSha1Example) {
         "n=user,r=fyko+d2lbbFgONRv9qkxdawL,"
         "r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j,s=QSXCR+Q6sek8bf92,i=4096,"
         "c=biws,r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j";
-    auto proof = scramProof(HashAlgorithm::Sha1, "pencil", *base64Decode("QSXCR+Q6sek8bf92"),
-                            4096, authMessage);
+    auto proof = scramProof(HashAlgorithm::Sha1, "pencil", *base64Decode("QSXCR+Q6sek8bf92"), 4096,
+                            authMessage);
     EXPECT_EQ(proof.clientProof, "v0X8v3Bz2T0CJGbJQyF0X+HI4Ts=");
     EXPECT_EQ(proof.serverSignature, "rmF9pqV8S7suAoZWja4dJRkFsKQ=");
 }
@@ -34,8 +34,9 @@ TEST(SaslCrypto, Rfc7677ScramSha256Example) {
 }
 
 TEST(SaslCrypto, Base64RoundTripAndRejectsGarbage) {
-    for (const std::string& s : {std::string(), std::string("a"), std::string("ab"), std::string("abc"),
-                                  std::string("abcd"), std::string("\0\xff\x10", 3)}) {
+    for (const std::string& s :
+         {std::string(), std::string("a"), std::string("ab"), std::string("abc"),
+          std::string("abcd"), std::string("\0\xff\x10", 3)}) {
         EXPECT_EQ(base64Decode(base64Encode(s)), s);
     }
     EXPECT_FALSE(base64Decode("abc"));
@@ -51,8 +52,7 @@ class SaslSessionTest : public ::testing::Test {
 TEST_F(SaslSessionTest, PlainAcceptsTheRightPasswordOnly) {
     SaslSession session(credentials_);
     using namespace std::string_literals;
-    EXPECT_EQ(session.start("PLAIN", "\0Administrator\0password"s).outcome,
-              SaslOutcome::Success);
+    EXPECT_EQ(session.start("PLAIN", "\0Administrator\0password"s).outcome, SaslOutcome::Success);
     EXPECT_EQ(session.start("PLAIN", "\0Administrator\0wrong"s).outcome, SaslOutcome::Failure);
     EXPECT_EQ(session.start("PLAIN", "\0someone\0password"s).outcome, SaslOutcome::Failure);
     EXPECT_EQ(session.start("PLAIN", "no-separators").outcome, SaslOutcome::Failure);
@@ -85,8 +85,8 @@ SaslReply scramLogin(SaslSession& session, const std::string& mechanism, HashAlg
     std::string nonce = server["r"] + (tamperNonce ? "x" : "");
     const std::string withoutProof = "c=biws,r=" + nonce;
     const std::string authMessage = clientFirstBare + "," + first.payload + "," + withoutProof;
-    auto proof = scramProof(hash, password, *base64Decode(server["s"]), std::stoi(server["i"]),
-                            authMessage);
+    auto proof =
+        scramProof(hash, password, *base64Decode(server["s"]), std::stoi(server["i"]), authMessage);
     SaslReply final = session.step(mechanism, withoutProof + ",p=" + proof.clientProof);
     if (final.outcome == SaslOutcome::Success) {
         EXPECT_EQ(final.payload, "v=" + proof.serverSignature);

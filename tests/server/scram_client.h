@@ -15,8 +15,7 @@ struct ScramProof {
 };
 
 inline ScramProof scramProof(auth::HashAlgorithm hash, std::string_view password,
-                             std::string_view salt, int iterations,
-                             std::string_view authMessage) {
+                             std::string_view salt, int iterations, std::string_view authMessage) {
     using namespace auth;
     const std::string salted = pbkdf2(hash, password, salt, iterations);
     const std::string clientKey = hmac(hash, salted, "Client Key");

@@ -84,8 +84,7 @@ TEST(TextRequest, IncrDecrTouchFlushVerbosityStats) {
     auto incr = parse("incr k 18446744073709551615\r\n");
     ASSERT_EQ(incr.outcome, TextOutcome::Ok);
     EXPECT_EQ(incr.command.delta, 18446744073709551615ULL);
-    EXPECT_EQ(parse("decr k abc\r\n").errorLine,
-              "CLIENT_ERROR invalid numeric delta argument\r\n");
+    EXPECT_EQ(parse("decr k abc\r\n").errorLine, "CLIENT_ERROR invalid numeric delta argument\r\n");
     auto touch = parse("touch k 60 noreply\r\n");
     ASSERT_EQ(touch.outcome, TextOutcome::Ok);
     EXPECT_EQ(touch.command.exptime, 60);

@@ -12,9 +12,12 @@ namespace {
 
 const EVP_MD* md(HashAlgorithm hash) {
     switch (hash) {
-        case HashAlgorithm::Sha1: return EVP_sha1();
-        case HashAlgorithm::Sha256: return EVP_sha256();
-        case HashAlgorithm::Sha512: return EVP_sha512();
+        case HashAlgorithm::Sha1:
+            return EVP_sha1();
+        case HashAlgorithm::Sha256:
+            return EVP_sha256();
+        case HashAlgorithm::Sha512:
+            return EVP_sha512();
     }
     return EVP_sha512();
 }

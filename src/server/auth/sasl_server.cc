@@ -6,7 +6,9 @@
 namespace kvexec::server::auth {
 namespace {
 
-std::size_t indexOf(HashAlgorithm hash) { return static_cast<std::size_t>(hash); }
+std::size_t indexOf(HashAlgorithm hash) {
+    return static_cast<std::size_t>(hash);
+}
 
 std::optional<HashAlgorithm> scramHash(std::string_view mechanism) {
     if (mechanism == "SCRAM-SHA512") {
@@ -21,7 +23,9 @@ std::optional<HashAlgorithm> scramHash(std::string_view mechanism) {
     return std::nullopt;
 }
 
-SaslReply failure(std::string why) { return {SaslOutcome::Failure, {}, std::move(why)}; }
+SaslReply failure(std::string why) {
+    return {SaslOutcome::Failure, {}, std::move(why)};
+}
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
     std::vector<std::string_view> parts;

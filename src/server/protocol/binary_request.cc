@@ -91,7 +91,8 @@ Status decodeFramingExtras(std::string_view frames, Request& request, std::strin
             case FrameInfoId::Reorder:
                 break;  // we answer in order anyway
             case FrameInfoId::DurabilityRequirement:
-                if (Status s = decodeDurability(info.payload, request, reason); s != Status::Success) {
+                if (Status s = decodeDurability(info.payload, request, reason);
+                    s != Status::Success) {
                     return s;
                 }
                 break;

@@ -46,7 +46,7 @@ enum class ParseOutcome {
 
 struct ParseResult {
     ParseOutcome outcome = ParseOutcome::Incomplete;
-    Request request;     // header fields are filled as far as they were read
+    Request request;  // header fields are filled as far as they were read
     std::size_t consumed = 0;
     bool headerRead = false;  // whether request.opcode/opaque can be echoed
     Status status = Status::Success;

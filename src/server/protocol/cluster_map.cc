@@ -35,9 +35,9 @@ std::string clusterMapJson(const ClusterMapInfo& info) {
         {"ddocs", {{"uri", "/pools/default/buckets/" + info.bucket + "/ddocs"}}},
         {"nodes", json::array({{{"hostname", hostPort(info.host, 8091)},
                                 {"ports", {{"direct", info.kvPort}}}}})},
-        {"nodesExt", json::array({{{"services", {{"kv", info.kvPort}}},
-                                   {"thisNode", true},
-                                   {"hostname", info.host}}})},
+        {"nodesExt",
+         json::array(
+             {{{"services", {{"kv", info.kvPort}}}, {"thisNode", true}, {"hostname", info.host}}})},
         {"vBucketServerMap",
          {{"hashAlgorithm", "CRC"},
           {"numReplicas", 0},

@@ -51,14 +51,22 @@ bool validKey(std::string_view key) {
 }
 
 const std::pair<std::string_view, TextVerb> kVerbs[] = {
-    {"get", TextVerb::Get},         {"gets", TextVerb::Gets},
-    {"set", TextVerb::Set},         {"add", TextVerb::Add},
-    {"replace", TextVerb::Replace}, {"append", TextVerb::Append},
-    {"prepend", TextVerb::Prepend}, {"cas", TextVerb::Cas},
-    {"delete", TextVerb::Delete},   {"incr", TextVerb::Incr},
-    {"decr", TextVerb::Decr},       {"touch", TextVerb::Touch},
-    {"flush_all", TextVerb::FlushAll}, {"stats", TextVerb::Stats},
-    {"version", TextVerb::Version}, {"verbosity", TextVerb::Verbosity},
+    {"get", TextVerb::Get},
+    {"gets", TextVerb::Gets},
+    {"set", TextVerb::Set},
+    {"add", TextVerb::Add},
+    {"replace", TextVerb::Replace},
+    {"append", TextVerb::Append},
+    {"prepend", TextVerb::Prepend},
+    {"cas", TextVerb::Cas},
+    {"delete", TextVerb::Delete},
+    {"incr", TextVerb::Incr},
+    {"decr", TextVerb::Decr},
+    {"touch", TextVerb::Touch},
+    {"flush_all", TextVerb::FlushAll},
+    {"stats", TextVerb::Stats},
+    {"version", TextVerb::Version},
+    {"verbosity", TextVerb::Verbosity},
     {"quit", TextVerb::Quit},
 };
 
