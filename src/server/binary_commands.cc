@@ -1,0 +1,519 @@
+// The binary protocol's commands: memcached's opcodes 0x00-0x1e and the
+// Couchbase extensions (HELLO, SASL, SELECT_BUCKET, GET_CLUSTER_CONFIG,
+// GET_ERROR_MAP, GET_META, OBSERVE_SEQNO, collection ids).
+#include <nlohmann/json.hpp>
+
+#include "server/connection.h"
+#include "server/expiry.h"
+#include "server/front_end.h"
+#include "server/protocol/binary_response.h"
+#include "server/protocol/cluster_map.h"
+#include "server/protocol/keys.h"
+#include "server/stats.h"
+
+namespace kvexec::server {
+
+using protocol::Opcode;
+using protocol::Request;
+using protocol::Status;
+
+namespace {
+
+std::string be32(std::uint32_t v) {
+    std::string s;
+    protocol::appendBe32(s, v);
+    return s;
+}
+
+bool isWrite(Opcode op) {
+    switch (protocol::loudVariant(op)) {
+        case Opcode::Set:
+        case Opcode::Add:
+        case Opcode::Replace:
+        case Opcode::Delete:
+        case Opcode::Increment:
+        case Opcode::Decrement:
+        case Opcode::Append:
+        case Opcode::Prepend:
+            return true;
+        default:
+            return false;
+    }
+}
+
+engine::StoreOperation storeOperation(Opcode op) {
+    switch (protocol::loudVariant(op)) {
+        case Opcode::Add:
+            return engine::StoreOperation::Add;
+        case Opcode::Replace:
+            return engine::StoreOperation::Replace;
+        case Opcode::Append:
+            return engine::StoreOperation::Append;
+        case Opcode::Prepend:
+            return engine::StoreOperation::Prepend;
+        default:
+            return engine::StoreOperation::Set;
+    }
+}
+
+}  // namespace
+
+void Connection::respond(const Request& request, Status status, std::string_view extras,
+                         std::string_view key, std::string_view value, std::uint64_t cas,
+                         std::uint8_t datatype) {
+    protocol::appendResponse(out_, {request.opcode, status, request.opaque, cas, datatype}, extras,
+                             key, value);
+}
+
+void Connection::respondError(const Request& request, Status status, std::string_view context) {
+    if (status == Status::NotMyVbucket) {
+        respond(request, status, {}, {}, clusterMap(), 0, protocol::kDatatypeJson);
+        return;
+    }
+    if (xerror_ && !context.empty()) {
+        const std::string body = nlohmann::json{{"error", {{"context", context}}}}.dump();
+        respond(request, status, {}, {}, body, 0, protocol::kDatatypeJson);
+        return;
+    }
+    respond(request, status, {}, {}, protocol::statusText(status));
+}
+
+void Connection::respondEngine(const Request& request, engine::Status status) {
+    respondError(request, static_cast<Status>(status), {});
+}
+
+bool Connection::mayRunUnauthenticated(Opcode opcode) const {
+    switch (opcode) {
+        case Opcode::Hello:
+        case Opcode::SaslListMechs:
+        case Opcode::SaslAuth:
+        case Opcode::SaslStep:
+        case Opcode::Noop:
+        case Opcode::Version:
+        case Opcode::Quit:
+        case Opcode::QuitQ:
+        case Opcode::GetErrorMap:  // public, and the SDKs pipeline it before SASL
+            return true;
+        default:
+            return false;
+    }
+}
+
+// The key without its collection prefix and the vBucket to serve it on.
+// Answers the request itself and returns false when it cannot be served.
+bool Connection::resolveKey(const Request& request, std::string& key, engine::Vbid& vbid) {
+    std::string_view wireKey = request.key;
+    if (collections_) {
+        auto split = protocol::splitCollectionKey(wireKey);
+        if (!split) {
+            respondError(request, Status::InvalidArguments, "malformed collection prefix");
+            return false;
+        }
+        if (split->collectionId != 0) {
+            respondError(request, Status::UnknownCollection, "only the default collection exists");
+            return false;
+        }
+        wireKey = split->key;
+    }
+    if (wireKey.size() > 250) {
+        respondError(request, Status::InvalidArguments, "key longer than 250 bytes");
+        return false;
+    }
+    const auto count = static_cast<std::uint16_t>(context_.config.vbuckets);
+    const std::uint16_t expected = protocol::vbucketOfKey(wireKey, count);
+    if (couchbaseClient_ && request.vbucket != expected) {
+        respondError(request, Status::NotMyVbucket, {});
+        return false;
+    }
+    key.assign(wireKey);
+    vbid = expected;
+    return true;
+}
+
+std::string Connection::mutationExtras(const engine::MutationToken& token) const {
+    std::string extras;
+    if (mutationSeqno_) {
+        protocol::appendBe64(extras, token.vbucketUuid);
+        protocol::appendBe64(extras, token.seqno);
+    }
+    return extras;
+}
+
+std::optional<engine::Durability> Connection::durabilityOf(const Request& request) {
+    engine::Durability durability;
+    if (!request.durability) {
+        return durability;
+    }
+    durability.level = static_cast<engine::DurabilityLevel>(request.durability->level);
+    if (request.durability->timeoutMs) {
+        durability.timeout = std::chrono::milliseconds(*request.durability->timeoutMs);
+    }
+    context_.counters.durableWrites.fetch_add(1, std::memory_order_relaxed);
+    return durability;
+}
+
+void Connection::executeBinary(const Request& request) {
+    std::string reason;
+    if (Status s = protocol::validateShape(request, reason); s != Status::Success) {
+        respondError(request, s, reason);
+        return;
+    }
+    if (!authenticated_ && !mayRunUnauthenticated(request.opcode)) {
+        respondError(request, Status::AuthError, "authenticate first (SASL)");
+        return;
+    }
+    if (request.durability && !isWrite(request.opcode)) {
+        respondError(request, Status::InvalidArguments, "durability on a command that is no write");
+        return;
+    }
+    switch (protocol::loudVariant(request.opcode)) {
+        case Opcode::Get:
+        case Opcode::GetK:
+            return binaryGet(request);
+        case Opcode::Set:
+        case Opcode::Add:
+        case Opcode::Replace:
+        case Opcode::Append:
+        case Opcode::Prepend:
+            return binaryStore(request);
+        case Opcode::Delete:
+            return binaryDelete(request);
+        case Opcode::Increment:
+        case Opcode::Decrement:
+            return binaryArithmetic(request);
+        case Opcode::Touch:
+        case Opcode::Gat:
+            return binaryTouch(request);
+        case Opcode::Flush:
+            return binaryFlush(request);
+        case Opcode::Quit:
+            if (request.opcode == Opcode::Quit) {
+                respond(request, Status::Success);
+            }
+            closeAfterWrite();
+            return;
+        case Opcode::Noop:
+        case Opcode::Verbosity:
+            return respond(request, Status::Success);
+        case Opcode::Version:
+            return respond(request, Status::Success, {}, {}, kServerVersion);
+        case Opcode::Stat:
+            return binaryStat(request);
+        case Opcode::Hello:
+            return binaryHello(request);
+        case Opcode::SaslListMechs:
+            return respond(request, Status::Success, {}, {}, auth::kSaslMechanisms);
+        case Opcode::SaslAuth:
+        case Opcode::SaslStep:
+            return binarySasl(request);
+        case Opcode::SelectBucket:
+            return binarySelectBucket(request);
+        case Opcode::GetClusterConfig:
+            return respond(request, Status::Success, {}, {}, clusterMap(), 0,
+                           protocol::kDatatypeJson);
+        case Opcode::GetErrorMap:
+            return respond(request, Status::Success, {}, {},
+                           protocol::errorMapJson(protocol::readBe16(request.value, 0)), 0,
+                           protocol::kDatatypeJson);
+        case Opcode::GetMeta:
+            return binaryGetMeta(request);
+        case Opcode::ObserveSeqno:
+            return binaryObserveSeqno(request);
+        case Opcode::GetCollectionsManifest:
+            return respond(request, Status::Success, {}, {},
+                           R"({"uid":"0","scopes":[{"name":"_default","uid":"0",)"
+                           R"("collections":[{"name":"_default","uid":"0"}]}]})",
+                           0, protocol::kDatatypeJson);
+        case Opcode::GetCollectionId:
+            return binaryCollectionId(request);
+        default:
+            respondError(request, Status::UnknownCommand, "unknown command");
+    }
+}
+
+void Connection::binaryGet(const Request& request) {
+    std::string key;
+    engine::Vbid vbid = 0;
+    if (!resolveKey(request, key, vbid)) {
+        return;
+    }
+    context_.counters.cmdGet.fetch_add(1, std::memory_order_relaxed);
+    auto done = completion<engine::GetResult>([this, request](const engine::GetResult& r) {
+        const bool withKey = protocol::loudVariant(request.opcode) == Opcode::GetK;
+        if (r.status != engine::Status::Success) {
+            if (r.status == engine::Status::KeyNotFound) {
+                context_.counters.getMisses.fetch_add(1, std::memory_order_relaxed);
+                if (protocol::isQuiet(request.opcode)) {
+                    return;
+                }
+                if (withKey) {
+                    return respond(request, Status::KeyNotFound, {}, request.key);
+                }
+            }
+            return respondEngine(request, r.status);
+        }
+        context_.counters.getHits.fetch_add(1, std::memory_order_relaxed);
+        respond(request, Status::Success, be32(r.item.meta.flags), withKey ? request.key : "",
+                r.item.value, r.item.meta.cas, json_ ? r.item.meta.datatype : 0);
+    });
+    callEngine([&] { context_.bucket->get(vbid, std::move(key), std::move(done)); });
+}
+
+void Connection::binaryStore(const Request& request) {
+    engine::StoreRequest store;
+    if (!resolveKey(request, store.key, store.vbid)) {
+        return;
+    }
+    auto durability = durabilityOf(request);
+    store.operation = storeOperation(request.opcode);
+    store.value.assign(request.value);
+    store.cas = request.cas;
+    store.datatype = request.datatype;
+    store.durability = *durability;
+    if (request.extras.size() == 8) {
+        store.flags = protocol::readBe32(request.extras, 0);
+        store.expiry = absoluteExpiry(protocol::readBe32(request.extras, 4));
+    }
+    context_.counters.cmdSet.fetch_add(1, std::memory_order_relaxed);
+    auto done =
+        completion<engine::MutationResult>([this, request](const engine::MutationResult& r) {
+            if (r.status != engine::Status::Success) {
+                // memcached: append/prepend/replace of a missing key is NOT_STORED
+                // for append/prepend, KEY_ENOENT for replace.
+                return respondEngine(request, r.status);
+            }
+            if (!protocol::isQuiet(request.opcode)) {
+                respond(request, Status::Success, mutationExtras(r.token), {}, {}, r.cas);
+            }
+        });
+    callEngine([&] { context_.bucket->store(std::move(store), std::move(done)); });
+}
+
+void Connection::binaryDelete(const Request& request) {
+    engine::RemoveRequest remove;
+    if (!resolveKey(request, remove.key, remove.vbid)) {
+        return;
+    }
+    remove.cas = request.cas;
+    remove.durability = *durabilityOf(request);
+    auto done =
+        completion<engine::MutationResult>([this, request](const engine::MutationResult& r) {
+            auto& counter = r.status == engine::Status::Success ? context_.counters.deleteHits
+                                                                : context_.counters.deleteMisses;
+            counter.fetch_add(1, std::memory_order_relaxed);
+            if (r.status != engine::Status::Success) {
+                return respondEngine(request, r.status);
+            }
+            if (!protocol::isQuiet(request.opcode)) {
+                // memcached answers a delete with CAS 0.
+                respond(request, Status::Success, mutationExtras(r.token));
+            }
+        });
+    callEngine([&] { context_.bucket->remove(std::move(remove), std::move(done)); });
+}
+
+void Connection::binaryArithmetic(const Request& request) {
+    engine::ArithmeticRequest arithmetic;
+    if (!resolveKey(request, arithmetic.key, arithmetic.vbid)) {
+        return;
+    }
+    arithmetic.increment = protocol::loudVariant(request.opcode) == Opcode::Increment;
+    arithmetic.delta = protocol::readBe64(request.extras, 0);
+    arithmetic.initial = protocol::readBe64(request.extras, 8);
+    const std::uint32_t expiration = protocol::readBe32(request.extras, 16);
+    arithmetic.createIfMissing = expiration != 0xffffffff;
+    arithmetic.expiry = arithmetic.createIfMissing ? absoluteExpiry(expiration) : 0;
+    arithmetic.cas = request.cas;
+    arithmetic.durability = *durabilityOf(request);
+    auto done =
+        completion<engine::ArithmeticResult>([this, request](const engine::ArithmeticResult& r) {
+            if (r.status != engine::Status::Success) {
+                return respondEngine(request, r.status);
+            }
+            if (!protocol::isQuiet(request.opcode)) {
+                std::string value;
+                protocol::appendBe64(value, r.value);
+                respond(request, Status::Success, mutationExtras(r.token), {}, value, r.cas);
+            }
+        });
+    callEngine([&] { context_.bucket->arithmetic(std::move(arithmetic), std::move(done)); });
+}
+
+void Connection::binaryTouch(const Request& request) {
+    std::string key;
+    engine::Vbid vbid = 0;
+    if (!resolveKey(request, key, vbid)) {
+        return;
+    }
+    context_.counters.cmdTouch.fetch_add(1, std::memory_order_relaxed);
+    const std::uint32_t expiry = absoluteExpiry(protocol::readBe32(request.extras, 0));
+    auto done = completion<engine::GetResult>([this, request](const engine::GetResult& r) {
+        if (r.status != engine::Status::Success) {
+            if (r.status == engine::Status::KeyNotFound && request.opcode == Opcode::GatQ) {
+                return;
+            }
+            return respondEngine(request, r.status);
+        }
+        if (request.opcode == Opcode::Touch) {
+            return respond(request, Status::Success, {}, {}, {}, r.item.meta.cas);
+        }
+        respond(request, Status::Success, be32(r.item.meta.flags), {}, r.item.value,
+                r.item.meta.cas, json_ ? r.item.meta.datatype : 0);
+    });
+    callEngine([&] { context_.bucket->touch(vbid, std::move(key), expiry, std::move(done)); });
+}
+
+void Connection::binaryFlush(const Request& request) {
+    if (request.extras.size() == 4 && protocol::readBe32(request.extras, 0) != 0) {
+        return respondError(request, Status::NotSupported, "delayed flush is not supported");
+    }
+    context_.counters.cmdFlush.fetch_add(1, std::memory_order_relaxed);
+    engine::Status status = engine::Status::Success;
+    context_.bucket->flush([&status](engine::Status s) { status = s; });  // inline
+    if (status != engine::Status::Success) {
+        return respondEngine(request, status);
+    }
+    if (!protocol::isQuiet(request.opcode)) {
+        respond(request, Status::Success);
+    }
+}
+
+void Connection::binaryStat(const Request& request) {
+    auto stats = collectStats(context_, std::string(request.key));
+    if (!stats) {
+        return respondError(request, Status::KeyNotFound, "unknown stat group");
+    }
+    for (const auto& [name, value] : *stats) {
+        respond(request, Status::Success, {}, name, value);
+    }
+    respond(request, Status::Success);
+}
+
+void Connection::binaryHello(const Request& request) {
+    using protocol::Feature;
+    std::string accepted;
+    xerror_ = collections_ = mutationSeqno_ = json_ = false;
+    couchbaseClient_ = true;
+    for (std::size_t at = 0; at + 2 <= request.value.size(); at += 2) {
+        const auto feature = static_cast<Feature>(protocol::readBe16(request.value, at));
+        bool accept = true;
+        switch (feature) {
+            case Feature::Xerror:
+                xerror_ = true;
+                break;
+            case Feature::Collections:
+                collections_ = true;
+                break;
+            case Feature::MutationSeqno:
+                mutationSeqno_ = true;
+                break;
+            case Feature::Json:
+                json_ = true;
+                break;
+            case Feature::Datatype:
+            case Feature::TcpNoDelay:
+            case Feature::SelectBucket:
+            case Feature::AltRequestSupport:
+            case Feature::SyncReplication:
+            case Feature::Xattr:
+                break;
+            default:
+                accept = false;
+        }
+        if (accept && accepted.find(request.value.substr(at, 2)) == std::string::npos) {
+            accepted.append(request.value.substr(at, 2));
+        }
+    }
+    respond(request, Status::Success, {}, {}, accepted);
+}
+
+void Connection::binarySasl(const Request& request) {
+    if (!context_.credentials) {
+        return respondError(request, Status::NotSupported, "no authentication configured");
+    }
+    if (request.opcode == Opcode::SaslAuth || !sasl_) {
+        sasl_.emplace(*context_.credentials);
+    }
+    auth::SaslReply reply = request.opcode == Opcode::SaslAuth
+                                ? sasl_->start(request.key, request.value)
+                                : sasl_->step(request.key, request.value);
+    switch (reply.outcome) {
+        case auth::SaslOutcome::Success:
+            authenticated_ = true;
+            sasl_.reset();
+            return respond(request, Status::Success, {}, {}, reply.payload);
+        case auth::SaslOutcome::Continue:
+            return respond(request, Status::AuthContinue, {}, {}, reply.payload);
+        case auth::SaslOutcome::Failure:
+            authenticated_ = false;
+            sasl_.reset();
+            return respondError(request, Status::AuthError, "authentication failed");
+    }
+}
+
+void Connection::binarySelectBucket(const Request& request) {
+    if (request.key != context_.config.bucket) {
+        return respondError(request, Status::KeyNotFound, "no such bucket");
+    }
+    bucketSelected_ = true;
+    respond(request, Status::Success);
+}
+
+void Connection::binaryGetMeta(const Request& request) {
+    std::string key;
+    engine::Vbid vbid = 0;
+    if (!resolveKey(request, key, vbid)) {
+        return;
+    }
+    const bool withDatatype = request.extras.size() == 1 && request.extras[0] == 2;
+    auto done =
+        completion<engine::GetResult>([this, request, withDatatype](const engine::GetResult& r) {
+            if (r.status != engine::Status::Success) {
+                if (r.status == engine::Status::KeyNotFound && protocol::isQuiet(request.opcode)) {
+                    return;
+                }
+                return respondEngine(request, r.status);
+            }
+            std::string extras;
+            const auto& meta = r.item.meta;
+            protocol::appendBe32(extras, meta.deleted ? 1 : 0);
+            protocol::appendBe32(extras, meta.flags);
+            protocol::appendBe32(extras, meta.expiry);
+            protocol::appendBe64(extras, meta.seqno);
+            if (withDatatype) {
+                extras.push_back(static_cast<char>(meta.datatype));
+            }
+            respond(request, Status::Success, extras, {}, {}, meta.cas);
+        });
+    callEngine([&] { context_.bucket->getMeta(vbid, std::move(key), std::move(done)); });
+}
+
+void Connection::binaryObserveSeqno(const Request& request) {
+    if (request.vbucket >= context_.config.vbuckets) {
+        return respondError(request, Status::NotMyVbucket, {});
+    }
+    const auto r = context_.bucket->observeSeqno(request.vbucket);
+    if (r.status != engine::Status::Success) {
+        return respondEngine(request, r.status);
+    }
+    std::string value;
+    value.push_back(0);  // format 0: no failover
+    protocol::appendBe16(value, request.vbucket);
+    protocol::appendBe64(value, r.vbucketUuid);
+    protocol::appendBe64(value, r.persistedSeqno);
+    protocol::appendBe64(value, r.currentSeqno);
+    respond(request, Status::Success, {}, {}, value);
+}
+
+void Connection::binaryCollectionId(const Request& request) {
+    std::string_view path = request.key.empty() ? request.value : request.key;
+    if (path != "_default._default" && path != "_default" && path != "._default") {
+        return respondError(request, Status::UnknownCollection, "only _default._default exists");
+    }
+    std::string extras;
+    protocol::appendBe64(extras, 0);  // manifest uid
+    protocol::appendBe32(extras, 0);  // collection id
+    respond(request, Status::Success, extras);
+}
+
+}  // namespace kvexec::server

@@ -1,0 +1,277 @@
+#include "server/connection.h"
+
+#include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include "server/front_end.h"
+#include "server/protocol/binary_response.h"
+#include "server/protocol/cluster_map.h"
+
+namespace kvexec::server {
+namespace {
+
+// Output beyond this stops reading until the client drains it.
+constexpr std::size_t kOutputHighWater = 4 * 1024 * 1024;
+constexpr std::size_t kOutputLowWater = 256 * 1024;
+
+std::string localAddress(evutil_socket_t fd) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+        return "127.0.0.1";
+    }
+    char text[INET6_ADDRSTRLEN] = {};
+    if (address.ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr, text,
+                  sizeof text);
+    } else {
+        inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&address)->sin_addr, text, sizeof text);
+    }
+    return text;
+}
+
+}  // namespace
+
+Connection::Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket_t fd)
+    : frontEnd_(frontEnd), context_(context), localHost_(localAddress(fd)) {
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    evutil_make_socket_nonblocking(fd);
+    bev_ = bufferevent_socket_new(frontEnd.base(), fd, BEV_OPT_CLOSE_ON_FREE);
+    authenticated_ = !context_.credentials.has_value();
+    context_.counters.currConnections.fetch_add(1, std::memory_order_relaxed);
+    context_.counters.totalConnections.fetch_add(1, std::memory_order_relaxed);
+}
+
+Connection::~Connection() {
+    if (bev_ != nullptr) {
+        bufferevent_free(bev_);
+    }
+}
+
+void Connection::start() {
+    bufferevent_setcb(bev_, &Connection::onRead, &Connection::onWrite, &Connection::onEvent, this);
+    bufferevent_setwatermark(bev_, EV_WRITE, kOutputLowWater, 0);
+    const auto ms = context_.config.idleTimeout.count();
+    timeval idle{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+    bufferevent_set_timeouts(bev_, &idle, nullptr);
+    bufferevent_enable(bev_, EV_READ | EV_WRITE);
+}
+
+void Connection::close() {
+    if (closed_) {
+        return;
+    }
+    closed_ = true;
+    context_.counters.currConnections.fetch_sub(1, std::memory_order_relaxed);
+    bufferevent_free(bev_);
+    bev_ = nullptr;
+    auto keepAlive = shared_from_this();  // forget() may drop the last owner
+    frontEnd_.forget(this);
+}
+
+void Connection::onRead(bufferevent*, void* self) {
+    static_cast<Connection*>(self)->process();
+}
+
+void Connection::onWrite(bufferevent*, void* self) {
+    auto* c = static_cast<Connection*>(self);
+    if (c->closing_ && evbuffer_get_length(bufferevent_get_output(c->bev_)) == 0) {
+        c->close();
+        return;
+    }
+    if (c->readPaused_ && !c->pending_) {
+        c->readPaused_ = false;
+        bufferevent_enable(c->bev_, EV_READ);
+        c->process();
+    }
+}
+
+void Connection::onEvent(bufferevent*, short what, void* self) {
+    auto* c = static_cast<Connection*>(self);
+    if ((what & BEV_EVENT_TIMEOUT) != 0) {
+        // Slowloris defence: nothing arrived for the idle timeout.
+        c->context_.counters.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
+    }
+    if ((what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) != 0) {
+        c->close();
+    }
+}
+
+void Connection::process() {
+    auto self = shared_from_this();  // a command may close the connection
+    while (!closed_ && !closing_ && !pending_) {
+        evbuffer* input = bufferevent_get_input(bev_);
+        if (evbuffer_get_length(input) == 0) {
+            break;
+        }
+        // Each request says its protocol by its first byte (clients such as
+        // memccapable switch on one connection).
+        unsigned char first = 0;
+        evbuffer_copyout(input, &first, 1);
+        protocol_ = (first == 0x80 || first == 0x08) ? Protocol::Binary : Protocol::Text;
+        const bool more = protocol_ == Protocol::Binary ? processBinary() : processText();
+        if (!more) {
+            break;
+        }
+    }
+    flushOutput();
+}
+
+bool Connection::processBinary() {
+    evbuffer* input = bufferevent_get_input(bev_);
+    const std::size_t available = evbuffer_get_length(input);
+    const protocol::RequestLimits limits{context_.config.maxBodyLength};
+    // The header alone first, so that an unknown magic or an oversized body
+    // is refused before the body is buffered.
+    const std::size_t headerBytes = std::min(available, protocol::kHeaderSize);
+    auto* header = reinterpret_cast<const char*>(evbuffer_pullup(input, headerBytes));
+    auto result = protocol::parseRequest({header, headerBytes}, limits);
+    if (result.outcome == protocol::ParseOutcome::Incomplete && result.headerRead) {
+        const std::size_t need =
+            protocol::kHeaderSize + protocol::readBe32({header, headerBytes}, 8);
+        if (available < need) {
+            return false;
+        }
+        auto* bytes = reinterpret_cast<const char*>(evbuffer_pullup(input, need));
+        result = protocol::parseRequest({bytes, need}, limits);
+    }
+    if (result.outcome == protocol::ParseOutcome::Incomplete) {
+        return false;
+    }
+    if (result.outcome == protocol::ParseOutcome::Invalid) {
+        context_.counters.protocolErrors.fetch_add(1, std::memory_order_relaxed);
+        if (result.headerRead) {
+            respondError(result.request, result.status, result.reason);
+        }
+        closeAfterWrite();
+        return false;
+    }
+    executeBinary(result.request);
+    if (bev_ != nullptr) {
+        evbuffer_drain(bufferevent_get_input(bev_), result.consumed);
+    }
+    return true;
+}
+
+bool Connection::processText() {
+    evbuffer* input = bufferevent_get_input(bev_);
+    const std::size_t available = evbuffer_get_length(input);
+    auto* bytes = reinterpret_cast<const char*>(evbuffer_pullup(input, available));
+    protocol::TextLimits limits;
+    limits.maxValueLength = context_.config.maxBodyLength;
+    auto result = protocol::parseTextCommand({bytes, available}, limits);
+    switch (result.outcome) {
+        case protocol::TextOutcome::Incomplete:
+            return false;
+        case protocol::TextOutcome::Fatal:
+            context_.counters.protocolErrors.fetch_add(1, std::memory_order_relaxed);
+            out_ += result.errorLine;
+            closeAfterWrite();
+            return false;
+        case protocol::TextOutcome::Error:
+            out_ += result.errorLine;
+            break;
+        case protocol::TextOutcome::Ok:
+            executeText(result.command);
+            break;
+    }
+    if (bev_ != nullptr) {
+        evbuffer_drain(bufferevent_get_input(bev_), result.consumed);
+    }
+    return true;
+}
+
+void Connection::flushOutput() {
+    if (closed_) {
+        out_.clear();
+        return;
+    }
+    evbuffer* output = bufferevent_get_output(bev_);
+    if (!out_.empty()) {
+        evbuffer_add(output, out_.data(), out_.size());
+        out_.clear();
+    }
+    if (closing_ && evbuffer_get_length(output) == 0) {
+        close();
+        return;
+    }
+    if (!readPaused_ && evbuffer_get_length(output) > kOutputHighWater) {
+        readPaused_ = true;
+        bufferevent_disable(bev_, EV_READ);
+    }
+}
+
+void Connection::closeAfterWrite() {
+    closing_ = true;
+    if (bev_ != nullptr) {
+        bufferevent_disable(bev_, EV_READ);
+    }
+}
+
+void Connection::beginOperation() {
+    pending_ = true;
+    context_.operationsInFlight.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Connection::finishOperation() {
+    pending_ = false;
+    context_.operationsInFlight.fetch_sub(1, std::memory_order_release);
+}
+
+template <class Result>
+std::function<void(const Result&)> Connection::completion(
+    std::function<void(const Result&)> handler) {
+    beginOperation();
+    return [self = shared_from_this(), handler = std::move(handler)](const Result& result) {
+        if (self->frontEnd_.onLoopThread() && self->inEngineCall_) {
+            self->finishOperation();
+            if (!self->closed_) {
+                handler(result);
+            }
+            return;
+        }
+        // Asynchronous completion (a SyncWrite): hop back to the loop.
+        self->frontEnd_.post([self, handler, result] {
+            self->finishOperation();
+            if (self->closed_) {
+                return;
+            }
+            handler(result);
+            if (!self->readPaused_) {
+                bufferevent_enable(self->bev_, EV_READ);
+            }
+            self->process();
+        });
+    };
+}
+
+void Connection::callEngine(const std::function<void()>& call) {
+    inEngineCall_ = true;
+    call();
+    inEngineCall_ = false;
+    if (pending_ && bev_ != nullptr) {
+        bufferevent_disable(bev_, EV_READ);  // resumed by the completion
+    }
+}
+
+template std::function<void(const engine::MutationResult&)> Connection::completion(
+    std::function<void(const engine::MutationResult&)>);
+template std::function<void(const engine::ArithmeticResult&)> Connection::completion(
+    std::function<void(const engine::ArithmeticResult&)>);
+template std::function<void(const engine::GetResult&)> Connection::completion(
+    std::function<void(const engine::GetResult&)>);
+
+std::string Connection::clusterMap() const {
+    protocol::ClusterMapInfo info;
+    info.bucket = context_.config.bucket;
+    info.host = localHost_;
+    info.kvPort = context_.boundPort.load(std::memory_order_relaxed);
+    info.vbucketCount = static_cast<std::uint16_t>(context_.config.vbuckets);
+    return protocol::clusterMapJson(info);
+}
+
+}  // namespace kvexec::server

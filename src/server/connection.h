@@ -1,0 +1,129 @@
+// connection.h: one client connection: reads requests of either protocol
+// (told apart by the first byte, as memcached does), runs them against the
+// engine, writes the responses in request order.
+//
+// Thread safety: a Connection lives on its front end's loop thread and is
+// used there only. Engine callbacks may run on a pool thread: they never
+// touch the connection there, they post the completion to the loop
+// (FrontEnd::post); a callback that runs inline, inside the engine call on
+// the loop thread, is handled at once. One engine operation at a time is
+// outstanding per connection (responses go out in order): while one is
+// pending, reading stops; the completion resumes it. A connection closed
+// while an operation is pending stays alive (the callback holds it) until
+// the operation completes, and writes nothing.
+#pragma once
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "server/auth/sasl_server.h"
+#include "server/protocol/binary_request.h"
+#include "server/protocol/text_request.h"
+#include "server/server_context.h"
+
+namespace kvexec::server {
+
+class FrontEnd;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+  public:
+    Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket_t fd);
+    ~Connection();
+
+    void start();
+    // Closes the socket now (pending output is dropped) and leaves the front
+    // end's set. Safe to call twice.
+    void close();
+
+  private:
+    enum class Protocol { Unknown, Binary, Text };
+
+    static void onRead(bufferevent*, void* self);
+    static void onWrite(bufferevent*, void* self);
+    static void onEvent(bufferevent*, short what, void* self);
+
+    void process();
+    // Each returns false when processing must stop (incomplete input, an
+    // operation pending, or the connection closing).
+    bool processBinary();
+    bool processText();
+    void flushOutput();
+    void closeAfterWrite();
+
+    // Engine completions: `handler` runs on the loop thread with the
+    // result, inline if the engine answered inside the call.
+    template <class Result>
+    std::function<void(const Result&)> completion(std::function<void(const Result&)> handler);
+    // Runs an engine call that was given a completion(); marks inline
+    // completions as such and stops reading if the operation is pending.
+    void callEngine(const std::function<void()>& call);
+    void beginOperation();
+    void finishOperation();
+
+    // Binary commands (binary_commands.cc).
+    void executeBinary(const protocol::Request& request);
+    void respond(const protocol::Request& request, protocol::Status status,
+                 std::string_view extras = {}, std::string_view key = {},
+                 std::string_view value = {}, std::uint64_t cas = 0, std::uint8_t datatype = 0);
+    void respondError(const protocol::Request& request, protocol::Status status,
+                      std::string_view context);
+    void respondEngine(const protocol::Request& request, engine::Status status);
+    bool resolveKey(const protocol::Request& request, std::string& key, engine::Vbid& vbid);
+    std::string mutationExtras(const engine::MutationToken& token) const;
+    bool mayRunUnauthenticated(protocol::Opcode opcode) const;
+    void binaryGet(const protocol::Request& request);
+    void binaryStore(const protocol::Request& request);
+    void binaryDelete(const protocol::Request& request);
+    void binaryArithmetic(const protocol::Request& request);
+    void binaryTouch(const protocol::Request& request);
+    void binaryFlush(const protocol::Request& request);
+    void binaryStat(const protocol::Request& request);
+    void binaryHello(const protocol::Request& request);
+    void binarySasl(const protocol::Request& request);
+    void binarySelectBucket(const protocol::Request& request);
+    void binaryGetMeta(const protocol::Request& request);
+    void binaryObserveSeqno(const protocol::Request& request);
+    void binaryCollectionId(const protocol::Request& request);
+    std::optional<engine::Durability> durabilityOf(const protocol::Request& request);
+
+    // Text commands (text_commands.cc).
+    void executeText(const protocol::TextCommand& command);
+    void textGet(const protocol::TextCommand& command);
+    void textStore(const protocol::TextCommand& command);
+    void textDelete(const protocol::TextCommand& command);
+    void textArithmetic(const protocol::TextCommand& command);
+    void textTouch(const protocol::TextCommand& command);
+    void textFlush(const protocol::TextCommand& command);
+    void textReply(const protocol::TextCommand& command, std::string_view line);
+
+    std::string clusterMap() const;
+
+    FrontEnd& frontEnd_;
+    ServerContext& context_;
+    bufferevent* bev_ = nullptr;
+    std::string localHost_;
+    Protocol protocol_ = Protocol::Unknown;
+    std::string out_;
+    bool closed_ = false;
+    bool closing_ = false;       // close once the output is written
+    bool pending_ = false;       // an engine operation is outstanding
+    bool inEngineCall_ = false;  // the loop thread is inside an engine call
+    bool readPaused_ = false;
+    // HELLO-negotiated features.
+    bool xerror_ = false;
+    bool collections_ = false;
+    bool mutationSeqno_ = false;
+    bool json_ = false;
+    bool couchbaseClient_ = false;  // sent HELLO: vBuckets come from the client
+    bool authenticated_ = false;
+    std::optional<auth::SaslSession> sasl_;
+    bool bucketSelected_ = false;
+};
+
+}  // namespace kvexec::server

@@ -1,0 +1,90 @@
+#include "server/front_end.h"
+
+#include <pthread.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "server/connection.h"
+
+namespace kvexec::server {
+
+FrontEnd::FrontEnd(ServerContext& context, std::size_t index) : context_(context), index_(index) {
+    base_ = event_base_new();
+    if (base_ == nullptr) {
+        throw std::runtime_error("event_base_new failed");
+    }
+    inbox_ = event_new(base_, -1, EV_PERSIST, &FrontEnd::onInbox, this);
+    event_add(inbox_, nullptr);
+}
+
+FrontEnd::~FrontEnd() {
+    stopAndJoin();
+    event_free(inbox_);
+    event_base_free(base_);
+}
+
+void FrontEnd::start() {
+    thread_ = std::thread([this] {
+        const std::string name = "frontend_" + std::to_string(index_);
+        pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+        // The inbox is no I/O event: without this flag the loop would exit at once.
+        event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
+    });
+    threadId_ = thread_.get_id();
+}
+
+void FrontEnd::stopAndJoin() {
+    if (!thread_.joinable()) {
+        return;
+    }
+    post([this] {
+        auto open = connections_;
+        for (auto& [raw, connection] : open) {
+            connection->close();
+        }
+        event_base_loopexit(base_, nullptr);
+    });
+    thread_.join();
+}
+
+void FrontEnd::post(std::function<void()> work) {
+    bool wasEmpty = false;
+    {
+        std::lock_guard lock(mutex_);
+        wasEmpty = queue_.empty();
+        queue_.push_back(std::move(work));
+    }
+    if (wasEmpty) {
+        event_active(inbox_, EV_READ, 0);
+    }
+}
+
+void FrontEnd::adopt(evutil_socket_t fd) {
+    post([this, fd] {
+        auto connection = std::make_shared<Connection>(*this, context_, fd);
+        connections_.emplace(connection.get(), connection);
+        connection->start();
+    });
+}
+
+void FrontEnd::forget(Connection* connection) {
+    connections_.erase(connection);
+}
+
+void FrontEnd::onInbox(evutil_socket_t, short, void* self) {
+    static_cast<FrontEnd*>(self)->drainInbox();
+}
+
+void FrontEnd::drainInbox() {
+    std::vector<std::function<void()>> work;
+    {
+        std::lock_guard lock(mutex_);
+        work.swap(queue_);
+    }
+    for (auto& item : work) {
+        item();
+    }
+}
+
+}  // namespace kvexec::server

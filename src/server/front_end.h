@@ -1,0 +1,64 @@
+// front_end.h: one front-end thread: a libevent event_base, the
+// connections it serves, and an inbox through which other threads hand it
+// work (new connections, engine completions).
+//
+// Thread safety: post() may be called from any thread (it locks the inbox
+// and activates the inbox event; libevent is set up for threads with
+// evthread_use_pthreads before any base exists). Everything else about the
+// connections runs on the loop thread only; the front end never blocks on
+// the engine or another thread.
+#pragma once
+
+#include <event2/event.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "server/server_context.h"
+
+namespace kvexec::server {
+
+class Connection;
+
+class FrontEnd {
+  public:
+    FrontEnd(ServerContext& context, std::size_t index);
+    ~FrontEnd();
+    FrontEnd(const FrontEnd&) = delete;
+    FrontEnd& operator=(const FrontEnd&) = delete;
+
+    void start();
+    // Asks the loop to close every connection and exit; then joins.
+    void stopAndJoin();
+
+    // Runs `work` on the loop thread, soon. Any thread.
+    void post(std::function<void()> work);
+    // Takes an accepted socket; any thread.
+    void adopt(evutil_socket_t fd);
+
+    event_base* base() const { return base_; }
+    bool onLoopThread() const { return std::this_thread::get_id() == threadId_; }
+    // Loop thread only: a connection is done and may be released.
+    void forget(Connection* connection);
+
+  private:
+    static void onInbox(evutil_socket_t, short, void* self);
+    void drainInbox();
+
+    ServerContext& context_;
+    std::size_t index_;
+    event_base* base_ = nullptr;
+    event* inbox_ = nullptr;
+    std::mutex mutex_;
+    std::vector<std::function<void()>> queue_;  // guarded by mutex_
+    std::thread thread_;
+    std::thread::id threadId_;
+    // Loop thread only.
+    std::unordered_map<Connection*, std::shared_ptr<Connection>> connections_;
+};
+
+}  // namespace kvexec::server

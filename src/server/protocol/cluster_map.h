@@ -1,0 +1,28 @@
+// protocol/cluster_map.h: the JSON documents a Couchbase client bootstraps
+// from without a cluster manager: the cluster map (GET_CLUSTER_CONFIG and
+// NOT_MY_VBUCKET bodies) and the error map (GET_ERROR_MAP).
+//
+// Pure functions. Safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace kvexec::server::protocol {
+
+struct ClusterMapInfo {
+    std::string bucket = "default";
+    std::string host;  // the address the client connected to
+    std::uint16_t kvPort = 0;
+    std::uint16_t vbucketCount = 1024;
+    std::uint64_t revision = 1;
+};
+
+// One node, every vBucket active on it, CRC hashing, no replicas, and the
+// bucket capabilities the SDKs look for (durableWrite, collections, ...).
+std::string clusterMapJson(const ClusterMapInfo& info);
+
+// The error map, in the format of `version` (1 or 2; higher asks get 2).
+std::string errorMapJson(std::uint16_t version);
+
+}  // namespace kvexec::server::protocol

@@ -1,0 +1,76 @@
+// protocol/text_request.h: parses one memcached text-protocol command
+// (get, gets, set, add, replace, append, prepend, cas, delete, incr, decr,
+// touch, flush_all, stats, version, verbosity, quit; noreply where memcached
+// takes it) out of received bytes.
+//
+// Pure functions over caller-owned bytes: a TextCommand's string_views
+// point into the input. Safe from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvexec::server::protocol {
+
+enum class TextVerb {
+    Get,
+    Gets,
+    Set,
+    Add,
+    Replace,
+    Append,
+    Prepend,
+    Cas,
+    Delete,
+    Incr,
+    Decr,
+    Touch,
+    FlushAll,
+    Stats,
+    Version,
+    Verbosity,
+    Quit,
+};
+
+struct TextCommand {
+    TextVerb verb = TextVerb::Version;
+    std::vector<std::string_view> keys;  // get/gets: all keys; others: one
+    std::uint32_t flags = 0;
+    std::int64_t exptime = 0;  // also flush_all's delay
+    std::uint64_t cas = 0;
+    std::uint64_t delta = 0;
+    std::uint32_t verbosity = 0;
+    std::string_view value;
+    std::string_view statsGroup;
+    bool noreply = false;
+
+    bool isStorage() const;
+};
+
+enum class TextOutcome {
+    Incomplete,  // need more bytes; nothing consumed
+    Ok,          // `command` is valid; `consumed` bytes belong to it
+    Error,       // send `errorLine`, drop `consumed` bytes, go on
+    Fatal,       // send `errorLine`, then close the connection
+};
+
+struct TextParseResult {
+    TextOutcome outcome = TextOutcome::Incomplete;
+    TextCommand command;
+    std::size_t consumed = 0;
+    std::string errorLine;  // with its "\r\n"
+};
+
+struct TextLimits {
+    std::size_t maxLineLength = 2048;
+    std::size_t maxValueLength = 20 * 1024 * 1024;
+};
+
+inline constexpr std::size_t kMaxTextKeyLength = 250;
+
+TextParseResult parseTextCommand(std::string_view input, const TextLimits& limits);
+
+}  // namespace kvexec::server::protocol

@@ -1,0 +1,139 @@
+#include "server/server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+namespace kvexec::server {
+namespace {
+
+sockaddr_storage parseAddress(const std::string& host, std::uint16_t port, socklen_t& length) {
+    sockaddr_storage address{};
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+    const std::string name = host == "localhost" ? "127.0.0.1" : host;
+    if (inet_pton(AF_INET, name.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        length = sizeof(sockaddr_in);
+    } else if (inet_pton(AF_INET6, name.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        length = sizeof(sockaddr_in6);
+    } else {
+        throw std::invalid_argument("--host: not a numeric IPv4 or IPv6 address: " + host);
+    }
+    return address;
+}
+
+std::uint16_t boundPort(evutil_socket_t fd) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    if (address.ss_family == AF_INET6) {
+        return ntohs(reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
+    }
+    return ntohs(reinterpret_cast<sockaddr_in*>(&address)->sin_port);
+}
+
+}  // namespace
+
+Server::Server(ServerContext& context) : context_(context) {
+    base_ = event_base_new();
+    if (base_ == nullptr) {
+        throw std::runtime_error("event_base_new failed");
+    }
+    stop_ = event_new(base_, -1, 0, &Server::onStop, this);
+}
+
+Server::~Server() {
+    for (auto* e : {sigterm_, sigint_, stop_}) {
+        if (e != nullptr) {
+            event_free(e);
+        }
+    }
+    if (listener_ != nullptr) {
+        evconnlistener_free(listener_);
+    }
+    frontEnds_.clear();
+    event_base_free(base_);
+}
+
+void Server::run(std::ostream& ready) {
+    socklen_t length = 0;
+    sockaddr_storage address = parseAddress(context_.config.host, context_.config.port, length);
+    listener_ = evconnlistener_new_bind(
+        base_, &Server::onAccept, this, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 1024,
+        reinterpret_cast<sockaddr*>(&address), static_cast<int>(length));
+    if (listener_ == nullptr) {
+        throw std::runtime_error("cannot listen on " + context_.config.host + ":" +
+                                 std::to_string(context_.config.port) + ": " +
+                                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    }
+    const std::uint16_t port = boundPort(evconnlistener_get_fd(listener_));
+    context_.boundPort.store(port);
+    for (std::size_t i = 0; i < context_.config.frontendThreads; ++i) {
+        frontEnds_.push_back(std::make_unique<FrontEnd>(context_, i));
+        frontEnds_.back()->start();
+    }
+    sigterm_ = evsignal_new(base_, SIGTERM, &Server::onSignal, this);
+    sigint_ = evsignal_new(base_, SIGINT, &Server::onSignal, this);
+    event_add(sigterm_, nullptr);
+    event_add(sigint_, nullptr);
+    const bool v6 = context_.config.host.find(':') != std::string::npos;
+    ready << "kvexec-server: ready on " << (v6 ? "[" : "") << context_.config.host
+          << (v6 ? "]" : "") << ":" << port << std::endl;
+
+    event_base_dispatch(base_);
+
+    // Graceful stop, in order: 1. accept nothing more; 2. let the engine
+    // complete what it has in flight (durable writes answer or time out);
+    // 3. close connections and stop the loops. The caller then destroys
+    // the bucket, which persists what is dirty and closes its files.
+    evconnlistener_disable(listener_);
+    waitForInFlight();
+    for (auto& frontEnd : frontEnds_) {
+        frontEnd->stopAndJoin();
+    }
+}
+
+void Server::waitForInFlight() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(35);
+    while (context_.operationsInFlight.load(std::memory_order_acquire) != 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));  // main thread, stopping
+    }
+}
+
+void Server::requestStop() {
+    event_active(stop_, 0, 0);
+}
+
+void Server::onStop(evutil_socket_t, short, void* self) {
+    event_base_loopbreak(static_cast<Server*>(self)->base_);
+}
+
+void Server::onSignal(evutil_socket_t, short, void* self) {
+    event_base_loopbreak(static_cast<Server*>(self)->base_);
+}
+
+void Server::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* self) {
+    auto* server = static_cast<Server*>(self);
+    auto& counters = server->context_.counters;
+    if (counters.currConnections.load(std::memory_order_relaxed) >=
+        server->context_.config.maxConnections) {
+        // Over the limit: refuse this one; those already in are untouched.
+        counters.rejectedConnections.fetch_add(1, std::memory_order_relaxed);
+        evutil_closesocket(fd);
+        return;
+    }
+    auto& frontEnd = *server->frontEnds_[server->next_++ % server->frontEnds_.size()];
+    frontEnd.adopt(fd);
+}
+
+}  // namespace kvexec::server

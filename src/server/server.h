@@ -1,0 +1,51 @@
+// server.h: kvexec-server as an object: listens, spreads accepted
+// connections over the front-end threads, and stops gracefully.
+//
+// Thread safety: run() is called once, from the thread that built the
+// Server (the main thread); it returns after a stop. requestStop() may be
+// called from any thread; SIGTERM and SIGINT call it through the main
+// event loop.
+#pragma once
+
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include <memory>
+#include <ostream>
+#include <vector>
+
+#include "server/front_end.h"
+#include "server/server_context.h"
+
+namespace kvexec::server {
+
+class Server {
+  public:
+    explicit Server(ServerContext& context);
+    ~Server();
+
+    // Binds, starts the front ends, prints the ready line to `ready`, then
+    // serves until stopped. Stopping: stop accepting, let in-flight engine
+    // operations complete (bounded by the SyncWrite timeout), close the
+    // connections, join the front ends. Throws std::runtime_error if the
+    // address cannot be bound.
+    void run(std::ostream& ready);
+    void requestStop();
+
+  private:
+    static void onAccept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* self);
+    static void onSignal(evutil_socket_t, short, void* self);
+    static void onStop(evutil_socket_t, short, void* self);
+    void waitForInFlight();
+
+    ServerContext& context_;
+    event_base* base_ = nullptr;
+    evconnlistener* listener_ = nullptr;
+    event* sigterm_ = nullptr;
+    event* sigint_ = nullptr;
+    event* stop_ = nullptr;
+    std::vector<std::unique_ptr<FrontEnd>> frontEnds_;
+    std::size_t next_ = 0;
+};
+
+}  // namespace kvexec::server

@@ -1,0 +1,105 @@
+#include "server/server_config.h"
+
+#include <charconv>
+#include <stdexcept>
+
+namespace kvexec::server {
+namespace {
+
+template <class T>
+T number(const std::string& option, const std::string& text, T min, T max) {
+    T value{};
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || ptr != text.data() + text.size() || value < min || value > max) {
+        throw std::invalid_argument(option + ": expected a number in [" + std::to_string(min) +
+                                    ", " + std::to_string(max) + "], got '" + text + "'");
+    }
+    return value;
+}
+
+bool onOff(const std::string& option, const std::string& text) {
+    if (text == "on") {
+        return true;
+    }
+    if (text == "off") {
+        return false;
+    }
+    throw std::invalid_argument(option + ": expected on or off, got '" + text + "'");
+}
+
+}  // namespace
+
+std::string usage() {
+    return "usage: kvexec-server [--host 127.0.0.1] [--port 11210] (port 0: any free port)\n"
+           "                     [--data-dir DIR] [--bucket default] [--vbuckets 1024]\n"
+           "                     [--shards 4] [--sync fdatasync|none] [--file-cache on|off]\n"
+           "                     [--backend wheel|classic] [--frontend-threads N]\n"
+           "                     [--user NAME --password PW]\n"
+           "                     [--max-connections 4096] [--idle-timeout-ms 300000]\n"
+           "                     [--max-body-bytes 20971520]\n";
+}
+
+ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) {
+    ServerConfig c;
+    help = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& option = args[i];
+        if (option == "--help" || option == "-h") {
+            help = true;
+            return c;
+        }
+        if (i + 1 >= args.size()) {
+            throw std::invalid_argument(option.rfind("--", 0) == 0
+                                            ? option + ": missing value"
+                                            : "unexpected argument '" + option + "'");
+        }
+        const std::string& v = args[++i];
+        if (option == "--host") {
+            c.host = v;
+        } else if (option == "--port") {
+            c.port = number<std::uint16_t>(option, v, 0, 65535);
+        } else if (option == "--data-dir") {
+            c.dataDir = v;
+        } else if (option == "--bucket") {
+            c.bucket = v;
+        } else if (option == "--vbuckets") {
+            c.vbuckets = number<std::size_t>(option, v, 1, 65535);
+        } else if (option == "--shards") {
+            c.shards = number<std::size_t>(option, v, 1, 1024);
+        } else if (option == "--sync") {
+            if (v != "fdatasync" && v != "none") {
+                throw std::invalid_argument("--sync: expected fdatasync or none, got '" + v + "'");
+            }
+            c.sync = v == "none" ? storage::SyncMode::None : storage::SyncMode::Fdatasync;
+        } else if (option == "--file-cache") {
+            c.fileCache = onOff(option, v);
+        } else if (option == "--backend") {
+            if (v != "wheel" && v != "classic") {
+                throw std::invalid_argument("--backend: expected wheel or classic, got '" + v +
+                                            "'");
+            }
+            c.backend = v == "wheel" ? Backend::Wheel : Backend::Classic;
+        } else if (option == "--frontend-threads") {
+            c.frontendThreads = number<std::size_t>(option, v, 1, 256);
+        } else if (option == "--user") {
+            c.user = v;
+        } else if (option == "--password") {
+            c.password = v;
+        } else if (option == "--max-connections") {
+            c.maxConnections = number<std::size_t>(option, v, 1, 1'000'000);
+        } else if (option == "--idle-timeout-ms") {
+            c.idleTimeout =
+                std::chrono::milliseconds(number<std::int64_t>(option, v, 1, 86'400'000));
+        } else if (option == "--max-body-bytes") {
+            c.maxBodyLength = number<std::size_t>(option, v, 1024, std::size_t{1} << 30);
+        } else {
+            throw std::invalid_argument("unknown option '" + option + "'");
+        }
+    }
+    if (c.user.has_value() != c.password.has_value()) {
+        throw std::invalid_argument("--user and --password go together");
+    }
+    return c;
+}
+
+}  // namespace kvexec::server

@@ -1,0 +1,43 @@
+// server_config.h: kvexec-server's command line and the limits it serves
+// with.
+//
+// Plain values, parsed once in main() and read-only afterwards.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvexec/executor_pool.h"
+#include "kvexec/storage/types.h"
+
+namespace kvexec::server {
+
+struct ServerConfig {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 11210;
+    std::string dataDir = "./kvexec-data";
+    std::string bucket = "default";
+    std::size_t vbuckets = 1024;
+    std::size_t shards = 4;
+    storage::SyncMode sync = storage::SyncMode::Fdatasync;
+    bool fileCache = true;
+    Backend backend = Backend::Wheel;
+    std::size_t frontendThreads = 2;
+    std::optional<std::string> user;
+    std::optional<std::string> password;
+    // Limits against bad input and load.
+    std::size_t maxBodyLength = 20 * 1024 * 1024;
+    std::size_t maxConnections = 4096;
+    std::chrono::milliseconds idleTimeout{300'000};
+};
+
+// Parses argv; on a bad or missing value throws std::invalid_argument with
+// a message naming the option. `--help` sets `help`.
+ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help);
+std::string usage();
+
+}  // namespace kvexec::server

@@ -1,0 +1,56 @@
+// server_context.h: what every connection of kvexec-server shares: the
+// configuration, the bucket and pool, the credentials, the counters behind
+// STAT, and the count of engine operations in flight (a graceful stop
+// waits for it to reach 0).
+//
+// Thread safety: built before the front-end threads start and destroyed
+// after they stop; its members are const or atomics, so any thread may use
+// it meanwhile. The bucket and pool are safe from any thread (their own
+// headers say so).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kvexec/engine/bucket.h"
+#include "kvexec/executor_pool.h"
+#include "server/auth/sasl_server.h"
+#include "server/server_config.h"
+
+namespace kvexec::server {
+
+inline constexpr std::string_view kServerVersion = "1.6.18-kvexec-0.1.0";
+
+struct ServerCounters {
+    std::atomic<std::uint64_t> currConnections{0};
+    std::atomic<std::uint64_t> totalConnections{0};
+    std::atomic<std::uint64_t> rejectedConnections{0};
+    std::atomic<std::uint64_t> cmdGet{0};
+    std::atomic<std::uint64_t> cmdSet{0};
+    std::atomic<std::uint64_t> cmdFlush{0};
+    std::atomic<std::uint64_t> cmdTouch{0};
+    std::atomic<std::uint64_t> getHits{0};
+    std::atomic<std::uint64_t> getMisses{0};
+    std::atomic<std::uint64_t> deleteHits{0};
+    std::atomic<std::uint64_t> deleteMisses{0};
+    std::atomic<std::uint64_t> durableWrites{0};
+    std::atomic<std::uint64_t> protocolErrors{0};
+    std::atomic<std::uint64_t> idleTimeouts{0};
+};
+
+struct ServerContext {
+    ServerConfig config;
+    ExecutorPool* pool = nullptr;
+    engine::Bucket* bucket = nullptr;
+    std::optional<auth::Credentials> credentials;  // none: no authentication asked
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    ServerCounters counters;
+    std::atomic<std::uint64_t> operationsInFlight{0};
+    std::atomic<std::uint16_t> boundPort{0};
+};
+
+}  // namespace kvexec::server

@@ -1,0 +1,131 @@
+#include "server/stats.h"
+
+#include <unistd.h>
+
+#include <sys/resource.h>
+
+#include "kvexec/stats_format.h"
+
+namespace kvexec::server {
+namespace {
+
+template <class T>
+void add(StatList& out, std::string name, T value) {
+    if constexpr (std::is_convertible_v<T, std::string>) {
+        out.emplace_back(std::move(name), std::string(value));
+    } else {
+        out.emplace_back(std::move(name), std::to_string(value));
+    }
+}
+
+std::uint64_t load(const std::atomic<std::uint64_t>& a) {
+    return a.load(std::memory_order_relaxed);
+}
+
+double seconds(const timeval& tv) {
+    return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+StatList defaults(const ServerContext& c) {
+    StatList out;
+    const auto bucket = c.bucket->stats();
+    const auto& n = c.counters;
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
+        std::chrono::steady_clock::now() - c.started);
+    add(out, "pid", static_cast<long>(getpid()));
+    add(out, "uptime", uptime.count());
+    add(out, "time", static_cast<long>(time(nullptr)));
+    add(out, "version", std::string(kServerVersion));
+    add(out, "rusage_user", std::to_string(seconds(usage.ru_utime)));
+    add(out, "rusage_system", std::to_string(seconds(usage.ru_stime)));
+    add(out, "threads", c.config.frontendThreads);
+    add(out, "curr_connections", load(n.currConnections));
+    add(out, "total_connections", load(n.totalConnections));
+    add(out, "rejected_connections", load(n.rejectedConnections));
+    add(out, "idle_timeouts", load(n.idleTimeouts));
+    add(out, "protocol_errors", load(n.protocolErrors));
+    add(out, "cmd_get", load(n.cmdGet));
+    add(out, "cmd_set", load(n.cmdSet));
+    add(out, "cmd_flush", load(n.cmdFlush));
+    add(out, "cmd_touch", load(n.cmdTouch));
+    add(out, "get_hits", load(n.getHits));
+    add(out, "get_misses", load(n.getMisses));
+    add(out, "delete_hits", load(n.deleteHits));
+    add(out, "delete_misses", load(n.deleteMisses));
+    add(out, "durable_writes", load(n.durableWrites));
+    add(out, "curr_items", bucket.currItems);
+    add(out, "bytes", bucket.memUsed);
+    add(out, "limit_maxbytes", bucket.memoryQuota);
+    add(out, "ep_dirty_items", bucket.dirtyItems);
+    add(out, "ep_sync_writes_pending", bucket.syncWritesPending);
+    add(out, "ep_sync_writes_committed", bucket.syncWritesCommitted);
+    add(out, "ep_sync_writes_aborted", bucket.syncWritesAborted);
+    add(out, "ep_warmup_complete", bucket.warmupComplete ? 1 : 0);
+    return out;
+}
+
+StatList timings(const ServerContext& c) {
+    StatList out;
+    for (const auto& h : c.bucket->stats().histograms) {
+        const auto& s = h.summary;
+        const auto ns = [&](std::chrono::nanoseconds d) {
+            return h.isDuration ? formatDuration(d) : std::to_string(d.count());
+        };
+        add(out, h.name + "_count", s.count);
+        add(out, h.name + "_mean", ns(s.mean));
+        add(out, h.name + "_p50", ns(s.p50));
+        add(out, h.name + "_p90", ns(s.p90));
+        add(out, h.name + "_p99", ns(s.p99));
+        add(out, h.name + "_p999", ns(s.p999));
+        add(out, h.name + "_max", ns(s.max));
+    }
+    return out;
+}
+
+StatList executor(const ServerContext& c, bool tasks) {
+    StatList out;
+    const PoolStats stats = c.pool->stats();
+    add(out, "backend", std::string(c.pool->backendName()));
+    if (tasks) {
+        add(out, "tasks", formatStatsJson(stats, -1));
+        return out;
+    }
+    for (std::size_t t = 0; t < kTaskTypeCount; ++t) {
+        const std::string type(to_string(static_cast<TaskType>(t)));
+        add(out, type + ":threads", c.pool->threadCount(static_cast<TaskType>(t)));
+    }
+    add(out, "pool", formatStatsJson(stats, -1));
+    return out;
+}
+
+StatList fileCache(const ServerContext& c) {
+    StatList out;
+    const auto bucket = c.bucket->stats();
+    add(out, "file_cache_enabled", c.config.fileCache ? "on" : "off");
+    add(out, "sync", c.config.sync == storage::SyncMode::None ? "none" : "fdatasync");
+    add(out, "flusher_batches", bucket.flusherBatches);
+    add(out, "flush_failures", bucket.flushFailures);
+    return out;
+}
+
+}  // namespace
+
+std::optional<StatList> collectStats(const ServerContext& context, const std::string& group) {
+    if (group.empty()) {
+        return defaults(context);
+    }
+    if (group == "timings") {
+        return timings(context);
+    }
+    if (group == "tasks" || group == "executor") {
+        return executor(context, group == "tasks");
+    }
+    if (group == "file_cache") {
+        return fileCache(context);
+    }
+    return std::nullopt;
+}
+
+}  // namespace kvexec::server

@@ -1,0 +1,23 @@
+// stats.h: the STAT groups kvexec-server answers (both protocols): the
+// default memcached group, "timings" (the engine's histograms, cbstats
+// style), "tasks" and "executor" (the pool), "file_cache".
+//
+// Thread safety: reads atomics and snapshots (Bucket::stats, pool stats);
+// any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/server_context.h"
+
+namespace kvexec::server {
+
+using StatList = std::vector<std::pair<std::string, std::string>>;
+
+// nullopt for an unknown group.
+std::optional<StatList> collectStats(const ServerContext& context, const std::string& group);
+
+}  // namespace kvexec::server

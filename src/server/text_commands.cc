@@ -1,0 +1,237 @@
+// The text protocol's commands. Keys map to vBuckets by CRC (text clients
+// know nothing of vBuckets); replies follow memcached's words (STORED,
+// NOT_STORED, EXISTS, NOT_FOUND, ...).
+#include "server/connection.h"
+#include "server/expiry.h"
+#include "server/protocol/keys.h"
+#include "server/stats.h"
+
+namespace kvexec::server {
+
+using protocol::TextCommand;
+using protocol::TextVerb;
+
+namespace {
+
+engine::Vbid vbidOf(const ServerContext& c, std::string_view key) {
+    return protocol::vbucketOfKey(key, static_cast<std::uint16_t>(c.config.vbuckets));
+}
+
+std::string_view serverError(engine::Status status) {
+    switch (status) {
+        case engine::Status::TooBig:
+            return "SERVER_ERROR object too large for cache\r\n";
+        case engine::Status::TempFail:
+        case engine::Status::NoMemory:
+            return "SERVER_ERROR out of memory storing object\r\n";
+        default:
+            return "SERVER_ERROR internal error\r\n";
+    }
+}
+
+std::string_view storeReply(const TextCommand& command, engine::Status status) {
+    switch (status) {
+        case engine::Status::Success:
+            return "STORED\r\n";
+        case engine::Status::KeyExists:
+            // add of an existing key is NOT_STORED; a CAS mismatch is EXISTS.
+            return command.verb == TextVerb::Add ? "NOT_STORED\r\n" : "EXISTS\r\n";
+        case engine::Status::KeyNotFound:
+            return command.verb == TextVerb::Cas ? "NOT_FOUND\r\n" : "NOT_STORED\r\n";
+        case engine::Status::NotStored:
+            return "NOT_STORED\r\n";
+        default:
+            return serverError(status);
+    }
+}
+
+}  // namespace
+
+void Connection::textReply(const TextCommand& command, std::string_view line) {
+    if (!command.noreply) {
+        out_.append(line);
+    }
+}
+
+void Connection::executeText(const TextCommand& command) {
+    if (!authenticated_ && command.verb != TextVerb::Version && command.verb != TextVerb::Quit) {
+        out_ += "CLIENT_ERROR unauthenticated: use the binary protocol's SASL\r\n";
+        return;
+    }
+    switch (command.verb) {
+        case TextVerb::Get:
+        case TextVerb::Gets:
+            return textGet(command);
+        case TextVerb::Set:
+        case TextVerb::Add:
+        case TextVerb::Replace:
+        case TextVerb::Append:
+        case TextVerb::Prepend:
+        case TextVerb::Cas:
+            return textStore(command);
+        case TextVerb::Delete:
+            return textDelete(command);
+        case TextVerb::Incr:
+        case TextVerb::Decr:
+            return textArithmetic(command);
+        case TextVerb::Touch:
+            return textTouch(command);
+        case TextVerb::FlushAll:
+            return textFlush(command);
+        case TextVerb::Stats: {
+            auto stats = collectStats(context_, std::string(command.statsGroup));
+            if (!stats) {
+                out_ += "ERROR\r\n";
+                return;
+            }
+            for (const auto& [name, value] : *stats) {
+                out_ += "STAT " + name + " " + value + "\r\n";
+            }
+            out_ += "END\r\n";
+            return;
+        }
+        case TextVerb::Version:
+            out_ += "VERSION " + std::string(kServerVersion) + "\r\n";
+            return;
+        case TextVerb::Verbosity:
+            return textReply(command, "OK\r\n");
+        case TextVerb::Quit:
+            closeAfterWrite();
+            return;
+    }
+}
+
+void Connection::textGet(const TextCommand& command) {
+    const bool withCas = command.verb == TextVerb::Gets;
+    for (std::string_view key : command.keys) {
+        context_.counters.cmdGet.fetch_add(1, std::memory_order_relaxed);
+        auto done = completion<engine::GetResult>(
+            [this, withCas, name = std::string(key)](const engine::GetResult& r) {
+                if (r.status != engine::Status::Success) {
+                    context_.counters.getMisses.fetch_add(1, std::memory_order_relaxed);
+                    return;
+                }
+                context_.counters.getHits.fetch_add(1, std::memory_order_relaxed);
+                out_ += "VALUE " + name + " " + std::to_string(r.item.meta.flags) + " " +
+                        std::to_string(r.item.value.size());
+                if (withCas) {
+                    out_ += " " + std::to_string(r.item.meta.cas);
+                }
+                out_ += "\r\n";
+                out_ += r.item.value;
+                out_ += "\r\n";
+            });
+        callEngine([&] {
+            context_.bucket->get(vbidOf(context_, key), std::string(key), std::move(done));
+        });
+    }
+    out_ += "END\r\n";
+}
+
+void Connection::textStore(const TextCommand& command) {
+    engine::StoreRequest store;
+    store.key.assign(command.keys[0]);
+    store.vbid = vbidOf(context_, store.key);
+    store.value.assign(command.value);
+    store.flags = command.flags;
+    store.expiry = absoluteExpiry(command.exptime);
+    store.cas = command.verb == TextVerb::Cas ? command.cas : 0;
+    switch (command.verb) {
+        case TextVerb::Add:
+            store.operation = engine::StoreOperation::Add;
+            break;
+        case TextVerb::Replace:
+            store.operation = engine::StoreOperation::Replace;
+            break;
+        case TextVerb::Append:
+            store.operation = engine::StoreOperation::Append;
+            break;
+        case TextVerb::Prepend:
+            store.operation = engine::StoreOperation::Prepend;
+            break;
+        default:
+            store.operation = engine::StoreOperation::Set;
+    }
+    context_.counters.cmdSet.fetch_add(1, std::memory_order_relaxed);
+    const TextCommand header{command.verb, {}, 0, 0, 0, 0, 0, {}, {}, command.noreply};
+    auto done = completion<engine::MutationResult>([this, header](const engine::MutationResult& r) {
+        textReply(header, storeReply(header, r.status));
+    });
+    callEngine([&] { context_.bucket->store(std::move(store), std::move(done)); });
+}
+
+void Connection::textDelete(const TextCommand& command) {
+    engine::RemoveRequest remove;
+    remove.key.assign(command.keys[0]);
+    remove.vbid = vbidOf(context_, remove.key);
+    const bool noreply = command.noreply;
+    auto done =
+        completion<engine::MutationResult>([this, noreply](const engine::MutationResult& r) {
+            TextCommand header;
+            header.noreply = noreply;
+            switch (r.status) {
+                case engine::Status::Success:
+                    return textReply(header, "DELETED\r\n");
+                case engine::Status::KeyNotFound:
+                    return textReply(header, "NOT_FOUND\r\n");
+                default:
+                    return textReply(header, serverError(r.status));
+            }
+        });
+    callEngine([&] { context_.bucket->remove(std::move(remove), std::move(done)); });
+}
+
+void Connection::textArithmetic(const TextCommand& command) {
+    engine::ArithmeticRequest arithmetic;
+    arithmetic.key.assign(command.keys[0]);
+    arithmetic.vbid = vbidOf(context_, arithmetic.key);
+    arithmetic.increment = command.verb == TextVerb::Incr;
+    arithmetic.delta = command.delta;
+    const bool noreply = command.noreply;
+    auto done =
+        completion<engine::ArithmeticResult>([this, noreply](const engine::ArithmeticResult& r) {
+            TextCommand header;
+            header.noreply = noreply;
+            switch (r.status) {
+                case engine::Status::Success:
+                    return textReply(header, std::to_string(r.value) + "\r\n");
+                case engine::Status::KeyNotFound:
+                    return textReply(header, "NOT_FOUND\r\n");
+                case engine::Status::DeltaBadValue:
+                    return textReply(
+                        header, "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
+                default:
+                    return textReply(header, serverError(r.status));
+            }
+        });
+    callEngine([&] { context_.bucket->arithmetic(std::move(arithmetic), std::move(done)); });
+}
+
+void Connection::textTouch(const TextCommand& command) {
+    std::string key(command.keys[0]);
+    const engine::Vbid vbid = vbidOf(context_, key);
+    const bool noreply = command.noreply;
+    context_.counters.cmdTouch.fetch_add(1, std::memory_order_relaxed);
+    auto done = completion<engine::GetResult>([this, noreply](const engine::GetResult& r) {
+        TextCommand header;
+        header.noreply = noreply;
+        textReply(header, r.status == engine::Status::Success ? "TOUCHED\r\n" : "NOT_FOUND\r\n");
+    });
+    callEngine([&] {
+        context_.bucket->touch(vbid, std::move(key), absoluteExpiry(command.exptime),
+                               std::move(done));
+    });
+}
+
+void Connection::textFlush(const TextCommand& command) {
+    if (command.exptime != 0) {
+        out_ += "SERVER_ERROR delayed flush_all is not supported\r\n";
+        return;
+    }
+    context_.counters.cmdFlush.fetch_add(1, std::memory_order_relaxed);
+    engine::Status status = engine::Status::Success;
+    context_.bucket->flush([&status](engine::Status s) { status = s; });  // inline
+    textReply(command, status == engine::Status::Success ? "OK\r\n" : serverError(status));
+}
+
+}  // namespace kvexec::server

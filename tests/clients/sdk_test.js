@@ -1,0 +1,133 @@
+// The official Couchbase Node.js SDK against kvexec-server.
+//   node sdk_test.js write  PORT ACKFILE   CRUD checks, then durable upserts at
+//                                          all three levels; acknowledged keys
+//                                          are written to ACKFILE
+//   node sdk_test.js verify PORT ACKFILE   reads back every acknowledged
+//                                          durable write (after a SIGKILL and
+//                                          a restart on the same directory)
+// Prints one "N passed, M failed" line; exits non-zero on any failure.
+'use strict';
+const assert = require('assert');
+const fs = require('fs');
+const couchbase = require('couchbase');
+
+const [mode, port, ackFile] = process.argv.slice(2);
+const USER = process.env.KVEXEC_USER || 'Administrator';
+const PASSWORD = process.env.KVEXEC_PASSWORD || 'password';
+const DURABLE_PER_LEVEL = 50;
+const LEVELS = {
+  majority: couchbase.DurabilityLevel.Majority,
+  majorityAndPersistOnMaster: couchbase.DurabilityLevel.MajorityAndPersistOnMaster,
+  persistToMajority: couchbase.DurabilityLevel.PersistToMajority,
+};
+// On one node, Majority means "in the active's memory": only the persist
+// levels promise that the write survives a SIGKILL.
+const PERSISTED = new Set(['majorityAndPersistOnMaster', 'persistToMajority']);
+
+let passed = 0;
+let failed = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    passed++;
+    console.log(`[pass] ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`[FAIL] ${name}: ${e && e.stack ? e.stack : e}`);
+  }
+}
+
+async function expectError(promise, type) {
+  try {
+    await promise;
+  } catch (e) {
+    if (e instanceof type) return;
+    throw new Error(`expected ${type.name}, got ${e && e.constructor.name}: ${e}`);
+  }
+  throw new Error(`expected ${type.name}, got success`);
+}
+
+async function connect() {
+  const cluster = await couchbase.connect(`couchbase://127.0.0.1:${port}`, {
+    username: USER,
+    password: PASSWORD,
+    timeouts: { connectTimeout: 20000, kvTimeout: 10000, kvDurableTimeout: 20000 },
+  });
+  const collection = cluster.bucket('default').defaultCollection();
+  return { cluster, collection };
+}
+
+async function writePhase(collection) {
+  await check('upsert + get', async () => {
+    const r = await collection.upsert('sdk-doc', { name: 'kvexec', n: 1 });
+    assert.ok(r.cas, 'upsert returns a CAS');
+    const g = await collection.get('sdk-doc');
+    assert.deepStrictEqual(g.content, { name: 'kvexec', n: 1 });
+  });
+  await check('insert of an existing key is DocumentExists', () =>
+    expectError(collection.insert('sdk-doc', { n: 2 }), couchbase.DocumentExistsError));
+  await check('replace', async () => {
+    await collection.replace('sdk-doc', { n: 3 });
+    assert.deepStrictEqual((await collection.get('sdk-doc')).content, { n: 3 });
+  });
+  await check('exists', async () => {
+    assert.strictEqual((await collection.exists('sdk-doc')).exists, true);
+    assert.strictEqual((await collection.exists('sdk-no-such-doc')).exists, false);
+  });
+  await check('remove, then get is DocumentNotFound', async () => {
+    await collection.remove('sdk-doc');
+    await expectError(collection.get('sdk-doc'), couchbase.DocumentNotFoundError);
+  });
+  const acked = [];
+  for (const [name, level] of Object.entries(LEVELS)) {
+    await check(`durable upserts (${name})`, async () => {
+      for (let i = 0; i < DURABLE_PER_LEVEL; i++) {
+        const key = `durable-${name}-${i}`;
+        const value = { level: name, i };
+        await collection.upsert(key, value, { durabilityLevel: level });
+        acked.push({ key, value, persisted: PERSISTED.has(name) });
+      }
+    });
+  }
+  fs.writeFileSync(ackFile, JSON.stringify(acked));
+}
+
+async function verifyPhase(collection) {
+  const acked = JSON.parse(fs.readFileSync(ackFile, 'utf8'));
+  let survivedMajority = 0;
+  let majority = 0;
+  await check(`every acknowledged persisted durable write is back after SIGKILL`, async () => {
+    let missing = [];
+    for (const { key, value, persisted } of acked) {
+      try {
+        const g = await collection.get(key);
+        assert.deepStrictEqual(g.content, value);
+        if (!persisted) survivedMajority++;
+      } catch (e) {
+        if (persisted) missing.push(`${key}: ${e}`);
+      }
+      if (!persisted) majority++;
+    }
+    assert.ok(acked.length > 0, 'no acknowledged writes to verify');
+    assert.deepStrictEqual(missing, []);
+  });
+  console.log(`majority-level writes back after SIGKILL: ${survivedMajority}/${majority}`);
+}
+
+(async () => {
+  let cluster;
+  try {
+    const c = await connect();
+    cluster = c.cluster;
+    if (mode === 'write') await writePhase(c.collection);
+    else if (mode === 'verify') await verifyPhase(c.collection);
+    else throw new Error(`unknown mode ${mode}`);
+  } catch (e) {
+    failed++;
+    console.log(`[FAIL] ${mode}: ${e && e.stack ? e.stack : e}`);
+  } finally {
+    if (cluster) await cluster.close();
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed === 0 ? 0 : 1);
+})();

@@ -1,0 +1,45 @@
+# server_lib.sh: sourced by the client tests. start_server ARGS... runs
+# kvexec-server on a free loopback port (--port 0) in the background, waits
+# (with a deadline) for its ready line and sets SERVER_PID and SERVER_PORT;
+# stop_server sends SIGTERM to that PID and checks the exit status.
+# KVEXEC_SERVER must name the binary.
+
+SERVER_PID=""
+SERVER_PORT=""
+SERVER_LOG=""
+
+start_server() {
+    SERVER_LOG="$(mktemp)"
+    "$KVEXEC_SERVER" --host 127.0.0.1 --port 0 "$@" >"$SERVER_LOG" 2>&1 &
+    SERVER_PID=$!
+    local deadline=$((SECONDS + 60))
+    while ! grep -q '^kvexec-server: ready on ' "$SERVER_LOG"; do
+        if ! kill -0 "$SERVER_PID" 2>/dev/null || [ $SECONDS -gt $deadline ]; then
+            echo "kvexec-server did not become ready:" >&2
+            cat "$SERVER_LOG" >&2
+            return 1
+        fi
+        sleep 0.05
+    done
+    SERVER_PORT="$(sed -n 's/^kvexec-server: ready on .*:\([0-9]*\)$/\1/p' "$SERVER_LOG")"
+}
+
+stop_server() {
+    [ -n "$SERVER_PID" ] || return 0
+    kill -TERM "$SERVER_PID"
+    local rc=0
+    wait "$SERVER_PID" || rc=$?
+    SERVER_PID=""
+    if [ $rc -ne 0 ]; then
+        echo "kvexec-server exited with $rc after SIGTERM:" >&2
+        cat "$SERVER_LOG" >&2
+        return 1
+    fi
+}
+
+kill_server() {
+    [ -n "$SERVER_PID" ] || return 0
+    kill -KILL "$SERVER_PID"
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+}
