@@ -31,7 +31,7 @@ TaskId Scheduler::schedule(TaskPtr task) {
     if (!task) {
         throw std::invalid_argument("kvexec: schedule() of a null TaskPtr");
     }
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     Owner& owner = ownerForScheduleLocked(*task);
     auto* host = TaskAccess::host(*task);
     if (host != nullptr && host != this) {
@@ -48,7 +48,7 @@ TaskId Scheduler::schedule(TaskPtr task) {
     TaskAccess::setHost(*task, this);
 
     TaskQueue& q = queueOf(task->type());
-    std::lock_guard queueLock(q.mutex);
+    detail::MutexLock queueLock(q.mutex);
     e.key = task->wakeTime();
     if (q.pushLocked(e, Clock::now())) {
         q.wakeup.notify_one();
@@ -61,7 +61,7 @@ TaskId Scheduler::schedule(TaskPtr task) {
 TaskId Scheduler::reviveLocked(Entry& e) {
     TaskAccess::setState(*e.task, TaskState::Running);
     TaskQueue& q = queueOf(e.task->type());
-    std::lock_guard queueLock(q.mutex);
+    detail::MutexLock queueLock(q.mutex);
     if (e.where == Entry::Where::Future || e.where == Entry::Where::Ready) {
         const auto now = Clock::now();
         if (q.rekeyLocked(e, e.keyFor(e.task->wakeTime(), now), now)) {
@@ -90,7 +90,7 @@ void Scheduler::release(std::vector<TaskPtr>& erased) {
         owners.push_back(&task->owner());  // owners outlive their registration
     }
     erased.clear();
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     for (const Taskable* owner : owners) {
         auto it = owners_.find(owner);
         if (it != owners_.end() && it->second.tasks > 0) {
@@ -103,7 +103,7 @@ void Scheduler::release(std::vector<TaskPtr>& erased) {
 bool Scheduler::cancelLocked(Entry& e, bool remove, std::vector<TaskPtr>& dropped) {
     TaskAccess::setState(*e.task, TaskState::Dead);
     TaskQueue& q = queueOf(e.task->type());
-    std::unique_lock queueLock(q.mutex);
+    detail::UniqueLock queueLock(q.mutex);
     e.notified = false;
     e.revived = false;
     const bool queued = e.where == Entry::Where::Future || e.where == Entry::Where::Ready;
@@ -124,7 +124,7 @@ bool Scheduler::cancel(TaskId id, bool remove) {
     std::vector<TaskPtr> dropped;
     bool held = false;
     {
-        std::lock_guard lock(mutex_);
+        detail::MutexLock lock(mutex_);
         Entry* e = findLocked(id);
         held = e != nullptr && cancelLocked(*e, remove, dropped);
     }
@@ -137,7 +137,7 @@ bool Scheduler::wakeLocked(Entry& e) {
         return false;
     }
     TaskQueue& q = queueOf(e.task->type());
-    std::lock_guard queueLock(q.mutex);
+    detail::MutexLock queueLock(q.mutex);
     const auto now = Clock::now();
     switch (e.where) {
         case Entry::Where::Future:
@@ -158,7 +158,7 @@ bool Scheduler::wakeLocked(Entry& e) {
 }
 
 bool Scheduler::wake(TaskId id) {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     Entry* e = findLocked(id);
     return e != nullptr && wakeLocked(*e);
 }
@@ -170,7 +170,7 @@ bool Scheduler::rekeyToWakeTimeLocked(Entry& e) {
         return false;
     }
     TaskQueue& q = queueOf(e.task->type());
-    std::lock_guard queueLock(q.mutex);
+    detail::MutexLock queueLock(q.mutex);
     if (e.where == Entry::Where::Future || e.where == Entry::Where::Ready) {
         const auto now = Clock::now();
         if (q.rekeyLocked(e, e.keyFor(e.task->wakeTime(), now), now)) {
@@ -181,7 +181,7 @@ bool Scheduler::rekeyToWakeTimeLocked(Entry& e) {
 }
 
 bool Scheduler::snooze(TaskId id, Clock::duration d) {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     Entry* e = findLocked(id);
     if (e == nullptr || e->task->isDead()) {
         return false;
@@ -194,7 +194,7 @@ bool Scheduler::snooze(TaskId id, Clock::duration d) {
 }
 
 void Scheduler::onTaskSnoozed(Task& task) noexcept {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     Entry* e = findLocked(task.id());
     if (e != nullptr && e->task.get() == &task) {
         rekeyToWakeTimeLocked(*e);
@@ -203,7 +203,7 @@ void Scheduler::onTaskSnoozed(Task& task) noexcept {
 
 void Scheduler::onTaskCancelled(Task& task) noexcept {
     std::vector<TaskPtr> dropped;  // stays empty: remove = false
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     Entry* e = findLocked(task.id());
     if (e != nullptr && e->task.get() == &task) {
         cancelLocked(*e, false, dropped);

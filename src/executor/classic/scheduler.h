@@ -19,7 +19,6 @@
 #include <array>
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -27,6 +26,7 @@
 #include "executor/classic/task_queue.h"
 #include "executor/observability/pool_metrics.h"
 #include "executor/task_access.h"
+#include "executor/thread_annotations.h"
 #include "kvexec/executor_pool.h"
 
 namespace kvexec::classic {
@@ -76,46 +76,48 @@ class Scheduler final : public detail::TaskHost {
     const TaskQueue& queueOf(TaskType type) const {
         return *queues_[static_cast<std::size_t>(type)];
     }
-    Entry* findLocked(TaskId id);
-    Owner& ownerForScheduleLocked(const Task& task);
-    TaskId reviveLocked(Entry& e);
+    Entry* findLocked(TaskId id) REQUIRES(mutex_);
+    Owner& ownerForScheduleLocked(const Task& task) REQUIRES(mutex_);
+    TaskId reviveLocked(Entry& e) REQUIRES(mutex_);
     // Removes the entry from the locator; returns the reference for the
     // caller to pass to release(). Requires mutex_, entry in no heap.
-    TaskPtr eraseLocked(Entry& e);
+    TaskPtr eraseLocked(Entry& e) REQUIRES(mutex_);
     // Drops erased references (a task's destructor may run here), then
     // counts them out of their owners: unregisterTaskable() returns only
     // once the pool holds no reference. Requires no lock held.
-    void release(std::vector<TaskPtr>& erased);
-    bool cancelLocked(Entry& e, bool remove, std::vector<TaskPtr>& dropped);
-    bool wakeLocked(Entry& e);
-    bool rekeyToWakeTimeLocked(Entry& e);
+    void release(std::vector<TaskPtr>& erased) EXCLUDES(mutex_);
+    bool cancelLocked(Entry& e, bool remove, std::vector<TaskPtr>& dropped) REQUIRES(mutex_);
+    bool wakeLocked(Entry& e) REQUIRES(mutex_);
+    bool rekeyToWakeTimeLocked(Entry& e) REQUIRES(mutex_);
 
     // Runs a taken (Running) entry unless it is Dead, then re-queues or
     // drops it. Returns true if run() was called.
     bool runEntry(Entry& e, detail::WorkerSlot* worker = nullptr);
     void finishRun(Entry& e, bool ran, bool again, std::uint32_t snoozeSeqBefore);
-    void requeueAfterRunLocked(TaskQueue& q, Entry& e, std::uint32_t snoozeSeqBefore);
+    void requeueAfterRunLocked(TaskQueue& q, Entry& e, std::uint32_t snoozeSeqBefore)
+        REQUIRES(q.mutex);
     void dropFinished(Entry& e);
     void workerLoop(TaskQueue& q, std::size_t index, detail::WorkerSlot* slot);
     void runWorker(TaskQueue& q, std::size_t index, detail::WorkerSlot* slot);
-    void drainOwnerInline(Taskable& owner, std::unique_lock<std::mutex>& lock);
-    void cancelOwnerTasksLocked(Taskable& owner, bool force, std::vector<TaskPtr>& dropped);
+    void drainOwnerInline(Taskable& owner, detail::UniqueLock& lock) REQUIRES(mutex_);
+    void cancelOwnerTasksLocked(Taskable& owner, bool force, std::vector<TaskPtr>& dropped)
+        REQUIRES(mutex_);
 
     const Mode mode_;
     // Null when the pool records no metrics; outlives the workers.
     const std::unique_ptr<detail::PoolMetrics> metrics_;
-    mutable std::mutex mutex_;
+    mutable detail::Mutex mutex_;
     mutable std::condition_variable ownerDrained_;  // an owner's task count fell
-    Locator locator_;
-    std::unordered_map<const Taskable*, Owner> owners_;
-    bool stopping_ = false;
+    Locator locator_ GUARDED_BY(mutex_);
+    std::unordered_map<const Taskable*, Owner> owners_ GUARDED_BY(mutex_);
+    bool stopping_ GUARDED_BY(mutex_) = false;
     // stats() calls holding task references: unregisterTaskable() waits
     // for them too, so that it returns only when nothing holds its tasks.
-    mutable std::size_t statsHoldingTasks_ = 0;
+    mutable std::size_t statsHoldingTasks_ GUARDED_BY(mutex_) = 0;
 
     std::array<std::unique_ptr<TaskQueue>, kTaskTypeCount> queues_;
-    std::mutex resizeMutex_;
-    std::array<std::vector<std::thread>, kTaskTypeCount> workers_;  // by resizeMutex_
+    detail::Mutex resizeMutex_;
+    std::array<std::vector<std::thread>, kTaskTypeCount> workers_ GUARDED_BY(resizeMutex_);
 };
 
 }  // namespace kvexec::classic

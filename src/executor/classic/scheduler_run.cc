@@ -24,7 +24,7 @@ bool Scheduler::runEntry(Entry& e, detail::WorkerSlot* worker) {
 void Scheduler::finishRun(Entry& e, bool ran, bool again, std::uint32_t snoozeSeqBefore) {
     TaskQueue& q = queueOf(e.task->type());
     {
-        std::lock_guard queueLock(q.mutex);
+        detail::MutexLock queueLock(q.mutex);
         if (ran) {
             ++q.executed;
         }
@@ -63,9 +63,9 @@ void Scheduler::requeueAfterRunLocked(TaskQueue& q, Entry& e, std::uint32_t snoo
 void Scheduler::dropFinished(Entry& e) {
     std::vector<TaskPtr> erased;
     {
-        std::lock_guard lock(mutex_);
+        detail::MutexLock lock(mutex_);
         TaskQueue& q = queueOf(e.task->type());
-        std::unique_lock queueLock(q.mutex);
+        detail::UniqueLock queueLock(q.mutex);
         if (e.revived) {
             const auto now = Clock::now();
             if (e.notified) {
@@ -97,16 +97,16 @@ void Scheduler::workerLoop(TaskQueue& q, std::size_t index, detail::WorkerSlot* 
 }
 
 void Scheduler::runWorker(TaskQueue& q, std::size_t index, detail::WorkerSlot* slot) {
-    std::unique_lock queueLock(q.mutex);
+    detail::UniqueLock queueLock(q.mutex);
     while (!q.stopping && index < q.targetThreads) {
         Entry* e = q.popReadyLocked(Clock::now());
         if (e == nullptr) {
             ++q.sleeping;
             const auto next = q.nextWakeLocked();
             if (next == Clock::time_point::max()) {
-                q.wakeup.wait(queueLock);
+                q.wakeup.wait(queueLock.native());
             } else {
-                q.wakeup.wait_until(queueLock, next);
+                q.wakeup.wait_until(queueLock.native(), next);
             }
             --q.sleeping;
             continue;
@@ -125,7 +125,7 @@ std::size_t Scheduler::threadCount(TaskType type) const {
         return 0;
     }
     const TaskQueue& q = queueOf(type);
-    std::lock_guard queueLock(q.mutex);
+    detail::MutexLock queueLock(q.mutex);
     return q.targetThreads;
 }
 
@@ -133,14 +133,14 @@ void Scheduler::setThreadCount(TaskType type, std::size_t n) {
     if (mode_ == Mode::Manual) {
         return;
     }
-    std::lock_guard resizeLock(resizeMutex_);
+    detail::MutexLock resizeLock(resizeMutex_);
     TaskQueue& q = queueOf(type);
     auto& threads = workers_[static_cast<std::size_t>(type)];
     if (detail::callerIsWorkerAtOrAbove(&q, n)) {
         throw std::logic_error("kvexec: setThreadCount() would stop the calling worker thread");
     }
     {
-        std::lock_guard queueLock(q.mutex);
+        detail::MutexLock queueLock(q.mutex);
         if (q.stopping) {
             return;
         }
@@ -164,14 +164,14 @@ void Scheduler::setThreadCount(TaskType type, std::size_t n) {
 std::size_t Scheduler::runDue(TaskType type) {
     TaskQueue& q = queueOf(type);
     {
-        std::lock_guard queueLock(q.mutex);
+        detail::MutexLock queueLock(q.mutex);
         q.clearSelfRescheduledLocked();
     }
     std::size_t runs = 0;
     for (;;) {
         Entry* e = nullptr;
         {
-            std::lock_guard queueLock(q.mutex);
+            detail::MutexLock queueLock(q.mutex);
             e = q.popReadySkippingSelfRescheduledLocked(Clock::now());
             if (e != nullptr) {
                 e->selfRescheduled = false;
@@ -189,7 +189,7 @@ TaskId Scheduler::runEarliest(TaskType type) {
     for (;;) {
         Entry* e = nullptr;
         {
-            std::lock_guard queueLock(q.mutex);
+            detail::MutexLock queueLock(q.mutex);
             e = q.popEarliestLocked();
         }
         if (e == nullptr) {

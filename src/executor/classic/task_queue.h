@@ -13,10 +13,10 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
 #include "executor/classic/entry.h"
+#include "executor/thread_annotations.h"
 
 namespace kvexec::classic {
 
@@ -29,41 +29,41 @@ class TaskQueue {
     // Puts the entry in the ready heap if its key is due, else in the
     // future heap; sets its Where and the task's state. Returns true if a
     // sleeping worker should be told (ready work, or a new earliest key).
-    bool pushLocked(Entry& e, Clock::time_point now);
+    bool pushLocked(Entry& e, Clock::time_point now) REQUIRES(mutex);
     // CB3's fetch: moves due tasks to the ready heap, then takes the best
     // ready one (marks it Running). Null when nothing is due.
-    Entry* popReadyLocked(Clock::time_point now);
+    Entry* popReadyLocked(Clock::time_point now) REQUIRES(mutex);
     // The Manual backend's pick: like popReadyLocked, but skips entries
     // that re-queued themselves in the current runReady() call.
-    Entry* popReadySkippingSelfRescheduledLocked(Clock::time_point now);
+    Entry* popReadySkippingSelfRescheduledLocked(Clock::time_point now) REQUIRES(mutex);
     // The entry with the earliest key, due or not (Manual's runNext).
-    Entry* popEarliestLocked();
+    Entry* popEarliestLocked() REQUIRES(mutex);
     // Takes the entry out of whichever heap holds it (linear).
-    void removeLocked(Entry& e);
+    void removeLocked(Entry& e) REQUIRES(mutex);
     // Gives a queued entry a new key and re-sorts (CB3: make_heap).
     // Returns true if a sleeping worker should be told.
-    bool rekeyLocked(Entry& e, Clock::time_point key, Clock::time_point now);
+    bool rekeyLocked(Entry& e, Clock::time_point key, Clock::time_point now) REQUIRES(mutex);
 
     // The earliest key in the future heap, or time_point::max().
-    Clock::time_point nextWakeLocked() const;
-    std::size_t readySizeLocked() const { return ready_.size(); }
-    std::size_t futureSizeLocked() const { return future_.size(); }
-    void clearSelfRescheduledLocked();
+    Clock::time_point nextWakeLocked() const REQUIRES(mutex);
+    std::size_t readySizeLocked() const REQUIRES(mutex) { return ready_.size(); }
+    std::size_t futureSizeLocked() const REQUIRES(mutex) { return future_.size(); }
+    void clearSelfRescheduledLocked() REQUIRES(mutex);
 
-    mutable std::mutex mutex;
+    mutable detail::Mutex mutex;
     std::condition_variable wakeup;
-    std::size_t sleeping = 0;       // workers waiting on `wakeup`
-    std::uint64_t executed = 0;     // runs completed
-    std::size_t targetThreads = 0;  // workers with index >= this exit
-    bool stopping = false;          // the pool is being destroyed
+    std::size_t sleeping GUARDED_BY(mutex) = 0;       // workers waiting on `wakeup`
+    std::uint64_t executed GUARDED_BY(mutex) = 0;     // runs completed
+    std::size_t targetThreads GUARDED_BY(mutex) = 0;  // workers with index >= this exit
+    bool stopping GUARDED_BY(mutex) = false;          // the pool is being destroyed
 
   private:
-    void moveDueLocked(Clock::time_point now);
-    Entry* takeReadyAtLocked(std::size_t index);
+    void moveDueLocked(Clock::time_point now) REQUIRES(mutex);
+    Entry* takeReadyAtLocked(std::size_t index) REQUIRES(mutex);
 
     const TaskType type_;
-    std::vector<Entry*> future_;  // heap, earliest key on top
-    std::vector<Entry*> ready_;   // heap, best (priority, key) on top
+    std::vector<Entry*> future_ GUARDED_BY(mutex);  // heap, earliest key on top
+    std::vector<Entry*> ready_ GUARDED_BY(mutex);   // heap, best (priority, key) on top
 };
 
 }  // namespace kvexec::classic

@@ -34,7 +34,7 @@ WorkerInfo workerInfoOf(const WorkerSlot& slot, Clock::time_point now) {
 
 KindMetrics& PoolMetrics::kindFor(const Task& task) {
     KindKey key{task.type(), task.description()};  // user code: no lock held
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = kinds_.find(key);
     if (it != kinds_.end()) {
         return *it->second;
@@ -52,18 +52,18 @@ KindMetrics& PoolMetrics::kindFor(const Task& task) {
 }
 
 WorkerSlot& PoolMetrics::addWorker(TaskType type, std::string name) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return workers_.emplace_back(type, std::move(name));
 }
 
 void PoolMetrics::removeWorker(WorkerSlot& slot) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     workers_.remove_if([&slot](const WorkerSlot& s) { return &s == &slot; });
 }
 
 void PoolMetrics::fill(PoolStats& stats) const {
     const auto now = Clock::now();
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stats.kinds.reserve(kinds_.size());
     for (const auto& [key, k] : kinds_) {
         TaskKindStats s;

@@ -28,11 +28,11 @@
 #include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 
 #include "executor/observability/worker_slot.h"
+#include "executor/thread_annotations.h"
 #include "kvexec/executor_pool.h"
 #include "kvexec/histogram.h"
 
@@ -51,20 +51,20 @@ class PoolMetrics {
   public:
     // The kind of a task (its type and description()), created on first
     // use. Calls task.description(): call with no pool lock held.
-    KindMetrics& kindFor(const Task& task);
+    KindMetrics& kindFor(const Task& task) EXCLUDES(mutex_);
 
-    WorkerSlot& addWorker(TaskType type, std::string name);
-    void removeWorker(WorkerSlot& slot);
+    WorkerSlot& addWorker(TaskType type, std::string name) EXCLUDES(mutex_);
+    void removeWorker(WorkerSlot& slot) EXCLUDES(mutex_);
 
     // Fills stats.kinds and stats.workers.
-    void fill(PoolStats& stats) const;
+    void fill(PoolStats& stats) const EXCLUDES(mutex_);
 
   private:
     using KindKey = std::pair<TaskType, std::string>;
 
-    mutable std::mutex mutex_;
-    std::map<KindKey, std::unique_ptr<KindMetrics>> kinds_;  // by mutex_
-    std::list<WorkerSlot> workers_;                          // by mutex_
+    mutable Mutex mutex_;
+    std::map<KindKey, std::unique_ptr<KindMetrics>> kinds_ GUARDED_BY(mutex_);
+    std::list<WorkerSlot> workers_ GUARDED_BY(mutex_);
 };
 
 }  // namespace kvexec::detail

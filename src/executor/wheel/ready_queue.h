@@ -12,9 +12,9 @@
 
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "executor/thread_annotations.h"
 #include "executor/wheel/parker.h"
 #include "executor/wheel/record.h"
 
@@ -22,24 +22,24 @@ namespace kvexec::wheel {
 
 class ReadyQueue {
   public:
-    void pushLocked(Record& r);
-    Record* popLocked();
-    void unlinkLocked(Record& r);
-    std::size_t sizeLocked() const { return size_; }
+    void pushLocked(Record& r) REQUIRES(mutex);
+    Record* popLocked() REQUIRES(mutex);
+    void unlinkLocked(Record& r) REQUIRES(mutex);
+    std::size_t sizeLocked() const REQUIRES(mutex) { return size_; }
     // Forgets every record (shutdown; the records are about to be freed).
-    void clearLocked();
+    void clearLocked() REQUIRES(mutex);
 
-    void enlistIdleLocked(Parker& p) { idle_.push_back(&p); }
+    void enlistIdleLocked(Parker& p) REQUIRES(mutex) { idle_.push_back(&p); }
     // The most recently idle worker, taken off the idle list; or null.
-    Parker* takeIdleLocked();
-    std::vector<Parker*> takeAllIdleLocked();
-    std::size_t idleLocked() const { return idle_.size(); }
+    Parker* takeIdleLocked() REQUIRES(mutex);
+    std::vector<Parker*> takeAllIdleLocked() REQUIRES(mutex);
+    std::size_t idleLocked() const REQUIRES(mutex) { return idle_.size(); }
     // The parker of worker `index`, made on first use; lives as long as this.
-    Parker& parkerLocked(std::size_t index);
+    Parker& parkerLocked(std::size_t index) REQUIRES(mutex);
 
-    mutable std::mutex mutex;
-    std::size_t targetThreads = 0;  // workers with index >= this exit
-    bool stopping = false;
+    mutable detail::Mutex mutex;
+    std::size_t targetThreads GUARDED_BY(mutex) = 0;  // workers with index >= this exit
+    bool stopping GUARDED_BY(mutex) = false;
 
   private:
     struct PriorityList {
@@ -47,12 +47,12 @@ class ReadyQueue {
         Record* head = nullptr;
         Record* tail = nullptr;
     };
-    PriorityList& listFor(int priority);
+    PriorityList& listFor(int priority) REQUIRES(mutex);
 
-    std::vector<PriorityList> lists_;  // sorted by priority, lowest first
-    std::size_t size_ = 0;
-    std::vector<Parker*> idle_;
-    std::vector<std::unique_ptr<Parker>> parkers_;
+    std::vector<PriorityList> lists_ GUARDED_BY(mutex);  // sorted by priority, lowest first
+    std::size_t size_ GUARDED_BY(mutex) = 0;
+    std::vector<Parker*> idle_ GUARDED_BY(mutex);
+    std::vector<std::unique_ptr<Parker>> parkers_ GUARDED_BY(mutex);
 };
 
 }  // namespace kvexec::wheel

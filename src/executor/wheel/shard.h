@@ -8,9 +8,10 @@
 // records (record.h), requires `mutex`.
 #pragma once
 
-#include <mutex>
+#include <cassert>
 #include <unordered_map>
 
+#include "executor/thread_annotations.h"
 #include "executor/wheel/record.h"
 #include "kvexec/timer_wheel.h"
 
@@ -29,16 +30,26 @@ struct ShardIdHash {
 struct Shard {
     Shard() : wheel(Clock::now(), std::chrono::milliseconds(1)) {}
 
-    Record* findLocked(TaskId id) {
+    Record* findLocked(TaskId id) REQUIRES(mutex) {
         auto it = records.find(id);
         return it == records.end() ? nullptr : &it->second;
     }
 
-    std::mutex mutex;
+    detail::Mutex mutex;
     // Records live in the map's nodes (stable addresses, one allocation,
     // one cache miss fewer per lookup than a pointer to a separate record).
-    std::unordered_map<TaskId, Record, ShardIdHash> records;
-    TimerWheel wheel;
+    std::unordered_map<TaskId, Record, ShardIdHash> records GUARDED_BY(mutex);
+    TimerWheel wheel GUARDED_BY(mutex);
 };
+
+// Tells the analysis that `r`'s shard lock is the one held: `r` was found
+// in `s` (checked when assertions are on), so r.shard is s. The Locked
+// steps of WheelPool require r.shard.mutex.
+inline void heldFor(const Shard& s, const Record& r) REQUIRES(s.mutex)
+    ASSERT_CAPABILITY(r.shard.mutex) {
+    assert(&r.shard == &s);
+    (void)s;
+    (void)r;
+}
 
 }  // namespace kvexec::wheel

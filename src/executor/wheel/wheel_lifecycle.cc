@@ -39,19 +39,19 @@ WheelPool::~WheelPool() {
 // 3. Take every record out of the wheels and ready lists and drop the
 //    references once no lock is held.
 void WheelPool::shutdown() {
-    std::lock_guard resizeLock(resizeMutex_);
+    detail::MutexLock resizeLock(resizeMutex_);
     {
-        std::lock_guard lock(ownersMutex_);
+        detail::MutexLock lock(ownersMutex_);
         stopping_ = true;
     }
     for (auto& shard : shards_) {
-        std::lock_guard lock(shard->mutex);
+        detail::MutexLock lock(shard->mutex);
         for (auto& [id, r] : shard->records) {
             TaskAccess::setState(*r.task, TaskState::Dead);
         }
     }
     {
-        std::lock_guard lock(timerMutex_);
+        detail::MutexLock lock(timerMutex_);
         timerStop_ = true;
         timerCv_.notify_all();
     }
@@ -61,7 +61,7 @@ void WheelPool::shutdown() {
     for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
         std::vector<Parker*> idle;
         {
-            std::lock_guard lock(ready_[i]->mutex);
+            detail::MutexLock lock(ready_[i]->mutex);
             ready_[i]->stopping = true;
             idle = ready_[i]->takeAllIdleLocked();
         }
@@ -75,11 +75,11 @@ void WheelPool::shutdown() {
     }
     std::vector<TaskPtr> dropped;
     for (auto& q : ready_) {
-        std::lock_guard lock(q->mutex);
+        detail::MutexLock lock(q->mutex);
         q->clearLocked();
     }
     for (auto& shard : shards_) {
-        std::lock_guard lock(shard->mutex);
+        detail::MutexLock lock(shard->mutex);
         for (auto& [id, r] : shard->records) {
             if (r.armed()) {
                 shard->wheel.cancel(r);
@@ -92,7 +92,7 @@ void WheelPool::shutdown() {
 }
 
 void WheelPool::registerTaskable(Taskable& owner) {
-    std::lock_guard lock(ownersMutex_);
+    detail::MutexLock lock(ownersMutex_);
     if (stopping_) {
         throw std::logic_error("kvexec: registerTaskable() on a pool that is shutting down");
     }
@@ -106,7 +106,7 @@ void WheelPool::registerTaskable(Taskable& owner) {
 }
 
 std::size_t WheelPool::taskableCount() const {
-    std::lock_guard lock(ownersMutex_);
+    detail::MutexLock lock(ownersMutex_);
     return owners_.size();
 }
 
@@ -124,7 +124,7 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
                                "') from one of its own tasks would wait for itself");
     }
     {
-        std::lock_guard lock(ownersMutex_);
+        detail::MutexLock lock(ownersMutex_);
         auto it = owners_.find(&owner);
         if (it == owners_.end()) {
             return;
@@ -134,7 +134,7 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
     for (auto& shard : shards_) {
         Deferred out;
         {
-            std::lock_guard lock(shard->mutex);
+            detail::MutexLock lock(shard->mutex);
             std::vector<Record*> owned;
             for (auto& [id, r] : shard->records) {
                 if (&r.task->owner() == &owner) {
@@ -142,6 +142,7 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
                 }
             }
             for (Record* r : owned) {
+                heldFor(*shard, *r);
                 if (force || !r->task->blocksShutdown()) {
                     cancelLocked(*r, out);
                 } else {
@@ -151,8 +152,8 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
         }
         finish(out);
     }
-    std::unique_lock lock(ownersMutex_);
-    ownerDrained_.wait(lock, [&] {
+    detail::UniqueLock lock(ownersMutex_);
+    ownerDrained_.wait(lock.native(), [&]() REQUIRES(ownersMutex_) {
         auto it = owners_.find(&owner);
         return (it == owners_.end() || it->second->tasks.load() == 0) && statsHoldingTasks_ == 0;
     });
@@ -161,7 +162,7 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
 
 std::size_t WheelPool::threadCount(TaskType type) const {
     const ReadyQueue& q = readyOf(type);
-    std::lock_guard lock(q.mutex);
+    detail::MutexLock lock(q.mutex);
     return q.targetThreads;
 }
 
@@ -169,15 +170,15 @@ PoolStats WheelPool::stats() const {
     PoolStats stats{};
     for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
         const ReadyQueue& q = *ready_[i];
-        std::lock_guard lock(q.mutex);
+        detail::MutexLock lock(q.mutex);
         stats.byType[i].threads = q.targetThreads;
         stats.byType[i].sleeping = q.idleLocked();
         stats.byType[i].ready = q.sizeLocked();
         stats.byType[i].executed = executed_[i].load(std::memory_order_relaxed);
     }
-    detail::StatsHold held(ownersMutex_, ownerDrained_, statsHoldingTasks_);
+    detail::StatsHold held(ownersMutex_, ownerDrained_, &statsHoldingTasks_);
     for (const auto& shard : shards_) {
-        std::lock_guard lock(shard->mutex);
+        detail::MutexLock lock(shard->mutex);
         for (const auto& [id, r] : shard->records) {
             if (r.where == Record::Where::Timer) {
                 ++stats.byType[static_cast<std::size_t>(r.task->type())].future;

@@ -32,7 +32,7 @@ void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
     r.key = key;
     TaskAccess::setStateUnlessDead(*r.task, TaskState::Running);
     ReadyQueue& q = readyOf(r.task->type());
-    std::lock_guard lock(q.mutex);
+    detail::MutexLock lock(q.mutex);
     q.pushLocked(r);
     if (Parker* p = q.takeIdleLocked()) {
         out.unparkLater(p);
@@ -73,7 +73,7 @@ bool WheelPool::isRunningLocked(const Record& r) {
         return false;
     }
     const ReadyQueue& q = readyOf(r.task->type());
-    std::lock_guard lock(q.mutex);
+    detail::MutexLock lock(q.mutex);
     return !r.inReadyList;
 }
 
@@ -96,7 +96,7 @@ void WheelPool::cancelLocked(Record& r, Deferred& out) {
     r.revived = false;
     if (r.where == Record::Where::Queued) {
         ReadyQueue& q = readyOf(r.task->type());
-        std::unique_lock lock(q.mutex);
+        detail::UniqueLock lock(q.mutex);
         if (!r.inReadyList) {
             return;  // running
         }
@@ -132,7 +132,7 @@ void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred
         return;
     }
     ReadyQueue& q = readyOf(r.task->type());
-    std::unique_lock lock(q.mutex);
+    detail::UniqueLock lock(q.mutex);
     if (r.inReadyList && when > now) {
         q.unlinkLocked(r);
         lock.unlock();
@@ -158,7 +158,7 @@ void WheelPool::finish(Deferred& out) {
     out.released.clear();  // destructors run here, with no lock held
     for (OwnerState* owner : out.releasedOwners) {
         if (owner->tasks.fetch_sub(1) == 1) {
-            std::lock_guard lock(ownersMutex_);
+            detail::MutexLock lock(ownersMutex_);
             ownerDrained_.notify_all();
         }
     }
@@ -191,10 +191,10 @@ TaskId WheelPool::schedule(TaskPtr task) {
     const TaskId id = task->id();
     Deferred out;
     {
-        std::lock_guard ownersLock(ownersMutex_);
+        detail::MutexLock ownersLock(ownersMutex_);
         OwnerState& owner = ownerForScheduleLocked(*task);
         Shard& shard = shardOf(id);
-        std::lock_guard shardLock(shard.mutex);
+        detail::MutexLock shardLock(shard.mutex);
         if (Record* held = shard.findLocked(id)) {
             // Held and Dead means a worker is running it: run it again after.
             if (task->isDead()) {
@@ -207,6 +207,7 @@ TaskId WheelPool::schedule(TaskPtr task) {
         owner.tasks.fetch_add(1);
         TaskAccess::setState(*task, TaskState::Running);
         TaskAccess::setHost(*task, this);
+        heldFor(shard, it->second);
         placeLocked(it->second, task->wakeTime(), Clock::now(), out);
     }
     finish(out);
@@ -218,8 +219,9 @@ bool WheelPool::cancel(TaskId id, bool /*remove: queued tasks are always dropped
     bool held = false;
     {
         Shard& shard = shardOf(id);
-        std::lock_guard lock(shard.mutex);
+        detail::MutexLock lock(shard.mutex);
         if (Record* r = shard.findLocked(id)) {
+            heldFor(shard, *r);
             cancelLocked(*r, out);
             held = true;
         }
@@ -233,8 +235,9 @@ bool WheelPool::wakeAndWait(TaskId id) {
     bool woken = false;
     {
         Shard& shard = shardOf(id);
-        std::lock_guard lock(shard.mutex);
+        detail::MutexLock lock(shard.mutex);
         if (Record* r = shard.findLocked(id)) {
+            heldFor(shard, *r);
             woken = wakeLocked(*r, out);
         }
     }
@@ -246,7 +249,7 @@ bool WheelPool::snoozeAndWait(TaskId id, Clock::duration d) {
     Deferred out;
     {
         Shard& shard = shardOf(id);
-        std::lock_guard lock(shard.mutex);
+        detail::MutexLock lock(shard.mutex);
         Record* r = shard.findLocked(id);
         if (r == nullptr) {
             return false;
@@ -259,6 +262,7 @@ bool WheelPool::snoozeAndWait(TaskId id, Clock::duration d) {
             return false;
         }
         TaskAccess::snoozeUntil(*r->task, detail::deadlineAfter(now, d));
+        heldFor(shard, *r);
         rekeyToWakeTimeLocked(*r, now, out);
     }
     finish(out);
@@ -269,11 +273,12 @@ void WheelPool::onTaskSnoozed(Task& task) noexcept {
     Deferred out;
     {
         Shard& shard = shardOf(task.id());
-        std::lock_guard lock(shard.mutex);
+        detail::MutexLock lock(shard.mutex);
         Record* r = shard.findLocked(task.id());
         if (r == nullptr || r->task.get() != &task || task.isDead()) {
             return;
         }
+        heldFor(shard, *r);
         rekeyToWakeTimeLocked(*r, Clock::now(), out);
     }
     finish(out);
@@ -283,9 +288,10 @@ void WheelPool::onTaskCancelled(Task& task) noexcept {
     Deferred out;
     {
         Shard& shard = shardOf(task.id());
-        std::lock_guard lock(shard.mutex);
+        detail::MutexLock lock(shard.mutex);
         Record* r = shard.findLocked(task.id());
         if (r != nullptr && r->task.get() == &task) {
+            heldFor(shard, *r);
             cancelLocked(*r, out);
         } else {
             TaskAccess::setState(task, TaskState::Dead);

@@ -28,13 +28,13 @@
 #include <atomic>
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "executor/observability/pool_metrics.h"
 #include "executor/task_access.h"
+#include "executor/thread_annotations.h"
 #include "executor/wheel/ready_queue.h"
 #include "executor/wheel/shard.h"
 #include "kvexec/executor_pool.h"
@@ -91,14 +91,16 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     }
 
     // Shard-locked steps (require the record's shard mutex).
-    void placeLocked(Record& r, Clock::time_point key, Clock::time_point now, Deferred& out);
-    void queueLocked(Record& r, Clock::time_point key, Deferred& out);
-    void armLocked(Record& r, Clock::time_point deadline, Deferred& out);
-    bool isRunningLocked(const Record& r);
-    void cancelLocked(Record& r, Deferred& out);
-    bool wakeLocked(Record& r, Deferred& out);
-    void rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred& out);
-    void eraseLocked(Record& r, Deferred& out);
+    void placeLocked(Record& r, Clock::time_point key, Clock::time_point now, Deferred& out)
+        REQUIRES(r.shard.mutex);
+    void queueLocked(Record& r, Clock::time_point key, Deferred& out) REQUIRES(r.shard.mutex);
+    void armLocked(Record& r, Clock::time_point deadline, Deferred& out) REQUIRES(r.shard.mutex);
+    bool isRunningLocked(const Record& r) REQUIRES(r.shard.mutex);
+    void cancelLocked(Record& r, Deferred& out) REQUIRES(r.shard.mutex);
+    bool wakeLocked(Record& r, Deferred& out) REQUIRES(r.shard.mutex);
+    void rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred& out)
+        REQUIRES(r.shard.mutex);
+    void eraseLocked(Record& r, Deferred& out) REQUIRES(r.shard.mutex);
     void finish(Deferred& out);
 
     void runRecord(Record& r, detail::WorkerSlot* worker);
@@ -107,15 +109,16 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     void notifyTimer();
     void fireExpired(Clock::time_point now, Deferred& out);
     void shutdown();
-    OwnerState& ownerForScheduleLocked(const Task& task);
+    OwnerState& ownerForScheduleLocked(const Task& task) REQUIRES(ownersMutex_);
 
-    mutable std::mutex ownersMutex_;
+    mutable detail::Mutex ownersMutex_;
     mutable std::condition_variable ownerDrained_;
-    std::unordered_map<const Taskable*, std::unique_ptr<OwnerState>> owners_;
-    bool stopping_ = false;
+    std::unordered_map<const Taskable*, std::unique_ptr<OwnerState>> owners_
+        GUARDED_BY(ownersMutex_);
+    bool stopping_ GUARDED_BY(ownersMutex_) = false;
     // stats() calls holding task references: unregisterTaskable() waits for
     // them too, so that it returns only when nothing holds the owner's tasks.
-    mutable std::size_t statsHoldingTasks_ = 0;
+    mutable std::size_t statsHoldingTasks_ GUARDED_BY(ownersMutex_) = 0;
     // Null when the pool records no metrics; outlives the workers.
     const std::unique_ptr<detail::PoolMetrics> metrics_;
 
@@ -127,14 +130,14 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     // The timer thread sleeps until timerWakeAt_; arming anything earlier
     // sets timerPending_ and wakes it. time_point::max() while it scans.
     std::atomic<Clock::rep> timerWakeAt_;
-    std::mutex timerMutex_;
+    detail::Mutex timerMutex_;
     std::condition_variable timerCv_;
-    bool timerPending_ = false;
-    bool timerStop_ = false;
+    bool timerPending_ GUARDED_BY(timerMutex_) = false;
+    bool timerStop_ GUARDED_BY(timerMutex_) = false;
     std::thread timer_;
 
-    std::mutex resizeMutex_;
-    std::array<std::vector<std::thread>, kTaskTypeCount> workers_;  // by resizeMutex_
+    detail::Mutex resizeMutex_;
+    std::array<std::vector<std::thread>, kTaskTypeCount> workers_ GUARDED_BY(resizeMutex_);
 };
 
 }  // namespace kvexec::wheel

@@ -25,7 +25,7 @@ void WheelPool::runRecord(Record& r, detail::WorkerSlot* worker) {
     }
     Deferred out;
     {
-        std::lock_guard lock(r.shard.mutex);
+        detail::MutexLock lock(r.shard.mutex);
         if (r.revived || (again && !task.isDead())) {
             const auto now = Clock::now();
             const bool snoozed = TaskAccess::snoozeSeq(task) != seqBefore;
@@ -52,14 +52,14 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
     detail::setCurrentWorker(&q, index);
     Parker* me = nullptr;
     {
-        std::lock_guard lock(q.mutex);
+        detail::MutexLock lock(q.mutex);
         me = &q.parkerLocked(index);
     }
     for (;;) {
         Record* r = nullptr;
         Parker* helper = nullptr;
         {
-            std::lock_guard lock(q.mutex);
+            detail::MutexLock lock(q.mutex);
             if (q.stopping || index >= q.targetThreads) {
                 // An unpark meant for work may have reached this exiting
                 // worker: pass it on.
@@ -94,14 +94,14 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
 }
 
 void WheelPool::setThreadCount(TaskType type, std::size_t n) {
-    std::lock_guard resizeLock(resizeMutex_);
+    detail::MutexLock resizeLock(resizeMutex_);
     ReadyQueue& q = readyOf(type);
     if (detail::callerIsWorkerAtOrAbove(&q, n)) {
         throw std::logic_error("kvexec: setThreadCount() would stop the calling worker thread");
     }
     std::vector<Parker*> idle;
     {
-        std::lock_guard lock(q.mutex);
+        detail::MutexLock lock(q.mutex);
         if (q.stopping) {
             return;
         }
@@ -129,16 +129,18 @@ void WheelPool::setThreadCount(TaskType type, std::size_t n) {
 // --- the timer -------------------------------------------------------------
 
 void WheelPool::notifyTimer() {
-    std::lock_guard lock(timerMutex_);
+    detail::MutexLock lock(timerMutex_);
     timerPending_ = true;
     timerCv_.notify_one();
 }
 
 void WheelPool::fireExpired(Clock::time_point now, Deferred& out) {
     for (auto& shard : shards_) {
-        std::lock_guard lock(shard->mutex);
+        detail::MutexLock lock(shard->mutex);
         shard->wheel.advance(now, [&](TimerWheel::Entry& e) {
             auto& r = static_cast<Record&>(e);
+            shard->mutex.assertHeld();  // advance() calls back under it
+            heldFor(*shard, r);
             assert(r.where == Record::Where::Timer && "an armed record that is not in the timer");
             if (r.key > now) {
                 shard->wheel.arm(r, r.key);  // re-armed later meanwhile (lazy re-arm)
@@ -157,7 +159,7 @@ void WheelPool::fireExpired(Clock::time_point now, Deferred& out) {
 // sleeps until its earliest deadline.
 void WheelPool::timerLoop() {
     detail::setCurrentThreadName("Wheel_timer");
-    std::unique_lock lock(timerMutex_);
+    detail::UniqueLock lock(timerMutex_);
     while (!timerStop_) {
         timerPending_ = false;
         lock.unlock();
@@ -166,7 +168,7 @@ void WheelPool::timerLoop() {
         fireExpired(Clock::now(), out);
         auto next = Clock::time_point::max();
         for (auto& shard : shards_) {
-            std::lock_guard shardLock(shard->mutex);
+            detail::MutexLock shardLock(shard->mutex);
             if (auto expiry = shard->wheel.nextExpiry()) {
                 next = std::min(next, *expiry);
             }
@@ -178,9 +180,12 @@ void WheelPool::timerLoop() {
         }
         timerWakeAt_.store(next.time_since_epoch().count());
         if (next == Clock::time_point::max()) {
-            timerCv_.wait(lock, [&] { return timerPending_ || timerStop_; });
+            timerCv_.wait(lock.native(),
+                          [&]() REQUIRES(timerMutex_) { return timerPending_ || timerStop_; });
         } else {
-            timerCv_.wait_until(lock, next, [&] { return timerPending_ || timerStop_; });
+            timerCv_.wait_until(lock.native(), next, [&]() REQUIRES(timerMutex_) {
+                return timerPending_ || timerStop_;
+            });
         }
     }
 }
