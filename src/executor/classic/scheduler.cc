@@ -58,10 +58,15 @@ TaskId Scheduler::schedule(TaskPtr task) {
 
 // A held task that is Dead: queued (cancelled, not yet dropped), running,
 // or finishing. Make it Running again; a running one runs again after.
+// The state changes under the queue lock: a worker ending a run decides
+// under that lock whether the task is Dead (finishRun); flipping it to
+// Running outside the lock let that worker overwrite it with Dead after the
+// revive, and the revived entry was then queued Dead at its wake time,
+// never run nor dropped (an unregister hang).
 TaskId Scheduler::reviveLocked(Entry& e) {
-    TaskAccess::setState(*e.task, TaskState::Running);
     TaskQueue& q = queueOf(e.task->type());
     detail::MutexLock queueLock(q.mutex);
+    TaskAccess::setState(*e.task, TaskState::Running);
     if (e.where == Entry::Where::Future || e.where == Entry::Where::Ready) {
         const auto now = Clock::now();
         if (q.rekeyLocked(e, e.keyFor(e.task->wakeTime(), now), now)) {
