@@ -30,6 +30,7 @@
 #include <string_view>
 #include <thread>
 
+#include "bench_dir.h"
 #include "kvexec/engine/bucket.h"
 #include "kvexec/executor_pool.h"
 #include "kvexec/histogram.h"
@@ -38,29 +39,10 @@ namespace {
 
 using namespace kvexec;
 using namespace kvexec::engine;
+using kvexec::bench::BenchDir;
 
 constexpr std::size_t kInFlight = 64;
 constexpr std::size_t kValueSize = 512;
-
-class BenchDir {
-  public:
-    BenchDir() {
-        const char* base = std::getenv("KVEXEC_BENCH_DIR");
-        std::string pattern = std::string(base ? base : "/var/tmp") + "/kvexec-engine-XXXXXX";
-        if (::mkdtemp(pattern.data()) == nullptr) {
-            throw std::runtime_error("mkdtemp failed for " + pattern);
-        }
-        path_ = pattern;
-    }
-    ~BenchDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    const std::filesystem::path& path() const { return path_; }
-
-  private:
-    std::filesystem::path path_;
-};
 
 std::string keyOf(std::uint64_t n) {
     std::string key = "key-";
@@ -109,7 +91,7 @@ struct Env {
         bucket.reset();
         pool.reset();
     }
-    BenchDir dir;
+    BenchDir dir{"kvexec-engine"};
     std::unique_ptr<ExecutorPool> pool;
     std::unique_ptr<Bucket> bucket;
 };
@@ -213,7 +195,7 @@ void streamLatency(benchmark::State& state, Backend backend) {
 
 // --- Floor -------------------------------------------------------------------
 void floorAppendFdatasync(benchmark::State& state) {
-    BenchDir dir;
+    BenchDir dir("kvexec-engine");
     const auto path = (dir.path() / "floor").string();
     const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
     if (fd < 0) {

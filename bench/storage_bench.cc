@@ -24,11 +24,13 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_dir.h"
 #include "kvexec/storage/kv_store.h"
 
 namespace {
 
 using namespace kvexec::storage;
+using kvexec::bench::BenchDir;
 
 constexpr std::size_t kValueSize = 512;
 constexpr std::size_t kKeysPerVBucket = 1000;
@@ -38,26 +40,6 @@ struct Params {
     std::size_t vbuckets;
     std::size_t batch;
     SyncMode sync;
-};
-
-class BenchDir {
-  public:
-    BenchDir() {
-        const char* base = std::getenv("KVEXEC_BENCH_DIR");
-        std::string pattern = std::string(base ? base : "/var/tmp") + "/kvexec-bench-XXXXXX";
-        if (::mkdtemp(pattern.data()) == nullptr) {
-            throw std::runtime_error("mkdtemp failed for " + pattern);
-        }
-        path_ = pattern;
-    }
-    ~BenchDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    const std::filesystem::path& path() const { return path_; }
-
-  private:
-    std::filesystem::path path_;
 };
 
 KVStoreConfig configOf(const Params& p, const BenchDir& dir, SyncMode sync) {
@@ -99,7 +81,7 @@ std::vector<std::string> makeKeys() {
 }
 
 void saveDocs(benchmark::State& state, Params p) {
-    BenchDir dir;
+    BenchDir dir("kvexec-bench");
     auto store = openStore(p, dir);
     const auto keys = makeKeys();
     auto batch = makeBatch(p.batch);
