@@ -99,6 +99,17 @@ TEST(TextRequest, IncrDecrTouchFlushVerbosityStats) {
     EXPECT_EQ(parse("quit\r\n").command.verb, TextVerb::Quit);
 }
 
+// memccapable checks these as memcached 1.6.18 answers them.
+TEST(TextRequest, VersionQuitAndVerbosityAnswerLikeMemcached) {
+    EXPECT_EQ(parse("version foo bar\r\n").outcome, TextOutcome::Ok);
+    EXPECT_EQ(parse("quit noreply\r\n").outcome, TextOutcome::Ok);
+    EXPECT_EQ(parse("verbosity\r\n").errorLine, "ERROR\r\n");
+    EXPECT_EQ(parse("verbosity foo bar my\r\n").errorLine, "ERROR\r\n");
+    auto quiet = parse("verbosity noreply\r\n");
+    ASSERT_EQ(quiet.outcome, TextOutcome::Ok);
+    EXPECT_TRUE(quiet.command.noreply);
+}
+
 TEST(TextRequest, KeysLongerThan250OrWithControlCharactersAreRefused) {
     EXPECT_EQ(parse("get " + std::string(251, 'k') + "\r\n").outcome, TextOutcome::Error);
     EXPECT_EQ(parse("get " + std::string(250, 'k') + "\r\n").outcome, TextOutcome::Ok);

@@ -175,16 +175,19 @@ std::string parseArguments(std::vector<std::string_view>& t, TextCommand& cmd,
             cmd.statsGroup = t.size() == 2 ? t[1] : std::string_view{};
             return {};
         case TextVerb::Verbosity: {
+            // As memcached 1.6: a malformed line is an ERROR, but a noreply
+            // one gets no answer at all (verbosity changes nothing here).
             auto level = argCount(t, cmd) == 1 ? number<std::uint32_t>(t[1]) : std::nullopt;
-            if (!level) {
-                return std::string(kBadFormat);
+            if (!level && !cmd.noreply) {
+                return "ERROR\r\n";
             }
-            cmd.verbosity = *level;
+            cmd.verbosity = level.value_or(0);
             return {};
         }
         case TextVerb::Version:
         case TextVerb::Quit:
-            return t.size() == 1 ? std::string() : std::string("ERROR\r\n");
+            // memcached 1.6 ignores their arguments (memccapable checks it).
+            return {};
     }
     return "ERROR\r\n";
 }
