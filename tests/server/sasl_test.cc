@@ -4,13 +4,11 @@
 
 #include <map>
 
-#include "scram_client.h"
 #include "server/auth/sasl_server.h"
+#include "server/auth/scram_client.h"
 
 namespace kvexec::server::auth {
 namespace {
-
-using test::scramProof;
 
 TEST(SaslCrypto, Rfc5802ScramSha1Example) {
     const std::string authMessage =
@@ -123,6 +121,41 @@ TEST_F(SaslSessionTest, ScramRefusesUnknownUsersStepsWithoutStartAndChannelBindi
     EXPECT_EQ(session.start("SCRAM-SHA1", "p=tls-unique,,n=Administrator,r=abc").outcome,
               SaslOutcome::Failure);
     EXPECT_EQ(session.start("CRAM-MD5", "x").outcome, SaslOutcome::Failure);
+}
+
+// The client the load tool logs in with: it completes the exchange with
+// the server, checks the server's signature, and a wrong password fails.
+TEST_F(SaslSessionTest, ScramClientLogsInAndVerifiesTheServer) {
+    for (const auto& [mechanism, hash] : {std::pair{"SCRAM-SHA512", HashAlgorithm::Sha512},
+                                          std::pair{"SCRAM-SHA1", HashAlgorithm::Sha1}}) {
+        SaslSession session(credentials_);
+        ScramClient client(hash, "Administrator", "password");
+        SaslReply first = session.start(mechanism, client.clientFirst());
+        ASSERT_EQ(first.outcome, SaslOutcome::Continue);
+        std::string error;
+        auto final = client.clientFinal(first.payload, error);
+        ASSERT_TRUE(final) << error;
+        SaslReply done = session.step(mechanism, *final);
+        ASSERT_EQ(done.outcome, SaslOutcome::Success);
+        EXPECT_TRUE(client.verifyServerFinal(done.payload));
+        EXPECT_FALSE(client.verifyServerFinal("v=AAAA"));
+    }
+    SaslSession session(credentials_);
+    ScramClient wrong(HashAlgorithm::Sha256, "Administrator", "wrong");
+    SaslReply first = session.start("SCRAM-SHA256", wrong.clientFirst());
+    std::string error;
+    auto final = wrong.clientFinal(first.payload, error);
+    ASSERT_TRUE(final);
+    EXPECT_EQ(session.step("SCRAM-SHA256", *final).outcome, SaslOutcome::Failure);
+}
+
+TEST(ScramClient, RefusesAChallengeThatDoesNotExtendItsNonce) {
+    ScramClient client(HashAlgorithm::Sha256, "user", "pencil", "abc");
+    std::string error;
+    EXPECT_FALSE(client.clientFinal("r=xyz123,s=QSXCR+Q6sek8bf92,i=4096", error));
+    EXPECT_FALSE(client.clientFinal("r=abc123,s=QSXCR+Q6sek8bf92", error));
+    EXPECT_FALSE(client.clientFinal("r=abc123,s=QSXCR+Q6sek8bf92,i=zero", error));
+    EXPECT_TRUE(client.clientFinal("r=abc123,s=QSXCR+Q6sek8bf92,i=16", error));
 }
 
 }  // namespace
