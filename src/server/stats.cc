@@ -4,6 +4,8 @@
 
 #include <sys/resource.h>
 
+#include <nlohmann/json.hpp>
+
 #include "kvexec/stats_format.h"
 
 namespace kvexec::server {
@@ -80,6 +82,22 @@ StatList timings(const ServerContext& c) {
         add(out, h.name + "_p99", ns(s.p99));
         add(out, h.name + "_p999", ns(s.p999));
         add(out, h.name + "_max", ns(s.max));
+        // The buckets too, for clients that print the distribution
+        // (kvexec-pillowfight): nanoseconds (or counts) as JSON.
+        nlohmann::json buckets = nlohmann::json::array();
+        for (const auto& [upper, count] : h.buckets) {
+            buckets.push_back({upper, count});
+        }
+        add(out, h.name + "_histogram",
+            nlohmann::json{{"count", s.count},
+                           {"mean", s.mean.count()},
+                           {"p50", s.p50.count()},
+                           {"p90", s.p90.count()},
+                           {"p99", s.p99.count()},
+                           {"p999", s.p999.count()},
+                           {"max", s.max.count()},
+                           {"buckets", buckets}}
+                .dump());
     }
     return out;
 }

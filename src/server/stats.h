@@ -1,6 +1,7 @@
 // stats.h: the STAT groups kvexec-server answers (both protocols): the
 // default memcached group, "timings" (the engine's histograms, cbstats
-// style), "tasks" and "executor" (the pool), "file_cache".
+// style: <name>_count, _mean, _p50 ... _max, and <name>_histogram, the
+// buckets as JSON), "tasks" and "executor" (the pool), "file_cache".
 //
 // Thread safety: reads atomics and snapshots (Bucket::stats, pool stats);
 // any thread.

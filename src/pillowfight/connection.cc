@@ -1,0 +1,251 @@
+#include "pillowfight/connection.h"
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "server/protocol/binary_response.h"
+#include "server/protocol/keys.h"
+
+namespace kvexec::pillowfight {
+
+using server::protocol::Opcode;
+using server::protocol::Response;
+using server::protocol::Status;
+
+namespace {
+
+// "SET: SyncWriteAmbiguous (0xa3)"
+std::string errorName(OpKind kind, Status status) {
+    char code[16];
+    std::snprintf(code, sizeof code, " (0x%02x)", static_cast<unsigned>(status));
+    return std::string(kind == OpKind::Set ? "SET: " : "GET: ") +
+           std::string(server::protocol::statusText(status)) + code;
+}
+
+}  // namespace
+
+Connection::Connection(event_base* base, RunState& run, Workload& workload,
+                       std::function<void()> onFinished)
+    : base_(base),
+      run_(run),
+      workload_(workload),
+      onFinished_(std::move(onFinished)),
+      handshake_(run.options) {}
+
+Connection::~Connection() {
+    if (timer_ != nullptr) {
+        event_free(timer_);
+    }
+    if (bev_ != nullptr) {
+        bufferevent_free(bev_);
+    }
+}
+
+void Connection::start() {
+    bev_ = bufferevent_socket_new(base_, -1, BEV_OPT_CLOSE_ON_FREE);
+    timer_ = evtimer_new(base_, &Connection::onTimeout, this);
+    if (bev_ == nullptr || timer_ == nullptr) {
+        return fail("cannot create a libevent socket");
+    }
+    bufferevent_setcb(bev_, &Connection::onRead, nullptr, &Connection::onEvent, this);
+    bufferevent_enable(bev_, EV_READ | EV_WRITE);
+    const timeval connectTimeout{10, 0};
+    evtimer_add(timer_, &connectTimeout);
+    if (bufferevent_socket_connect(bev_, reinterpret_cast<const sockaddr*>(&run_.address),
+                                   static_cast<int>(run_.addressLength)) != 0) {
+        fail("connect failed");
+    }
+}
+
+void Connection::onEvent(bufferevent* bev, short what, void* self) {
+    auto* c = static_cast<Connection*>(self);
+    if ((what & BEV_EVENT_CONNECTED) != 0) {
+        const int one = 1;
+        setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        evtimer_del(c->timer_);
+        if (c->run_.options.protocol == Protocol::Couchbase) {
+            const std::string hello = c->handshake_.start();
+            bufferevent_write(bev, hello.data(), hello.size());
+        } else {
+            c->startLoad();
+        }
+        return;
+    }
+    if ((what & BEV_EVENT_EOF) != 0) {
+        c->fail("connection closed by the server");
+    } else if ((what & BEV_EVENT_ERROR) != 0) {
+        c->fail(std::string("network error: ") +
+                evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    }
+}
+
+void Connection::onTimeout(int, short, void* self) {
+    auto* c = static_cast<Connection*>(self);
+    c->fail(c->pending_.empty() ? "timeout (connect or handshake)" : "timeout (no answer)");
+}
+
+void Connection::onRead(bufferevent*, void* self) {
+    static_cast<Connection*>(self)->readResponses();
+}
+
+void Connection::readResponses() {
+    evbuffer* input = bufferevent_get_input(bev_);
+    while (!finished_) {
+        const std::size_t available = evbuffer_get_length(input);
+        if (available == 0) {
+            return;
+        }
+        const auto* bytes = evbuffer_pullup(input, -1);
+        const auto parsed = server::protocol::parseResponse(
+            std::string_view(reinterpret_cast<const char*>(bytes), available));
+        if (parsed.outcome == server::protocol::ResponseOutcome::Incomplete) {
+            return;
+        }
+        if (parsed.outcome == server::protocol::ResponseOutcome::Invalid) {
+            return fail("protocol error: not a binary response");
+        }
+        if (handshake_.state() != Handshake::State::Done &&
+            run_.options.protocol == Protocol::Couchbase) {
+            handshakeResponse(parsed.response);
+        } else {
+            loadResponse(parsed.response);
+        }
+        evbuffer_drain(input, parsed.consumed);
+    }
+}
+
+void Connection::handshakeResponse(const Response& r) {
+    const auto step = handshake_.onResponse(r);
+    if (step.state == Handshake::State::Failed) {
+        return fail(step.error);
+    }
+    if (step.state == Handshake::State::Done) {
+        vbucketCount_ = handshake_.vbucketCount();
+        run_.vbucketCount.store(vbucketCount_, std::memory_order_relaxed);
+        return startLoad();
+    }
+    bufferevent_write(bev_, step.send.data(), step.send.size());
+}
+
+void Connection::startLoad() {
+    sendBatch();
+}
+
+bool Connection::nextOp(Op& op) {
+    if (run_.phase == Phase::Populate) {
+        return workload_.nextPopulation(op);
+    }
+    op = workload_.next();
+    return true;
+}
+
+void Connection::appendOp(const Op& op, std::uint32_t opaque) {
+    namespace protocol = server::protocol;
+    const bool couchbase = run_.options.protocol == Protocol::Couchbase;
+    const std::uint16_t vbucket = couchbase ? protocol::vbucketOfKey(op.key, vbucketCount_) : 0;
+    if (op.kind == OpKind::Get) {
+        protocol::appendRequest(out_, {Opcode::Get, vbucket, opaque, 0, 0}, {}, {}, op.key);
+        return;
+    }
+    std::string extras;
+    protocol::appendBe32(extras, 0);  // flags
+    protocol::appendBe32(extras, 0);  // no expiry
+    std::string frames;
+    if (run_.options.durability && run_.phase == Phase::Load) {
+        frames =
+            protocol::durabilityFrame(*run_.options.durability, run_.options.durabilityTimeoutMs);
+    }
+    protocol::appendRequest(out_, {Opcode::Set, vbucket, opaque, 0, 0}, frames, extras, op.key,
+                            workload_.value(op.valueSize));
+}
+
+void Connection::sendBatch() {
+    const auto& o = run_.options;
+    const bool cyclesLeft = o.numCycles < 0 || batchesDone_ < o.numCycles;
+    if (run_.stop.load(std::memory_order_relaxed) || (run_.phase == Phase::Load && !cyclesLeft)) {
+        return finish();
+    }
+    out_.clear();
+    const auto now = Clock::now();
+    Op op;
+    while (pending_.size() < o.batchSize && nextOp(op)) {
+        const std::uint32_t opaque = nextOpaque_++;
+        if (nextOpaque_ == 0) {
+            nextOpaque_ = Handshake::kLastOpaque + 1;
+        }
+        appendOp(op, opaque);
+        pending_.push_back({opaque, op.kind, now});
+    }
+    if (pending_.empty()) {
+        return finish();  // population: the slice is stored
+    }
+    bufferevent_write(bev_, out_.data(), out_.size());
+    const auto timeout = std::chrono::duration_cast<std::chrono::microseconds>(o.timeout);
+    const timeval tv{static_cast<time_t>(timeout.count() / 1'000'000),
+                     static_cast<suseconds_t>(timeout.count() % 1'000'000)};
+    evtimer_add(timer_, &tv);
+}
+
+void Connection::loadResponse(const Response& r) {
+    const auto it = std::find_if(pending_.begin(), pending_.end(),
+                                 [&](const Pending& p) { return p.opaque == r.opaque; });
+    if (it == pending_.end()) {
+        return fail("protocol error: answer to an opaque never sent");
+    }
+    const auto latency = Clock::now() - it->start;
+    const OpKind kind = it->kind;
+    *it = pending_.back();
+    pending_.pop_back();
+    run_.completed.fetch_add(1, std::memory_order_relaxed);
+    if (r.status == Status::Success) {
+        if (run_.phase == Phase::Load) {
+            (kind == OpKind::Set ? run_.sets : run_.gets).record(latency);
+        }
+    } else if (kind == OpKind::Get && r.status == Status::KeyNotFound) {
+        run_.getMisses.fetch_add(1, std::memory_order_relaxed);
+        run_.gets.record(latency);
+    } else {
+        run_.errors.add(errorName(kind, r.status));
+    }
+    if (pending_.empty()) {
+        evtimer_del(timer_);
+        ++batchesDone_;
+        sendBatch();
+    }
+}
+
+void Connection::fail(const std::string& what) {
+    if (finished_) {
+        return;
+    }
+    // The batch in flight will never be answered: each op is an error.
+    const std::uint64_t lost = std::max<std::size_t>(pending_.size(), 1);
+    run_.errors.add(what, lost);
+    run_.completed.fetch_add(pending_.size(), std::memory_order_relaxed);
+    pending_.clear();
+    finish();
+}
+
+void Connection::finish() {
+    if (finished_) {
+        return;
+    }
+    finished_ = true;
+    if (timer_ != nullptr) {
+        evtimer_del(timer_);
+    }
+    if (bev_ != nullptr) {
+        bufferevent_disable(bev_, EV_READ | EV_WRITE);
+    }
+    run_.clientsDone.fetch_add(1, std::memory_order_relaxed);
+    onFinished_();
+}
+
+}  // namespace kvexec::pillowfight

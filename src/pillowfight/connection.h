@@ -1,0 +1,80 @@
+// pillowfight/connection.h: one client: a TCP connection on a libevent
+// loop that bootstraps (Handshake, unless --protocol memcached) and then
+// runs closed-loop batches: schedule B operations, wait for all B answers,
+// repeat for --num-cycles batches (load) or until its key slice is stored
+// (population), or until the run's stop flag is set.
+//
+// Every operation is accounted for: answered (latency recorded, error
+// statuses counted by name) or, when the connection fails or a batch goes
+// unanswered for --timeout, counted as an error of that kind.
+//
+// Thread safety: a Connection lives on the event loop of one thread and is
+// touched only from it; it reports to the shared RunState (atomics).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pillowfight/handshake.h"
+#include "pillowfight/run_state.h"
+#include "pillowfight/workload.h"
+
+struct bufferevent;
+struct event;
+struct event_base;
+
+namespace kvexec::pillowfight {
+
+class Connection {
+  public:
+    // `onFinished` runs (on the loop) once the client is done or failed.
+    Connection(event_base* base, RunState& run, Workload& workload,
+               std::function<void()> onFinished);
+    ~Connection();
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    void start();
+    bool finished() const { return finished_; }
+
+  private:
+    using Clock = std::chrono::steady_clock;
+    struct Pending {
+        std::uint32_t opaque;
+        OpKind kind;
+        Clock::time_point start;
+    };
+
+    static void onRead(bufferevent* bev, void* self);
+    static void onEvent(bufferevent* bev, short what, void* self);
+    static void onTimeout(int fd, short what, void* self);
+
+    void readResponses();
+    void handshakeResponse(const server::protocol::Response& r);
+    void loadResponse(const server::protocol::Response& r);
+    void startLoad();
+    void sendBatch();
+    bool nextOp(Op& op);
+    void appendOp(const Op& op, std::uint32_t opaque);
+    void fail(const std::string& what);
+    void finish();
+
+    event_base* base_;
+    RunState& run_;
+    Workload& workload_;
+    std::function<void()> onFinished_;
+    bufferevent* bev_ = nullptr;
+    event* timer_ = nullptr;
+    Handshake handshake_;
+    std::uint16_t vbucketCount_ = 1;
+    std::vector<Pending> pending_;
+    std::uint32_t nextOpaque_ = Handshake::kLastOpaque + 1;
+    std::int64_t batchesDone_ = 0;
+    std::string out_;
+    bool finished_ = false;
+};
+
+}  // namespace kvexec::pillowfight

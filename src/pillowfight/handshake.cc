@@ -1,0 +1,141 @@
+#include "pillowfight/handshake.h"
+
+#include <nlohmann/json.hpp>
+
+#include "server/protocol/binary_response.h"
+
+namespace kvexec::pillowfight {
+
+using server::protocol::Feature;
+using server::protocol::Opcode;
+using server::protocol::Response;
+using server::protocol::Status;
+
+std::optional<std::uint16_t> vbucketCountOf(std::string_view clusterMap) {
+    const auto json = nlohmann::json::parse(clusterMap, nullptr, false);
+    if (json.is_discarded() || !json.is_object()) {
+        return std::nullopt;
+    }
+    const auto map = json.find("vBucketServerMap");
+    if (map == json.end() || !map->is_object()) {
+        return std::nullopt;
+    }
+    const auto vbuckets = map->find("vBucketMap");
+    if (vbuckets == map->end() || !vbuckets->is_array() || vbuckets->empty() ||
+        vbuckets->size() > 65535) {
+        return std::nullopt;
+    }
+    return static_cast<std::uint16_t>(vbuckets->size());
+}
+
+std::string Handshake::request(Opcode opcode, std::string_view key, std::string_view value) {
+    std::string out;
+    server::protocol::appendRequest(out, {opcode, 0, ++opaque_, 0, 0}, {}, {}, key, value);
+    return out;
+}
+
+std::string Handshake::start() {
+    std::string features;
+    for (const Feature f : {Feature::AltRequestSupport, Feature::SyncReplication, Feature::Xerror,
+                            Feature::SelectBucket, Feature::TcpNoDelay}) {
+        server::protocol::appendBe16(features, static_cast<std::uint16_t>(f));
+    }
+    state_ = State::Hello;
+    return request(Opcode::Hello, R"({"a":"kvexec-pillowfight"})", features);
+}
+
+Handshake::Step Handshake::fail(std::string error) {
+    state_ = State::Failed;
+    return {state_, {}, std::move(error)};
+}
+
+Handshake::Step Handshake::afterHello() {
+    if (options_.user.empty()) {
+        state_ = State::SelectBucket;
+        return {state_, request(Opcode::SelectBucket, options_.bucket), {}};
+    }
+    state_ = State::SaslAuth;
+    if (options_.saslMechanism == "PLAIN") {
+        const std::string payload = std::string(1, '\0') + options_.user + '\0' + options_.password;
+        return {state_, request(Opcode::SaslAuth, "PLAIN", payload), {}};
+    }
+    scram_.emplace(*server::auth::scramHashOf(options_.saslMechanism), options_.user,
+                   options_.password);
+    return {state_, request(Opcode::SaslAuth, options_.saslMechanism, scram_->clientFirst()), {}};
+}
+
+Handshake::Step Handshake::sasl(const Response& r) {
+    if (r.status == Status::AuthContinue && state_ == State::SaslAuth && scram_) {
+        std::string error;
+        auto final = scram_->clientFinal(r.value, error);
+        if (!final) {
+            return fail("SASL: " + error);
+        }
+        state_ = State::SaslStep;
+        return {state_, request(Opcode::SaslStep, options_.saslMechanism, *final), {}};
+    }
+    if (r.status != Status::Success) {
+        return fail("SASL " + options_.saslMechanism +
+                    " refused: " + std::string(server::protocol::statusText(r.status)));
+    }
+    if (scram_ && !scram_->verifyServerFinal(r.value)) {
+        return fail("SASL: the server's SCRAM signature is wrong");
+    }
+    state_ = State::SelectBucket;
+    return {state_, request(Opcode::SelectBucket, options_.bucket), {}};
+}
+
+Handshake::Step Handshake::onResponse(const Response& r) {
+    if (r.opaque != opaque_) {
+        return fail("handshake: answer to opaque " + std::to_string(r.opaque) + ", expected " +
+                    std::to_string(opaque_));
+    }
+    switch (state_) {
+        case State::Hello: {
+            if (r.status != Status::Success) {
+                return fail("HELLO refused");
+            }
+            bool alt = false, sync = false;
+            for (std::size_t at = 0; at + 2 <= r.value.size(); at += 2) {
+                const auto f = static_cast<Feature>(server::protocol::readBe16(r.value, at));
+                alt = alt || f == Feature::AltRequestSupport;
+                sync = sync || f == Feature::SyncReplication;
+            }
+            if (options_.durability && !(alt && sync)) {
+                return fail(
+                    "the server did not accept HELLO alt_request_support and "
+                    "sync_replication: no durable writes");
+            }
+            return afterHello();
+        }
+        case State::SaslAuth:
+        case State::SaslStep:
+            return sasl(r);
+        case State::SelectBucket:
+            if (r.status != Status::Success) {
+                return fail("SELECT_BUCKET " + options_.bucket + ": " +
+                            std::string(server::protocol::statusText(r.status)));
+            }
+            state_ = State::ClusterConfig;
+            return {state_, request(Opcode::GetClusterConfig), {}};
+        case State::ClusterConfig: {
+            if (r.status != Status::Success) {
+                return fail("GET_CLUSTER_CONFIG: " +
+                            std::string(server::protocol::statusText(r.status)));
+            }
+            const auto count = vbucketCountOf(r.value);
+            if (!count) {
+                return fail("GET_CLUSTER_CONFIG: no vBucketServerMap.vBucketMap in the answer");
+            }
+            vbucketCount_ = *count;
+            state_ = State::Done;
+            return {state_, {}, {}};
+        }
+        case State::Done:
+        case State::Failed:
+            break;
+    }
+    return fail("handshake: unexpected answer");
+}
+
+}  // namespace kvexec::pillowfight

@@ -1,0 +1,60 @@
+// pillowfight/handshake.h: the Couchbase bootstrap of one connection, as a
+// state machine without I/O: HELLO (alt_request_support, sync_replication,
+// xerror, select_bucket, tcp_nodelay), SASL (PLAIN or SCRAM-SHA*), then
+// SELECT_BUCKET and GET_CLUSTER_CONFIG, whose vBucket map tells how many
+// vBuckets keys hash over.
+//
+// The caller sends start()'s bytes, then feeds each response to
+// onResponse() and sends what it returns until it says Done or Failed.
+// A Handshake belongs to one connection: one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "pillowfight/options.h"
+#include "server/auth/scram_client.h"
+#include "server/protocol/client_codec.h"
+
+namespace kvexec::pillowfight {
+
+// The vBucket count of a cluster map (GET_CLUSTER_CONFIG's body): the
+// length of vBucketServerMap.vBucketMap. nullopt if the JSON has none.
+std::optional<std::uint16_t> vbucketCountOf(std::string_view clusterMap);
+
+class Handshake {
+  public:
+    explicit Handshake(const Options& options) : options_(options) {}
+
+    enum class State { Hello, SaslAuth, SaslStep, SelectBucket, ClusterConfig, Done, Failed };
+
+    struct Step {
+        State state = State::Hello;
+        std::string send;   // bytes to send next (empty when Done or Failed)
+        std::string error;  // why, when Failed
+    };
+
+    std::string start();
+    Step onResponse(const server::protocol::Response& response);
+
+    State state() const { return state_; }
+    std::uint16_t vbucketCount() const { return vbucketCount_; }
+    // Opaques below this are the handshake's; the load starts above.
+    static constexpr std::uint32_t kLastOpaque = 16;
+
+  private:
+    Step fail(std::string error);
+    Step afterHello();
+    Step sasl(const server::protocol::Response& response);
+    std::string request(server::protocol::Opcode opcode, std::string_view key = {},
+                        std::string_view value = {});
+
+    const Options& options_;
+    State state_ = State::Hello;
+    std::uint32_t opaque_ = 0;
+    std::optional<server::auth::ScramClient> scram_;
+    std::uint16_t vbucketCount_ = 0;
+};
+
+}  // namespace kvexec::pillowfight

@@ -1,0 +1,141 @@
+#include "pillowfight/report.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "pillowfight/histogram_text.h"
+
+namespace kvexec::pillowfight {
+namespace {
+
+std::string rate(const PhaseResult& p) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.0f ops/s",
+                  p.seconds > 0 ? static_cast<double>(p.ops) / p.seconds : 0.0);
+    return text;
+}
+
+void appendErrors(std::ostringstream& out, const PhaseResult& p) {
+    if (p.errors.empty()) {
+        out << "  errors: none\n";
+        return;
+    }
+    out << "  errors: " << p.errorCount() << "\n";
+    for (const auto& [what, count] : p.errors) {
+        out << "    " << count << "  " << what << "\n";
+    }
+}
+
+void appendLatency(std::ostringstream& out, const engine::HistogramSnapshot& h) {
+    if (h.summary.count == 0) {
+        return;
+    }
+    out << formatSeedHistogram(h) << "    " << formatPercentiles(h.summary) << "\n";
+}
+
+nlohmann::json histogramJson(const engine::HistogramSnapshot& h) {
+    nlohmann::json buckets = nlohmann::json::array();
+    for (const auto& [upper, count] : h.buckets) {
+        buckets.push_back({upper, count});
+    }
+    const auto& s = h.summary;
+    return {{"count", s.count},     {"mean", s.mean.count()}, {"p50", s.p50.count()},
+            {"p90", s.p90.count()}, {"p99", s.p99.count()},   {"p999", s.p999.count()},
+            {"max", s.max.count()}, {"buckets", buckets}};
+}
+
+nlohmann::json phaseJson(const PhaseResult& p) {
+    return {{"ran", p.ran},
+            {"ops", p.ops},
+            {"seconds", p.seconds},
+            {"opsPerSecond", p.seconds > 0 ? static_cast<double>(p.ops) / p.seconds : 0.0},
+            {"getMisses", p.getMisses},
+            {"errorCount", p.errorCount()},
+            {"errors", p.errors},
+            {"histograms", {{"SET", histogramJson(p.sets)}, {"GET", histogramJson(p.gets)}}}};
+}
+
+}  // namespace
+
+std::string formatReport(const Options& o, const RunResult& r) {
+    std::ostringstream out;
+    out << "== kvexec-pillowfight: " << o.clientCount() << " clients on " << o.threads
+        << " thread(s), batch " << o.batchSize << ", " << o.minSize << ".." << o.maxSize << " bytes"
+        << (o.randomBody ? " random" : "") << ", set " << o.setPercent << "%, "
+        << (o.sequential ? "sequential" : "random") << " keys over " << o.numItems
+        << ", durability " << durabilityName(o.durability) << ", protocol "
+        << (o.protocol == Protocol::Couchbase ? "couchbase" : "memcached");
+    if (r.vbucketCount != 0) {
+        out << ", " << r.vbucketCount << " vBuckets";
+    }
+    out << (r.interrupted ? " (interrupted)" : "") << "\n";
+    if (r.population.ran) {
+        out << "Populate: " << r.population.ops << " items in " << r.population.seconds << " s ("
+            << rate(r.population) << ")\n";
+        appendErrors(out, r.population);
+    }
+    if (r.load.ran) {
+        out << "Load: " << r.load.ops << " ops in " << r.load.seconds << " s (" << rate(r.load)
+            << "); sets " << r.load.sets.summary.count << ", gets " << r.load.gets.summary.count
+            << " (misses " << r.load.getMisses << ")\n";
+        appendErrors(out, r.load);
+        out << "Client latency (send to answer):\n";
+        appendLatency(out, r.load.sets);
+        appendLatency(out, r.load.gets);
+    }
+    if (!r.serverStatsError.empty()) {
+        out << "Server stats: " << r.serverStatsError << "\n";
+    }
+    bool header = false;
+    for (const auto& h : r.serverHistograms) {
+        if (h.summary.count == 0) {
+            continue;
+        }
+        if (!header) {
+            out << "Server (STAT timings: accepted to committed):\n";
+            header = true;
+        }
+        appendLatency(out, h);
+    }
+    return out.str();
+}
+
+std::string formatJson(const Options& o, const RunResult& r) {
+    nlohmann::json options = {
+        {"host", o.host},
+        {"port", o.port},
+        {"bucket", o.bucket},
+        {"threads", o.threads},
+        {"clients", o.clientCount()},
+        {"batchSize", o.batchSize},
+        {"numItems", o.numItems},
+        {"minSize", o.minSize},
+        {"maxSize", o.maxSize},
+        {"randomBody", o.randomBody},
+        {"setPercent", o.setPercent},
+        {"numCycles", o.numCycles},
+        {"sequential", o.sequential},
+        {"durability", durabilityName(o.durability)},
+        {"protocol", o.protocol == Protocol::Couchbase ? "couchbase" : "memcached"}};
+    nlohmann::json stats = nlohmann::json::object();
+    for (const auto& [name, value] : r.serverStats) {
+        if (name.find("_histogram") == std::string::npos) {
+            stats[name] = value;
+        }
+    }
+    nlohmann::json histograms = nlohmann::json::object();
+    for (const auto& h : r.serverHistograms) {
+        histograms[h.name] = histogramJson(h);
+    }
+    nlohmann::json out = {
+        {"options", options},
+        {"vbuckets", r.vbucketCount},
+        {"interrupted", r.interrupted},
+        {"population", phaseJson(r.population)},
+        {"load", phaseJson(r.load)},
+        {"server", {{"stats", stats}, {"histograms", histograms}, {"error", r.serverStatsError}}}};
+    return out.dump(1);
+}
+
+}  // namespace kvexec::pillowfight

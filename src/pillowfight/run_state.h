@@ -1,0 +1,60 @@
+// pillowfight/run_state.h: what the clients of one phase share: the
+// options, the stop flag, the counters the progress line reads and the
+// latency histograms and error counts the report prints.
+//
+// Thread safety: the atomics and histograms are written by every event-loop
+// thread and read by the main thread at any time; ErrorCounts takes its
+// mutex (errors are rare). Everything else is set before the loops start.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include <sys/socket.h>
+
+#include "pillowfight/latency_histogram.h"
+#include "pillowfight/options.h"
+
+namespace kvexec::pillowfight {
+
+enum class Phase { Populate, Load };
+
+// Errors by what happened ("SET: SyncWriteAmbiguous", "timeout", ...).
+class ErrorCounts {
+  public:
+    void add(const std::string& what, std::uint64_t n = 1) {
+        std::lock_guard lock(mutex_);
+        counts_[what] += n;
+    }
+    std::map<std::string, std::uint64_t> snapshot() const {
+        std::lock_guard lock(mutex_);
+        return counts_;
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    std::map<std::string, std::uint64_t> counts_;  // guarded by mutex_
+};
+
+struct RunState {
+    RunState(const Options& o, Phase p) : options(o), phase(p) {}
+
+    const Options& options;
+    const Phase phase;
+    sockaddr_storage address{};
+    socklen_t addressLength = 0;
+
+    std::atomic<bool> stop{false};            // no new batch after this
+    std::atomic<std::uint64_t> completed{0};  // ops answered (or counted as failed)
+    std::atomic<std::uint64_t> getMisses{0};  // gets answered KEY_ENOENT
+    std::atomic<std::size_t> clientsDone{0};
+    std::atomic<std::uint16_t> vbucketCount{0};  // from the first cluster map
+    LatencyHistogram sets{"SET"};
+    LatencyHistogram gets{"GET"};
+    ErrorCounts errors;
+};
+
+}  // namespace kvexec::pillowfight
