@@ -1,0 +1,164 @@
+// The Couchbase bootstrap against the server's own SASL and cluster map:
+// HELLO features, PLAIN and SCRAM logins, bucket selection, and clear
+// failures.
+#include <gtest/gtest.h>
+
+#include "pillowfight/handshake.h"
+#include "server/auth/sasl_server.h"
+#include "server/protocol/binary_request.h"
+#include "server/protocol/binary_response.h"
+#include "server/protocol/cluster_map.h"
+
+namespace kvexec::pillowfight {
+namespace {
+
+using server::protocol::Feature;
+using server::protocol::Opcode;
+using server::protocol::Status;
+
+// Plays the server's side for one Handshake, answering with the server's
+// own SASL session and cluster map.
+class FakeServer {
+  public:
+    explicit FakeServer(const server::auth::Credentials& credentials) : sasl_(credentials) {}
+
+    bool acceptSyncReplication = true;
+    std::string bucket = "default";
+    std::vector<Opcode> seen;
+
+    // The answer to `requestBytes` (one request).
+    std::string answer(const std::string& requestBytes) {
+        const auto parsed =
+            server::protocol::parseRequest(requestBytes, server::protocol::RequestLimits{});
+        EXPECT_EQ(parsed.outcome, server::protocol::ParseOutcome::Ok);
+        const auto& r = parsed.request;
+        seen.push_back(r.opcode);
+        std::string out;
+        const auto respond = [&](Status status, std::string_view value = {}) {
+            server::protocol::appendResponse(out, {r.opcode, status, r.opaque, 0, 0}, {}, {},
+                                             value);
+        };
+        switch (r.opcode) {
+            case Opcode::Hello: {
+                std::string accepted;
+                for (std::size_t at = 0; at + 2 <= r.value.size(); at += 2) {
+                    const auto f = static_cast<Feature>(server::protocol::readBe16(r.value, at));
+                    if (f != Feature::SyncReplication || acceptSyncReplication) {
+                        accepted.append(r.value.substr(at, 2));
+                    }
+                }
+                respond(Status::Success, accepted);
+                break;
+            }
+            case Opcode::SaslAuth:
+            case Opcode::SaslStep: {
+                const auto reply = r.opcode == Opcode::SaslAuth ? sasl_.start(r.key, r.value)
+                                                                : sasl_.step(r.key, r.value);
+                respond(reply.outcome == server::auth::SaslOutcome::Success ? Status::Success
+                        : reply.outcome == server::auth::SaslOutcome::Continue
+                            ? Status::AuthContinue
+                            : Status::AuthError,
+                        reply.payload);
+                break;
+            }
+            case Opcode::SelectBucket:
+                respond(r.key == bucket ? Status::Success : Status::KeyNotFound);
+                break;
+            case Opcode::GetClusterConfig: {
+                server::protocol::ClusterMapInfo info;
+                info.host = "127.0.0.1";
+                info.kvPort = 11210;
+                info.vbucketCount = 128;
+                respond(Status::Success, server::protocol::clusterMapJson(info));
+                break;
+            }
+            default:
+                respond(Status::UnknownCommand);
+        }
+        return out;
+    }
+
+  private:
+    server::auth::SaslSession sasl_;
+};
+
+struct Outcome {
+    Handshake::State state;
+    std::string error;
+    std::uint16_t vbuckets;
+};
+
+Outcome run(const Options& options, FakeServer& server) {
+    Handshake handshake(options);
+    std::string next = handshake.start();
+    for (int steps = 0; steps < 10; ++steps) {
+        const std::string answer = server.answer(next);
+        const auto parsed = server::protocol::parseResponse(answer);
+        EXPECT_EQ(parsed.outcome, server::protocol::ResponseOutcome::Ok);
+        const auto step = handshake.onResponse(parsed.response);
+        if (step.state == Handshake::State::Done || step.state == Handshake::State::Failed) {
+            return {step.state, step.error, handshake.vbucketCount()};
+        }
+        next = step.send;
+    }
+    return {Handshake::State::Failed, "did not finish", 0};
+}
+
+class PillowfightHandshake : public ::testing::Test {
+  protected:
+    server::auth::Credentials credentials_{"Administrator", "asdasd", 64};
+    Options options_ = [] {
+        Options o;
+        o.user = "Administrator";
+        o.password = "asdasd";
+        o.durability = server::protocol::DurabilityLevel::PersistToMajority;
+        return o;
+    }();
+};
+
+TEST_F(PillowfightHandshake, ScramLoginSelectsTheBucketAndLearnsTheVbucketCount) {
+    for (const char* mechanism : {"SCRAM-SHA512", "SCRAM-SHA256", "SCRAM-SHA1", "PLAIN"}) {
+        FakeServer server(credentials_);
+        options_.saslMechanism = mechanism;
+        const Outcome o = run(options_, server);
+        EXPECT_EQ(o.state, Handshake::State::Done) << mechanism << ": " << o.error;
+        EXPECT_EQ(o.vbuckets, 128);
+        EXPECT_EQ(server.seen.front(), Opcode::Hello);
+        EXPECT_EQ(server.seen.back(), Opcode::GetClusterConfig);
+    }
+}
+
+TEST_F(PillowfightHandshake, WithoutAUserThereIsNoSasl) {
+    FakeServer server(credentials_);
+    options_.user.clear();
+    EXPECT_EQ(run(options_, server).state, Handshake::State::Done);
+    EXPECT_EQ(server.seen,
+              (std::vector<Opcode>{Opcode::Hello, Opcode::SelectBucket, Opcode::GetClusterConfig}));
+}
+
+TEST_F(PillowfightHandshake, AWrongPasswordFailsNamingSasl) {
+    FakeServer server(credentials_);
+    options_.password = "wrong";
+    const Outcome o = run(options_, server);
+    EXPECT_EQ(o.state, Handshake::State::Failed);
+    EXPECT_NE(o.error.find("SASL"), std::string::npos) << o.error;
+}
+
+TEST_F(PillowfightHandshake, DurableWritesNeedSyncReplication) {
+    FakeServer server(credentials_);
+    server.acceptSyncReplication = false;
+    const Outcome o = run(options_, server);
+    EXPECT_EQ(o.state, Handshake::State::Failed);
+    EXPECT_NE(o.error.find("sync_replication"), std::string::npos) << o.error;
+}
+
+TEST_F(PillowfightHandshake, AnUnknownBucketFailsNamingIt) {
+    FakeServer server(credentials_);
+    options_.bucket = "travel";
+    const Outcome o = run(options_, server);
+    EXPECT_EQ(o.state, Handshake::State::Failed);
+    EXPECT_NE(o.error.find("travel"), std::string::npos) << o.error;
+}
+
+}  // namespace
+}  // namespace kvexec::pillowfight
