@@ -1,0 +1,217 @@
+"""What tools/persist-latency prints and plots from its results.json, and
+the summary the report (tools/report) shows of the latest run.
+
+results.json: {"mode", "machine", "settings", "floor",
+  "runs": [{"name", "cache", "backend", "pillowfight" (its --json),
+            "fdatasyncs", "serverCpuSeconds"}],
+  "none": [{"name", "pillowfight"}]}"""
+
+import glob
+import os
+
+HISTOGRAM = "sync_write_commit_persist_to_majority"
+
+
+def _fmt_us(ns):
+    us = ns / 1e3
+    return "%dus" % us if us < 10000 else "%dms" % (us / 1e3)
+
+
+def server_histogram(run):
+    return run["pillowfight"]["server"]["histograms"].get(HISTOGRAM, {"count": 0, "buckets": []})
+
+
+def client_histogram(run):
+    return run["pillowfight"]["load"]["histograms"]["SET"]
+
+
+def durable_rate(run):
+    return run["pillowfight"]["load"]["opsPerSecond"]
+
+
+def syncs_per_write(run):
+    writes = server_histogram(run)["count"]
+    return run["fdatasyncs"] / writes if writes else 0.0
+
+
+def side_by_side(runs):
+    """The server's commit histograms of every run, one column each, on the
+    server's (power-of-two) bucket edges: count and cumulative percent."""
+    uppers = sorted({b[0] for r in runs for b in server_histogram(r)["buckets"]})
+    counts = [{b[0]: b[1] for b in server_histogram(r)["buckets"]} for r in runs]
+    totals = [max(1, server_histogram(r)["count"]) for r in runs]
+    width = 24
+    lines = ["  %s: %s" % (HISTOGRAM, ", ".join(
+        "%s %d total" % (r["name"], server_histogram(r)["count"]) for r in runs)),
+        "  %-19s" % "range" + "".join(("%*s" % (width, r["name"])) for r in runs)]
+    seen = [0] * len(runs)
+    low = 0
+    for upper in uppers:
+        cells = []
+        for i, c in enumerate(counts):
+            n = c.get(upper, 0)
+            seen[i] += n
+            cells.append("%*s" % (width, "%d (%8.4f%%)" % (n, 100.0 * seen[i] / totals[i])))
+        lines.append("  %8s - %-8s" % (_fmt_us(low), _fmt_us(upper)) + "".join(cells))
+        low = upper + 1
+    lines.append("  %-19s" % "Avg" + "".join(
+        "%*s" % (width, _fmt_us(server_histogram(r).get("mean", 0))) for r in runs))
+    return "\n".join(lines)
+
+
+def _ratio(a, b):
+    return "%.2fx" % (a / b) if a and b else "-"
+
+
+def comparison_table(runs):
+    """Throughput, means and p99s of every run, with the ratios the seed
+    reports: cache off / cache on, and Classic / Wheel (both cache on)."""
+    def row(label, values, fmt):
+        return "  %-38s" % label + "".join("%20s" % fmt(v) for v in values)
+    sh = [server_histogram(r) for r in runs]
+    ch = [client_histogram(r) for r in runs]
+    lines = ["  %-38s" % "" + "".join("%20s" % r["name"] for r in runs),
+             row("durable writes/s", [durable_rate(r) for r in runs], lambda v: "%.0f" % v),
+             row("server commit mean", [h.get("mean", 0) for h in sh], _fmt_us),
+             row("server commit p50", [h.get("p50", 0) for h in sh], _fmt_us),
+             row("server commit p99", [h.get("p99", 0) for h in sh], _fmt_us),
+             row("client latency mean", [h.get("mean", 0) for h in ch], _fmt_us),
+             row("client latency p99", [h.get("p99", 0) for h in ch], _fmt_us),
+             row("client latency p99.9 / max",
+                 [(h.get("p999", 0), h.get("max", 0)) for h in ch],
+                 lambda v: "%s / %s" % (_fmt_us(v[0]), _fmt_us(v[1]))),
+             row("fdatasyncs per durable write", [syncs_per_write(r) for r in runs],
+                 lambda v: "%.3f" % v),
+             row("server CPU us per durable write",
+                 [1e6 * r["serverCpuSeconds"] / max(1, server_histogram(r)["count"])
+                  for r in runs], lambda v: "%.0f" % v),
+             row("errors", [r["pillowfight"]["load"]["errorCount"] for r in runs], str)]
+    by_name = {(r["cache"], r["backend"]): r for r in runs}
+    off, on = by_name.get((False, "wheel")), by_name.get((True, "wheel"))
+    classic = by_name.get((True, "classic"))
+    if off and on:
+        lines.append("  cache off / cache on (Wheel): mean %s, p99 %s, throughput %s "
+                     "(the seed: mean 1.06x)" % (
+                         _ratio(server_histogram(off)["mean"], server_histogram(on)["mean"]),
+                         _ratio(server_histogram(off)["p99"], server_histogram(on)["p99"]),
+                         _ratio(durable_rate(off), durable_rate(on))))
+    if classic and on:
+        lines.append("  Classic / Wheel (cache on): mean %s, p99 %s, throughput %s" % (
+            _ratio(server_histogram(classic)["mean"], server_histogram(on)["mean"]),
+            _ratio(server_histogram(classic)["p99"], server_histogram(on)["p99"]),
+            _ratio(durable_rate(classic), durable_rate(on))))
+    return "\n".join(lines)
+
+
+def bound_lines(data):
+    """What the fdatasync floor allows for the flushers, and how close each
+    run came: bound = parallel syncs/s (as many files as flushers) x durable
+    writes per fdatasync measured in that run."""
+    floor = data["floor"]
+    one, par = floor["one"], floor["parallel"]
+    lines = ["  floor, 4 KiB append + fdatasync on the data directory's file system: one file "
+             "%.0f us mean (p99 %.0f us) = %.0f/s; %d files in parallel (one per flusher) "
+             "%.0f/s" % (one["us_mean"], one["us_p99"], one["syncs_per_second"], par["files"],
+                         par["syncs_per_second"])]
+    for r in data["runs"]:
+        spw = syncs_per_write(r)
+        if not spw:
+            continue
+        bound = par["syncs_per_second"] / spw
+        lines.append("  %-20s %.0f durable writes/s = %.0f%% of the floor's bound %.0f/s "
+                     "(%.0f fdatasyncs/s, %.2f writes per fdatasync)" % (
+                         r["name"], durable_rate(r), 100.0 * durable_rate(r) / bound, bound,
+                         durable_rate(r) * spw, 1 / spw))
+    return "\n".join(lines)
+
+
+def none_lines(data):
+    if not data.get("none"):
+        return ""
+    out = []
+    for r in data["none"]:
+        load = r["pillowfight"]["load"]
+        h = load["histograms"]["SET"]
+        out.append("  %-20s %9.0f sets/s  p50 %s  p99 %s  max %s  errors %d" % (
+            r["name"], load["opsPerSecond"], _fmt_us(h.get("p50", 0)), _fmt_us(h.get("p99", 0)),
+            _fmt_us(h.get("max", 0)), load["errorCount"]))
+    if len(data["none"]) == 2:
+        a, b = (r["pillowfight"]["load"]["opsPerSecond"] for r in data["none"])
+        out.append("  %s / %s: %s" % (data["none"][0]["name"], data["none"][1]["name"],
+                                      _ratio(a, b)))
+    return "\n".join(out)
+
+
+def render(data):
+    s = data["settings"]
+    m = data["machine"]
+    head = ("== Seed 002 experiment: PersistToMajority writes, %d clients, batch %d, %d-byte "
+            "random bodies, set 100%%, sequential keys over %d items, %d cycles per client, "
+            "%d vBuckets, %d shards, --sync fdatasync (%s mode)" % (
+                s["clients"], s["batch"], s["size"], s["items"], s["cycles"], s["vbuckets"],
+                s["shards"], data["mode"]))
+    machine = "machine: %s CPUs, %s, data on %s (%s)" % (
+        m.get("cpus"), m.get("kernel"), m.get("filesystem"), m.get("device"))
+    parts = [head, machine, "", side_by_side(data["runs"]), "", comparison_table(data["runs"]),
+             "", "What bounds durable throughput:", bound_lines(data)]
+    none = none_lines(data)
+    if none:
+        parts += ["", "Durability none, the same load over the memcached binary protocol "
+                      "(%d clients, batch 1, %d sets each):" % (s["clients"], s["noneCycles"]),
+                  none]
+    return "\n".join(parts)
+
+
+def plot(data, outdir):
+    """CDFs of the server's commit latency and of the client's latency,
+    one line per run; returns the PNG path."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
+    for ax, getter, title in ((axes[0], server_histogram, "server: " + HISTOGRAM),
+                              (axes[1], client_histogram, "client: SET send to answer")):
+        for r in data["runs"]:
+            h = getter(r)
+            total = max(1, h["count"])
+            xs, ys, seen = [], [], 0
+            for upper, count in h["buckets"]:
+                seen += count
+                xs.append(max(upper, 1) / 1e6)
+                ys.append(100.0 * seen / total)
+            ax.step(xs, ys, where="post", label="%s (mean %s)" % (r["name"],
+                                                                   _fmt_us(h.get("mean", 0))))
+        ax.set_xscale("log")
+        ax.set_xlabel("latency (ms)")
+        ax.set_ylabel("cumulative %")
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    path = os.path.join(outdir, "persist_latency.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def latest_results(repo):
+    runs = sorted(glob.glob(os.path.join(repo, "out", "persist-latency", "*", "results.json")))
+    return runs[-1] if runs else None
+
+
+def report_block(repo):
+    """A few lines for tools/report's summary from the latest saved run."""
+    import json
+    path = latest_results(repo)
+    if not path:
+        return ""
+    with open(path) as f:
+        data = json.load(f)
+    lines = ["Seed 002 persistence latency (tools/persist-latency, %s, %s mode):" % (
+        os.path.basename(os.path.dirname(path)), data["mode"])]
+    lines += comparison_table(data["runs"]).splitlines()[-2:]
+    lines += bound_lines(data).splitlines()
+    none = none_lines(data).splitlines()
+    if none:
+        lines.append("  durability none: " + none[-1].strip())
+    return "\n".join(lines)
