@@ -32,10 +32,11 @@ std::string errorName(OpKind kind, Status status) {
 }  // namespace
 
 Connection::Connection(event_base* base, RunState& run, Workload& workload,
-                       std::function<void()> onFinished)
+                       std::function<void(Connection&)> onReady, std::function<void()> onFinished)
     : base_(base),
       run_(run),
       workload_(workload),
+      onReady_(std::move(onReady)),
       onFinished_(std::move(onFinished)),
       handshake_(run.options) {}
 
@@ -74,7 +75,7 @@ void Connection::onEvent(bufferevent* bev, short what, void* self) {
             const std::string hello = c->handshake_.start();
             bufferevent_write(bev, hello.data(), hello.size());
         } else {
-            c->startLoad();
+            c->ready();
         }
         return;
     }
@@ -129,13 +130,20 @@ void Connection::handshakeResponse(const Response& r) {
     if (step.state == Handshake::State::Done) {
         vbucketCount_ = handshake_.vbucketCount();
         run_.vbucketCount.store(vbucketCount_, std::memory_order_relaxed);
-        return startLoad();
+        return ready();
     }
     bufferevent_write(bev_, step.send.data(), step.send.size());
 }
 
+void Connection::ready() {
+    run_.clientsReady.fetch_add(1, std::memory_order_relaxed);
+    onReady_(*this);
+}
+
 void Connection::startLoad() {
-    sendBatch();
+    if (!finished_) {
+        sendBatch();
+    }
 }
 
 bool Connection::nextOp(Op& op) {

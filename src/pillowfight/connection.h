@@ -30,14 +30,17 @@ namespace kvexec::pillowfight {
 
 class Connection {
   public:
-    // `onFinished` runs (on the loop) once the client is done or failed.
+    // `onReady` runs (on the loop) once the client has bootstrapped and
+    // waits for the run's go; `onFinished` once it is done or failed.
     Connection(event_base* base, RunState& run, Workload& workload,
-               std::function<void()> onFinished);
+               std::function<void(Connection&)> onReady, std::function<void()> onFinished);
     ~Connection();
     Connection(const Connection&) = delete;
     Connection& operator=(const Connection&) = delete;
 
     void start();
+    // Sends the first batch (after the run's go).
+    void startLoad();
     bool finished() const { return finished_; }
 
   private:
@@ -55,7 +58,7 @@ class Connection {
     void readResponses();
     void handshakeResponse(const server::protocol::Response& r);
     void loadResponse(const server::protocol::Response& r);
-    void startLoad();
+    void ready();
     void sendBatch();
     bool nextOp(Op& op);
     void appendOp(const Op& op, std::uint32_t opaque);
@@ -65,6 +68,7 @@ class Connection {
     event_base* base_;
     RunState& run_;
     Workload& workload_;
+    std::function<void(Connection&)> onReady_;
     std::function<void()> onFinished_;
     bufferevent* bev_ = nullptr;
     event* timer_ = nullptr;

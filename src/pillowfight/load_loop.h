@@ -15,7 +15,11 @@
 #include "pillowfight/run_state.h"
 #include "pillowfight/workload.h"
 
+struct event;
+
 namespace kvexec::pillowfight {
+
+class Connection;
 
 class LoadLoop {
   public:
@@ -27,9 +31,14 @@ class LoadLoop {
 
   private:
     void run();
+    static void onPoll(int fd, short what, void* self);
 
     RunState& run_;
     std::vector<Workload*> workloads_;  // one client each
+    // Loop thread only: clients ready before the go, and the timer that
+    // polls for it (the main thread only sets an atomic).
+    std::vector<Connection*> waiting_;
+    event* poll_ = nullptr;
     std::thread thread_;
 };
 

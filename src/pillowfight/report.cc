@@ -49,6 +49,7 @@ nlohmann::json phaseJson(const PhaseResult& p) {
     return {{"ran", p.ran},
             {"ops", p.ops},
             {"seconds", p.seconds},
+            {"setupSeconds", p.setupSeconds},
             {"opsPerSecond", p.seconds > 0 ? static_cast<double>(p.ops) / p.seconds : 0.0},
             {"getMisses", p.getMisses},
             {"errorCount", p.errorCount()},
@@ -77,8 +78,9 @@ std::string formatReport(const Options& o, const RunResult& r) {
     }
     if (r.load.ran) {
         out << "Load: " << r.load.ops << " ops in " << r.load.seconds << " s (" << rate(r.load)
-            << "); sets " << r.load.sets.summary.count << ", gets " << r.load.gets.summary.count
-            << " (misses " << r.load.getMisses << ")\n";
+            << ", after " << r.load.setupSeconds << " s to connect the clients); sets "
+            << r.load.sets.summary.count << ", gets " << r.load.gets.summary.count << " (misses "
+            << r.load.getMisses << ")\n";
         appendErrors(out, r.load);
         out << "Client latency (send to answer):\n";
         appendLatency(out, r.load.sets);

@@ -82,15 +82,21 @@ PhaseResult runPhase(const Options& o, Phase phase, std::vector<std::unique_ptr<
         loops.back()->start();
     }
     const std::uint64_t expected = expectedOps(o, phase);
+    auto go = start;
     auto lastPrint = start;
     std::uint64_t lastDone = 0;
     while (run.clientsDone.load() < work.size()) {
+        if (!run.go.load() &&
+            (run.clientsReady.load() + run.clientsDone.load() >= work.size() || run.stop.load())) {
+            go = lastPrint = Clock::now();
+            run.go.store(true, std::memory_order_release);
+        }
         if (waitForInterrupt(std::chrono::milliseconds(100))) {
             interrupted = true;
             run.stop.store(true);
         }
         const auto now = Clock::now();
-        if (phase == Phase::Load && o.duration && now - start >= *o.duration) {
+        if (phase == Phase::Load && o.duration && run.go.load() && now - go >= *o.duration) {
             run.stop.store(true);
         }
         if (now - lastPrint >= std::chrono::seconds(1) && !o.quiet) {
@@ -109,7 +115,9 @@ PhaseResult runPhase(const Options& o, Phase phase, std::vector<std::unique_ptr<
     }
     PhaseResult result;
     result.ran = true;
-    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const auto end = Clock::now();
+    result.setupSeconds = std::chrono::duration<double>(go - start).count();
+    result.seconds = std::chrono::duration<double>(end - go).count();
     result.ops = run.completed.load();
     result.getMisses = run.getMisses.load();
     result.errors = run.errors.snapshot();

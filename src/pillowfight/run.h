@@ -24,8 +24,9 @@ namespace kvexec::pillowfight {
 
 struct PhaseResult {
     bool ran = false;
-    std::uint64_t ops = 0;  // answered, or lost with a failed connection
-    double seconds = 0;
+    std::uint64_t ops = 0;    // answered, or lost with a failed connection
+    double setupSeconds = 0;  // connect and bootstrap, before the clock starts
+    double seconds = 0;       // from the go (every client ready) to the last answer
     std::uint64_t getMisses = 0;
     std::map<std::string, std::uint64_t> errors;
     engine::HistogramSnapshot sets, gets;  // load only

@@ -47,6 +47,12 @@ struct RunState {
     sockaddr_storage address{};
     socklen_t addressLength = 0;
 
+    // Clients connect and bootstrap first; the phase's clock and its first
+    // batches start together once every client is ready (or failed), so
+    // that connection set-up (SCRAM's PBKDF2 costs milliseconds) is not
+    // counted as load.
+    std::atomic<std::size_t> clientsReady{0};
+    std::atomic<bool> go{false};
     std::atomic<bool> stop{false};            // no new batch after this
     std::atomic<std::uint64_t> completed{0};  // ops answered (or counted as failed)
     std::atomic<std::uint64_t> getMisses{0};  // gets answered KEY_ENOENT
