@@ -1,0 +1,66 @@
+"""Tests for tools/report_lib/persist_render.py: the ratios, the fdatasyncs
+per durable write and the floor's bound that tools/persist-latency prints,
+on a small hand-made results.json (no server needed).
+
+Run by CTest: python3 persist_render_test.py <repository root>.
+"""
+
+import os
+import sys
+import unittest
+
+ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+from report_lib import persist_render  # noqa: E402
+
+MS = 1000 * 1000
+
+
+def run(name, cache, backend, rate, mean_ms, p99_ms, writes, fdatasyncs):
+    hist = {"count": writes, "mean": mean_ms * MS, "p50": mean_ms * MS, "p90": p99_ms * MS,
+            "p99": p99_ms * MS, "p999": p99_ms * MS, "max": p99_ms * MS,
+            "buckets": [[mean_ms * MS, writes // 2], [p99_ms * MS, writes - writes // 2]]}
+    return {"name": name, "cache": cache, "backend": backend, "fdatasyncs": fdatasyncs,
+            "serverCpuSeconds": 1.0,
+            "pillowfight": {"load": {"opsPerSecond": rate, "errorCount": 0,
+                                     "histograms": {"SET": hist}},
+                            "server": {"histograms": {persist_render.HISTOGRAM: hist}}}}
+
+
+DATA = {"mode": "quick", "machine": {"cpus": 2}, "floor": {
+    "one": {"us_mean": 250.0, "us_p99": 400.0, "syncs_per_second": 4000.0},
+    "parallel": {"files": 4, "syncs_per_second": 10000.0}},
+    "settings": {"clients": 200, "batch": 1, "size": 512, "items": 100, "cycles": 10,
+                 "vbuckets": 1024, "shards": 4, "noneCycles": 10},
+    "runs": [run("cache off", False, "wheel", 4000, 30, 60, 1000, 1000),
+             run("cache on", True, "wheel", 5000, 20, 40, 1000, 500),
+             run("cache on, Classic", True, "classic", 2500, 40, 120, 1000, 500)],
+    "none": []}
+
+
+class PersistRenderTest(unittest.TestCase):
+    def test_ratios_are_cache_off_over_on_and_classic_over_wheel(self):
+        table = persist_render.comparison_table(DATA["runs"])
+        self.assertIn("cache off / cache on (Wheel): mean 1.50x, p99 1.50x, throughput 0.80x",
+                      table)
+        self.assertIn("Classic / Wheel (cache on): mean 2.00x, p99 3.00x, throughput 0.50x",
+                      table)
+
+    def test_bound_is_parallel_floor_times_writes_per_fdatasync(self):
+        lines = persist_render.bound_lines(DATA)
+        # cache on: 2 writes per fdatasync, so 10000 syncs/s allow 20000 writes/s.
+        self.assertIn("cache on             5000 durable writes/s = 25% of the floor's bound "
+                      "20000/s", lines)
+        self.assertIn("cache off            4000 durable writes/s = 40% of the floor's bound "
+                      "10000/s", lines)
+
+    def test_side_by_side_has_one_column_per_run_and_the_means(self):
+        text = persist_render.side_by_side(DATA["runs"])
+        self.assertIn("cache on, Classic", text.splitlines()[1])
+        self.assertIn("Avg", text.splitlines()[-1])
+        self.assertIn("20ms", text.splitlines()[-1])
+
+
+if __name__ == "__main__":
+    unittest.main()
