@@ -70,8 +70,8 @@ void Connection::onEvent(bufferevent* bev, short what, void* self) {
     if ((what & BEV_EVENT_CONNECTED) != 0) {
         const int one = 1;
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        evtimer_del(c->timer_);
         if (c->run_.options.protocol == Protocol::Couchbase) {
+            c->armTimeout();  // the handshake gets --timeout too
             const std::string hello = c->handshake_.start();
             bufferevent_write(bev, hello.data(), hello.size());
         } else {
@@ -135,7 +135,16 @@ void Connection::handshakeResponse(const Response& r) {
     bufferevent_write(bev_, step.send.data(), step.send.size());
 }
 
+void Connection::armTimeout() {
+    const auto timeout =
+        std::chrono::duration_cast<std::chrono::microseconds>(run_.options.timeout);
+    const timeval tv{static_cast<time_t>(timeout.count() / 1'000'000),
+                     static_cast<suseconds_t>(timeout.count() % 1'000'000)};
+    evtimer_add(timer_, &tv);
+}
+
 void Connection::ready() {
+    evtimer_del(timer_);  // waiting for the go is no timeout
     run_.clientsReady.fetch_add(1, std::memory_order_relaxed);
     onReady_(*this);
 }
@@ -195,10 +204,7 @@ void Connection::sendBatch() {
         return finish();  // population: the slice is stored
     }
     bufferevent_write(bev_, out_.data(), out_.size());
-    const auto timeout = std::chrono::duration_cast<std::chrono::microseconds>(o.timeout);
-    const timeval tv{static_cast<time_t>(timeout.count() / 1'000'000),
-                     static_cast<suseconds_t>(timeout.count() % 1'000'000)};
-    evtimer_add(timer_, &tv);
+    armTimeout();
 }
 
 void Connection::loadResponse(const Response& r) {

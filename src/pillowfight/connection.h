@@ -59,6 +59,7 @@ class Connection {
     void handshakeResponse(const server::protocol::Response& r);
     void loadResponse(const server::protocol::Response& r);
     void ready();
+    void armTimeout();
     void sendBatch();
     bool nextOp(Op& op);
     void appendOp(const Op& op, std::uint32_t opaque);

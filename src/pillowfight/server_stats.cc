@@ -22,7 +22,8 @@ using server::protocol::Status;
 // A blocking socket with a receive deadline; closes on destruction.
 class BlockingSocket {
   public:
-    BlockingSocket(const std::string& host, std::uint16_t port) {
+    BlockingSocket(const std::string& host, std::uint16_t port,
+                   std::chrono::milliseconds deadline) {
         addrinfo hints{};
         hints.ai_socktype = SOCK_STREAM;
         addrinfo* found = nullptr;
@@ -37,8 +38,9 @@ class BlockingSocket {
             throw std::runtime_error("STAT: cannot connect to " + host + ":" +
                                      std::to_string(port));
         }
-        const timeval deadline{10, 0};
-        setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &deadline, sizeof deadline);
+        const timeval receive{static_cast<time_t>(deadline.count() / 1000),
+                              static_cast<suseconds_t>(deadline.count() % 1000 * 1000)};
+        setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &receive, sizeof receive);
     }
     ~BlockingSocket() {
         if (fd_ >= 0) {
@@ -89,7 +91,7 @@ class BlockingSocket {
 }  // namespace
 
 StatList fetchStats(const Options& options, const std::vector<std::string>& groups) {
-    BlockingSocket socket(options.host, options.port);
+    BlockingSocket socket(options.host, options.port, options.timeout);
     if (options.protocol == Protocol::Couchbase) {
         Handshake handshake(options);
         socket.send(handshake.start());

@@ -21,7 +21,7 @@ using StatList = std::vector<std::pair<std::string, std::string>>;
 
 // Every (name, value) of the groups, in order ("" is the default group).
 // Throws std::runtime_error naming what failed (connect, handshake, a
-// refused group, no answer within 10 s).
+// refused group, no answer within --timeout).
 StatList fetchStats(const Options& options, const std::vector<std::string>& groups);
 
 // The histograms of STAT timings' "<name>_histogram" values (JSON:

@@ -4,6 +4,10 @@
 // so.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -127,6 +131,33 @@ TEST_F(PillowfightEndToEnd, AWrongPasswordIsReportedAsAnError) {
     ASSERT_FALSE(r.is_discarded());
     const auto errors = r["load"]["errors"].dump();
     EXPECT_NE(errors.find("SASL"), std::string::npos) << errors;
+}
+
+// A server that accepts connections but never answers: every client's
+// bootstrap times out, and each is counted as an error.
+TEST(PillowfightTimeouts, AnUnansweredHandshakeIsCountedAsATimeout) {
+    const int listener = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), length), 0);
+    ASSERT_EQ(listen(listener, 16), 0);  // the kernel completes the connects; nobody reads
+    ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    const std::string json = std::filesystem::temp_directory_path() /
+                             ("pillowfight-timeout-" + std::to_string(getpid()) + ".json");
+    ChildProcess run({KVEXEC_PILLOWFIGHT_BIN, "--json", json, "-q", "-U",
+                      "couchbase://127.0.0.1:" + std::to_string(ntohs(address.sin_port)),
+                      "--connections", "3", "-n", "-c", "1", "--timeout", "0.2"});
+    EXPECT_EQ(run.wait(kDeadline), 3) << run.output();
+    close(listener);
+    std::ifstream in(json);
+    const auto r = nlohmann::json::parse(in, nullptr, false);
+    std::filesystem::remove(json);
+    ASSERT_FALSE(r.is_discarded()) << run.output();
+    EXPECT_EQ(r["load"]["errors"]["timeout (connect or handshake)"], 3) << r["load"].dump();
+    EXPECT_NE(run.output().find("timeout (connect or handshake)"), std::string::npos);
 }
 
 }  // namespace
