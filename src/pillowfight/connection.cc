@@ -258,7 +258,11 @@ void Connection::finish() {
     if (bev_ != nullptr) {
         bufferevent_disable(bev_, EV_READ | EV_WRITE);
     }
-    run_.clientsDone.fetch_add(1, std::memory_order_relaxed);
+    const auto now = Clock::now().time_since_epoch().count();
+    auto seen = run_.lastFinish.load(std::memory_order_relaxed);
+    while (now > seen && !run_.lastFinish.compare_exchange_weak(seen, now)) {
+    }
+    run_.clientsDone.fetch_add(1, std::memory_order_release);
     onFinished_();
 }
 

@@ -44,7 +44,6 @@ class Connection {
     bool finished() const { return finished_; }
 
   private:
-    using Clock = std::chrono::steady_clock;
     struct Pending {
         std::uint32_t opaque;
         OpKind kind;

@@ -15,8 +15,6 @@
 namespace kvexec::pillowfight {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 void resolve(const Options& o, RunState& run) {
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
@@ -91,7 +89,8 @@ PhaseResult runPhase(const Options& o, Phase phase, std::vector<std::unique_ptr<
             go = lastPrint = Clock::now();
             run.go.store(true, std::memory_order_release);
         }
-        if (waitForInterrupt(std::chrono::milliseconds(100))) {
+        // Short waits until the go, so that the clock starts when the clients do.
+        if (waitForInterrupt(std::chrono::milliseconds(run.go.load() ? 100 : 2))) {
             interrupted = true;
             run.stop.store(true);
         }
@@ -99,7 +98,11 @@ PhaseResult runPhase(const Options& o, Phase phase, std::vector<std::unique_ptr<
         if (phase == Phase::Load && o.duration && run.go.load() && now - go >= *o.duration) {
             run.stop.store(true);
         }
-        if (now - lastPrint >= std::chrono::seconds(1) && !o.quiet) {
+        if (now - lastPrint >= std::chrono::seconds(1) && !o.quiet && !run.go.load()) {
+            progress << "Connecting: " << run.clientsReady.load() << "/" << work.size()
+                     << " clients ready" << std::endl;
+            lastPrint = now;
+        } else if (now - lastPrint >= std::chrono::seconds(1) && !o.quiet) {
             const std::uint64_t done = run.completed.load();
             const double seconds = std::chrono::duration<double>(now - lastPrint).count();
             printProgress(
@@ -115,7 +118,8 @@ PhaseResult runPhase(const Options& o, Phase phase, std::vector<std::unique_ptr<
     }
     PhaseResult result;
     result.ran = true;
-    const auto end = Clock::now();
+    // The last client's finish, not when this thread noticed it.
+    const auto end = std::max(go, Clock::time_point(Clock::duration(run.lastFinish.load())));
     result.setupSeconds = std::chrono::duration<double>(go - start).count();
     result.seconds = std::chrono::duration<double>(end - go).count();
     result.ops = run.completed.load();

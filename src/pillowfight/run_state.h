@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -21,6 +22,7 @@
 namespace kvexec::pillowfight {
 
 enum class Phase { Populate, Load };
+using Clock = std::chrono::steady_clock;
 
 // Errors by what happened ("SET: SyncWriteAmbiguous", "timeout", ...).
 class ErrorCounts {
@@ -57,6 +59,7 @@ struct RunState {
     std::atomic<std::uint64_t> completed{0};  // ops answered (or counted as failed)
     std::atomic<std::uint64_t> getMisses{0};  // gets answered KEY_ENOENT
     std::atomic<std::size_t> clientsDone{0};
+    std::atomic<Clock::rep> lastFinish{0};       // steady_clock ticks of the latest finish
     std::atomic<std::uint16_t> vbucketCount{0};  // from the first cluster map
     LatencyHistogram sets{"SET"};
     LatencyHistogram gets{"GET"};
