@@ -6,7 +6,12 @@
 //
 // Every operation is accounted for: answered (latency recorded, error
 // statuses counted by name) or, when the connection fails or a batch goes
-// unanswered for --timeout, counted as an error of that kind.
+// unanswered for --timeout, counted as an error of that kind (a failure
+// with nothing in flight, e.g. in the bootstrap, counts once). A failed
+// client is not reconnected: the report shows the failures instead.
+//
+// Between its bootstrap and the run's go (RunState) a client waits idle;
+// the LoadLoop starts it.
 //
 // Thread safety: a Connection lives on the event loop of one thread and is
 // touched only from it; it reports to the shared RunState (atomics).
