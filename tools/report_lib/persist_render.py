@@ -80,7 +80,7 @@ def comparison_table(runs):
              row("client latency p99.9 / max",
                  [(h.get("p999", 0), h.get("max", 0)) for h in ch],
                  lambda v: "%s / %s" % (_fmt_us(v[0]), _fmt_us(v[1]))),
-             row("fdatasyncs per durable write", [syncs_per_write(r) for r in runs],
+             row("fdatasyncs (flusher batches) per write", [syncs_per_write(r) for r in runs],
                  lambda v: "%.3f" % v),
              row("server CPU us per durable write",
                  [1e6 * r["serverCpuSeconds"] / max(1, server_histogram(r)["count"])
