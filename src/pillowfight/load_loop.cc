@@ -2,8 +2,6 @@
 
 #include <event2/event.h>
 
-#include <iostream>
-
 #include "pillowfight/connection.h"
 
 namespace kvexec::pillowfight {

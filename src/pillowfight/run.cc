@@ -64,6 +64,51 @@ std::size_t errorTotal(const ErrorCounts& errors) {
     return total;
 }
 
+// Waits until every client has finished, meanwhile: gives the go once all
+// are ready (or failed), sets the stop flag at --duration or an interrupt,
+// and prints progress once a second. Returns the time of the go.
+Clock::time_point supervise(const Options& o, RunState& run, std::size_t clients,
+                            std::ostream& progress, const InterruptWait& waitForInterrupt,
+                            bool& interrupted) {
+    const std::uint64_t expected = expectedOps(o, run.phase);
+    auto go = Clock::now();
+    auto lastPrint = go;
+    std::uint64_t lastDone = 0;
+    while (run.clientsDone.load() < clients) {
+        if (!run.go.load() &&
+            (run.clientsReady.load() + run.clientsDone.load() >= clients || run.stop.load())) {
+            go = lastPrint = Clock::now();
+            run.go.store(true, std::memory_order_release);
+        }
+        // Short waits until the go, so that the clock starts when the clients do.
+        if (waitForInterrupt(std::chrono::milliseconds(run.go.load() ? 100 : 2))) {
+            interrupted = true;
+            run.stop.store(true);
+        }
+        const auto now = Clock::now();
+        if (run.phase == Phase::Load && o.duration && run.go.load() && now - go >= *o.duration) {
+            run.stop.store(true);
+        }
+        if (now - lastPrint < std::chrono::seconds(1) || o.quiet) {
+            continue;
+        }
+        if (!run.go.load()) {
+            progress << "Connecting: " << run.clientsReady.load() << "/" << clients
+                     << " clients ready" << std::endl;
+        } else {
+            const std::uint64_t done = run.completed.load();
+            const double seconds = std::chrono::duration<double>(now - lastPrint).count();
+            printProgress(
+                progress, run.phase, done, expected,
+                static_cast<std::uint64_t>(static_cast<double>(done - lastDone) / seconds),
+                errorTotal(run.errors));
+            lastDone = done;
+        }
+        lastPrint = now;
+    }
+    return go;
+}
+
 PhaseResult runPhase(const Options& o, Phase phase, std::vector<std::unique_ptr<Workload>>& work,
                      std::ostream& progress, const InterruptWait& waitForInterrupt,
                      bool& interrupted, std::uint16_t& vbucketCount) {
@@ -79,47 +124,14 @@ PhaseResult runPhase(const Options& o, Phase phase, std::vector<std::unique_ptr<
         loops.push_back(std::make_unique<LoadLoop>(run, std::move(clients)));
         loops.back()->start();
     }
-    const std::uint64_t expected = expectedOps(o, phase);
-    auto go = start;
-    auto lastPrint = start;
-    std::uint64_t lastDone = 0;
-    while (run.clientsDone.load() < work.size()) {
-        if (!run.go.load() &&
-            (run.clientsReady.load() + run.clientsDone.load() >= work.size() || run.stop.load())) {
-            go = lastPrint = Clock::now();
-            run.go.store(true, std::memory_order_release);
-        }
-        // Short waits until the go, so that the clock starts when the clients do.
-        if (waitForInterrupt(std::chrono::milliseconds(run.go.load() ? 100 : 2))) {
-            interrupted = true;
-            run.stop.store(true);
-        }
-        const auto now = Clock::now();
-        if (phase == Phase::Load && o.duration && run.go.load() && now - go >= *o.duration) {
-            run.stop.store(true);
-        }
-        if (now - lastPrint >= std::chrono::seconds(1) && !o.quiet && !run.go.load()) {
-            progress << "Connecting: " << run.clientsReady.load() << "/" << work.size()
-                     << " clients ready" << std::endl;
-            lastPrint = now;
-        } else if (now - lastPrint >= std::chrono::seconds(1) && !o.quiet) {
-            const std::uint64_t done = run.completed.load();
-            const double seconds = std::chrono::duration<double>(now - lastPrint).count();
-            printProgress(
-                progress, phase, done, expected,
-                static_cast<std::uint64_t>(static_cast<double>(done - lastDone) / seconds),
-                errorTotal(run.errors));
-            lastPrint = now;
-            lastDone = done;
-        }
-    }
+    const auto go = supervise(o, run, work.size(), progress, waitForInterrupt, interrupted);
     for (auto& loop : loops) {
         loop->join();
     }
-    PhaseResult result;
-    result.ran = true;
     // The last client's finish, not when this thread noticed it.
     const auto end = std::max(go, Clock::time_point(Clock::duration(run.lastFinish.load())));
+    PhaseResult result;
+    result.ran = true;
     result.setupSeconds = std::chrono::duration<double>(go - start).count();
     result.seconds = std::chrono::duration<double>(end - go).count();
     result.ops = run.completed.load();
