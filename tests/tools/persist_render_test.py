@@ -50,16 +50,24 @@ class PersistRenderTest(unittest.TestCase):
     def test_bound_is_parallel_floor_times_writes_per_fdatasync(self):
         lines = persist_render.bound_lines(DATA)
         # cache on: 2 writes per fdatasync, so 10000 syncs/s allow 20000 writes/s.
-        self.assertIn("cache on             5000 durable writes/s = 25% of the floor's bound "
-                      "20000/s", lines)
-        self.assertIn("cache off            4000 durable writes/s = 40% of the floor's bound "
-                      "10000/s", lines)
+        self.assertIn("5000 durable writes/s = 25% of the floor's bound 20000/s", lines)
+        self.assertIn("4000 durable writes/s = 40% of the floor's bound 10000/s", lines)
 
     def test_side_by_side_has_one_column_per_run_and_the_means(self):
         text = persist_render.side_by_side(DATA["runs"])
         self.assertIn("cache on, Classic", text.splitlines()[1])
         self.assertIn("Avg", text.splitlines()[-1])
         self.assertIn("20ms", text.splitlines()[-1])
+
+    def test_each_configuration_is_shown_by_its_median_round(self):
+        data = dict(DATA)
+        data["runs"] = [run("cache on", True, "wheel", rate, 20, 40, 1000, 500)
+                        for rate in (9000, 1000, 5000)]
+        chosen = persist_render.representative_runs(data)
+        self.assertEqual(len(chosen), 1)
+        self.assertEqual(persist_render.durable_rate(chosen[0]), 5000)
+        self.assertIn("9000/s (mean 20ms), 1000/s (mean 20ms), 5000/s (mean 20ms)",
+                      persist_render.rounds_lines(data))
 
 
 if __name__ == "__main__":
