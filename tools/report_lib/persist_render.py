@@ -138,9 +138,11 @@ def bound_lines(data):
     """What the fdatasync floor allows for the flushers, and how close each
     run came: bound = parallel syncs/s (as many files as flushers) x durable
     writes per fdatasync measured in that run. Each run has its own floor,
-    measured just before its load (older results: one for all)."""
+    the better of two measured just before and after its load (older results:
+    one for all)."""
     lines = ["  floor: 4 KiB append + fdatasync on the data directory's file system, on one "
-             "file and on one file per flusher in parallel, measured before each load"]
+             "file and on one file per flusher in parallel, the better of just before and just "
+             "after each load"]
     for r in representative_runs(data):
         floor = r.get("floor", data.get("floor"))
         one, par = floor["one"], floor["parallel"]

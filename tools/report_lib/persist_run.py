@@ -186,3 +186,12 @@ def fdatasync_floor(directory, seconds, parallel):
                 "syncs_per_second": count / seconds}
     os.makedirs(directory, exist_ok=True)
     return {"one": measure(1), "parallel": measure(parallel)}
+
+
+def best_floor(floors):
+    """Of several fdatasync_floor() results, the fastest one and the fastest
+    parallel one: the floor is what the device allows when nobody else is
+    flushing, so the best sample estimates it best."""
+    return {"one": max((f["one"] for f in floors), key=lambda m: m["syncs_per_second"]),
+            "parallel": max((f["parallel"] for f in floors),
+                            key=lambda m: m["syncs_per_second"])}
