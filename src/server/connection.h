@@ -54,6 +54,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool processBinary();
     bool processText();
     void flushOutput();
+    std::size_t sendNow();
     void closeAfterWrite();
 
     // Engine completions: `handler` runs on the loop thread with the
