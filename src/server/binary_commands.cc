@@ -158,6 +158,10 @@ void Connection::executeBinary(const Request& request) {
         respondError(request, s, reason);
         return;
     }
+    if (request.framingStatus != Status::Success) {
+        respondError(request, request.framingStatus, request.framingError);
+        return;
+    }
     if (!authenticated_ && !mayRunUnauthenticated(request.opcode)) {
         respondError(request, Status::AuthError, "authenticate first (SASL)");
         return;
