@@ -36,14 +36,14 @@ per_thread=2000
 
 # memcslap prints "Time to set N keys by T threads" with N the keys it got
 # done: 0 and "Fatal error" lines when the server is unreachable.
-set_out="$(memcslap --servers="$servers" --binary --test=set --concurrency=$threads \
+set_out="$(timeout 60 memcslap --servers="$servers" --binary --test=set --concurrency=$threads \
     --execute-number=$per_thread 2>&1)"
 echo "$set_out"
 expect_line "$set_out" "^Time to set +$((threads * per_thread)) keys by +$threads threads:" \
     "memcslap (binary) did not set every key"
 
 # The get test loads its keys with one set each, then gets them.
-get_out="$(memcslap --servers="$servers" --test=get --concurrency=$threads \
+get_out="$(timeout 60 memcslap --servers="$servers" --test=get --concurrency=$threads \
     --execute-number=$per_thread 2>&1)"
 echo "$get_out"
 expect_line "$get_out" "^Time to set +$per_thread keys:" "memcslap (text) did not load every key"
