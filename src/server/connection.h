@@ -24,6 +24,7 @@
 
 #include "server/auth/sasl_server.h"
 #include "server/protocol/binary_request.h"
+#include "server/protocol/framing.h"
 #include "server/protocol/text_request.h"
 #include "server/server_context.h"
 
@@ -37,22 +38,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ~Connection();
 
     void start();
+    // Graceful stop: reads no more requests, lets a pending engine
+    // operation complete, sends what is owed, then closes.
+    void finishAndClose();
     // Closes the socket now (pending output is dropped) and leaves the front
     // end's set. Safe to call twice.
     void close();
 
   private:
-    enum class Protocol { Unknown, Binary, Text };
-
     static void onRead(bufferevent*, void* self);
     static void onWrite(bufferevent*, void* self);
     static void onEvent(bufferevent*, short what, void* self);
 
     void process();
-    // Each returns false when processing must stop (incomplete input, an
-    // operation pending, or the connection closing).
-    bool processBinary();
-    bool processText();
+    // Each returns false when processing must stop (no complete request
+    // buffered, an operation pending, or the connection closing).
+    bool processNext();
+    bool handleBinary(std::string_view bytes);
+    bool handleText(std::string_view bytes);
+    // The first `length` buffered bytes, made contiguous.
+    std::string_view pullUp(std::size_t length);
     void flushOutput();
     void closeAfterWrite();
 
@@ -106,9 +111,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     FrontEnd& frontEnd_;
     ServerContext& context_;
+    const protocol::FramingLimits limits_;
     bufferevent* bev_ = nullptr;
     std::string localHost_;
-    Protocol protocol_ = Protocol::Unknown;
     std::string out_;
     bool closed_ = false;
     bool closing_ = false;       // close once the output is written

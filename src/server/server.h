@@ -25,18 +25,23 @@ class Server {
     ~Server();
 
     // Binds, starts the front ends, prints the ready line to `ready`, then
-    // serves until stopped. Stopping: stop accepting, let in-flight engine
-    // operations complete (bounded by the SyncWrite timeout), close the
-    // connections, join the front ends. Throws std::runtime_error if the
-    // address cannot be bound.
+    // serves until stopped. Stopping: stop accepting, let every connection
+    // finish the request in flight and send its response (bounded by the
+    // SyncWrite timeout), close the connections, join the front ends.
+    // Throws std::runtime_error if the address cannot be bound.
     void run(std::ostream& ready);
     void requestStop();
 
   private:
     static void onAccept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* self);
+    static void onAcceptError(evconnlistener*, void* self);
+    static void onAcceptResume(evutil_socket_t, short, void* self);
+    // Over --max-connections: refuses `fd` with memcached's error line.
+    void refuse(evutil_socket_t fd);
     static void onSignal(evutil_socket_t, short, void* self);
     static void onStop(evutil_socket_t, short, void* self);
-    void waitForInFlight();
+    // Waits (bounded) until no connection is left.
+    void waitForConnectionsToFinish();
 
     ServerContext& context_;
     event_base* base_ = nullptr;
@@ -44,6 +49,7 @@ class Server {
     event* sigterm_ = nullptr;
     event* sigint_ = nullptr;
     event* stop_ = nullptr;
+    event* acceptResume_ = nullptr;  // accept() failed (out of descriptors): retry later
     std::vector<std::unique_ptr<FrontEnd>> frontEnds_;
     std::size_t next_ = 0;
 };
