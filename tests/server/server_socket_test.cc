@@ -51,6 +51,13 @@ class ServerSocketTest : public ::testing::Test {
         server_ = std::make_unique<ServerProcess>(dir_.path(), args);
     }
     std::uint16_t port() const { return server_->port(); }
+    // Every test ends with a graceful stop: the server survived what the
+    // test did, and (in sanitizer builds) reported nothing at exit.
+    void TearDown() override {
+        if (server_) {
+            EXPECT_EQ(server_->stop(SIGTERM), 0);
+        }
+    }
 
     TempDir dir_;
     std::unique_ptr<ServerProcess> server_;
