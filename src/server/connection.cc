@@ -115,9 +115,16 @@ void Connection::onEvent(bufferevent*, short what, void* self) {
 
 void Connection::process() {
     auto self = shared_from_this();  // a command may close the connection
-    while (!closed_ && !closing_ && !pending_ && processNext()) {
+    // Pipelined requests are served until the responses owed pass the high
+    // water mark: a client that does not read cannot make the server buffer
+    // without bound (reading resumes once the output drains, onWrite).
+    while (!closed_ && !closing_ && !pending_ && !outputFull() && processNext()) {
     }
     flushOutput();
+}
+
+bool Connection::outputFull() const {
+    return out_.size() + evbuffer_get_length(bufferevent_get_output(bev_)) > kOutputHighWater;
 }
 
 std::string_view Connection::pullUp(std::size_t length) {

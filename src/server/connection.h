@@ -56,6 +56,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool processNext();
     bool handleBinary(std::string_view bytes);
     bool handleText(std::string_view bytes);
+    bool outputFull() const;
     // The first `length` buffered bytes, made contiguous.
     std::string_view pullUp(std::size_t length);
     void flushOutput();

@@ -44,6 +44,25 @@ void expectServed(Client& client, const std::string& key) {
     EXPECT_EQ(got->value, "v-" + key);
 }
 
+// One counter of the text protocol's "stats", from a fresh connection.
+std::optional<std::uint64_t> statOf(std::uint16_t port, const std::string& name) {
+    Client client(port);
+    if (!client.send("stats\r\n")) {
+        return std::nullopt;
+    }
+    std::optional<std::uint64_t> value;
+    const std::string prefix = "STAT " + name + " ";
+    while (auto line = client.readLine()) {
+        if (*line == "END\r\n") {
+            return value;
+        }
+        if (line->rfind(prefix, 0) == 0) {
+            value = std::stoull(line->substr(prefix.size()));
+        }
+    }
+    return std::nullopt;
+}
+
 class ServerSocketTest : public ::testing::Test {
   protected:
     void start(std::vector<std::string> args = {}) {
@@ -167,6 +186,30 @@ TEST_F(ServerSocketTest, ConnectionIdleBetweenRequestsIsDroppedAfterTheIdleTimeo
     Client idle(port());
     expectServed(idle, "once");
     EXPECT_TRUE(idle.closedByServer());
+}
+
+TEST_F(ServerSocketTest, ClientThatReadsNoResponsesIsDroppedAfterTheIdleTimeout) {
+    start({"--idle-timeout", "1"});
+    const std::string value(1024 * 1024, 'v');
+    {
+        Client writer(port());
+        auto stored = writer.call(setRequest("big", value));
+        ASSERT_TRUE(stored.has_value());
+        ASSERT_EQ(stored->status, kSuccess);
+    }
+    // 32 MiB of responses owed, more than the socket buffers and the
+    // server's output high water mark hold: the server stops reading this
+    // client, whose requests stay unread.
+    Client hog(port());
+    std::string pipeline;
+    for (int i = 0; i < 32; ++i) {
+        pipeline += request(Opcode::Get, "big").encode();
+    }
+    ASSERT_TRUE(hog.send(pipeline));
+    // The only connection that can time out is the hog (the writer closed;
+    // each stats connection lives for one request).
+    EXPECT_TRUE(kvexec::test::waitFor([&] { return statOf(port(), "idle_timeouts") >= 1u; }));
+    EXPECT_TRUE(hog.closedByServer());
 }
 
 TEST_F(ServerSocketTest, LargeBodyArrivingSlowlyDoesNotStallOthers) {
