@@ -59,6 +59,9 @@ Connection::~Connection() {
     if (bev_ != nullptr) {
         bufferevent_free(bev_);
     }
+    if (requestTimer_ != nullptr) {
+        event_free(requestTimer_);
+    }
 }
 
 void Connection::start() {
@@ -66,10 +69,12 @@ void Connection::start() {
     bufferevent_setwatermark(bev_, EV_WRITE, kOutputLowWater, 0);
     // A client that sends nothing (half a request, or nothing between
     // requests) or reads nothing of its responses for the idle timeout is
-    // dropped; a pending engine operation stops the read clock.
+    // dropped; a pending engine operation stops the read clock. A request
+    // trickling in byte by byte is bounded by the request timer.
     const auto ms = context_.config.idleTimeout.count();
-    timeval idle{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
-    bufferevent_set_timeouts(bev_, &idle, &idle);
+    idle_ = {static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+    bufferevent_set_timeouts(bev_, &idle_, &idle_);
+    requestTimer_ = evtimer_new(frontEnd_.base(), &Connection::onRequestTimeout, this);
     bufferevent_enable(bev_, EV_READ | EV_WRITE);
 }
 
@@ -81,6 +86,8 @@ void Connection::close() {
     context_.counters.currConnections.fetch_sub(1, std::memory_order_relaxed);  // counted at accept
     bufferevent_free(bev_);
     bev_ = nullptr;
+    event_free(requestTimer_);
+    requestTimer_ = nullptr;
     auto keepAlive = shared_from_this();  // forget() may drop the last owner
     frontEnd_.forget(this);
 }
@@ -113,14 +120,41 @@ void Connection::onEvent(bufferevent*, short what, void* self) {
     }
 }
 
+void Connection::onRequestTimeout(evutil_socket_t, short, void* self) {
+    auto* c = static_cast<Connection*>(self);
+    c->context_.counters.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
+    c->close();
+}
+
 void Connection::process() {
     auto self = shared_from_this();  // a command may close the connection
     // Pipelined requests are served until the responses owed pass the high
     // water mark: a client that does not read cannot make the server buffer
     // without bound (reading resumes once the output drains, onWrite).
+    bool served = false;
     while (!closed_ && !closing_ && !pending_ && !outputFull() && processNext()) {
+        served = true;
     }
     flushOutput();
+    watchPartialRequest(served);
+}
+
+void Connection::watchPartialRequest(bool served) {
+    if (closed_) {
+        return;
+    }
+    // Only a request the client has yet to finish counts; waiting on the
+    // engine or on the client reading its responses does not.
+    const bool waitingOnClient = !closing_ && !pending_ && !readPaused_ &&
+                                 evbuffer_get_length(bufferevent_get_input(bev_)) != 0;
+    if (!waitingOnClient) {
+        evtimer_del(requestTimer_);
+        return;
+    }
+    // The clock starts with the request's first bytes, not with each byte.
+    if (served || evtimer_pending(requestTimer_, nullptr) == 0) {
+        evtimer_add(requestTimer_, &idle_);
+    }
 }
 
 bool Connection::outputFull() const {

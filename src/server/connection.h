@@ -49,6 +49,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     static void onRead(bufferevent*, void* self);
     static void onWrite(bufferevent*, void* self);
     static void onEvent(bufferevent*, short what, void* self);
+    // A request begun but not finished within the idle timeout (bytes
+    // trickling in keep the socket's own idle timeout from firing).
+    static void onRequestTimeout(evutil_socket_t, short, void* self);
 
     void process();
     // Each returns false when processing must stop (no complete request
@@ -57,6 +60,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool handleBinary(std::string_view bytes);
     bool handleText(std::string_view bytes);
     bool outputFull() const;
+    // Starts, restarts (a request was served) or stops the request timer.
+    void watchPartialRequest(bool served);
     // The first `length` buffered bytes, made contiguous.
     std::string_view pullUp(std::size_t length);
     void flushOutput();
@@ -114,6 +119,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ServerContext& context_;
     const protocol::FramingLimits limits_;
     bufferevent* bev_ = nullptr;
+    event* requestTimer_ = nullptr;
+    timeval idle_{};
     std::string localHost_;
     std::string out_;
     bool closed_ = false;

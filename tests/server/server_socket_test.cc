@@ -181,6 +181,22 @@ TEST_F(ServerSocketTest, HalfHeaderIsDroppedAfterTheIdleTimeoutWhileOthersAreSer
     EXPECT_TRUE(slow.closedByServer());
 }
 
+TEST_F(ServerSocketTest, RequestTricklingInIsDroppedAfterTheIdleTimeout) {
+    start({"--idle-timeout", "1"});
+    Client trickle(port());
+    const std::string bytes = setRequest("trickle", std::string(1000, 't')).encode();
+    // One byte every 200 ms: never idle for the timeout, but the request
+    // would take minutes. Paced by waiting for the server's close.
+    const auto until = std::chrono::steady_clock::now() + kSocketDeadline;
+    bool closed = false;
+    for (std::size_t i = 0; i < bytes.size() && !closed; ++i) {
+        ASSERT_LT(std::chrono::steady_clock::now(), until) << "still open after " << i << " bytes";
+        closed = !trickle.send(bytes.substr(i, 1)) ||
+                 trickle.closedByServer(std::chrono::milliseconds(200));
+    }
+    EXPECT_TRUE(closed);
+}
+
 TEST_F(ServerSocketTest, ConnectionIdleBetweenRequestsIsDroppedAfterTheIdleTimeout) {
     start({"--idle-timeout", "1"});
     Client idle(port());
