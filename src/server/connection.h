@@ -11,6 +11,14 @@
 // pending, reading stops; the completion resumes it. A connection closed
 // while an operation is pending stays alive (the callback holds it) until
 // the operation completes, and writes nothing.
+//
+// Bad input and load: requests are framed before they are parsed
+// (protocol/framing.h), so one refused from its header or line is never
+// buffered; a framing error is answered (binary status, or a text error
+// line) and the connection closed. A connection that sends or reads nothing
+// for the idle timeout, or takes longer than that to send one request, is
+// dropped; one that owes more responses than the output high water mark is
+// not read until it drains them.
 #pragma once
 
 #include <event2/bufferevent.h>
