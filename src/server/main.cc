@@ -2,6 +2,7 @@
 // protocols, Couchbase's KV extensions). See `kvexec-server --help` and
 // the README's "Run the server".
 #include <event2/thread.h>
+#include <pthread.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -68,6 +69,15 @@ void raiseDescriptorLimit(std::size_t maxConnections) {
 
 int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
+    // SIGTERM and SIGINT are held from the start, in every thread (threads
+    // inherit the mask), and taken by the server's loop once it serves
+    // (Server::run): a stop asked during warmup is a graceful stop after
+    // it, never a kill.
+    sigset_t stopSignals;
+    sigemptyset(&stopSignals);
+    sigaddset(&stopSignals, SIGTERM);
+    sigaddset(&stopSignals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
     evthread_use_pthreads();
     server::ServerContext context;
     try {

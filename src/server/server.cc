@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -89,6 +90,11 @@ void Server::run(std::ostream& ready) {
     sigint_ = evsignal_new(base_, SIGINT, &Server::onSignal, this);
     event_add(sigterm_, nullptr);
     event_add(sigint_, nullptr);
+    sigset_t stopSignals;  // held since main() began; one that came meanwhile is taken now
+    sigemptyset(&stopSignals);
+    sigaddset(&stopSignals, SIGTERM);
+    sigaddset(&stopSignals, SIGINT);
+    pthread_sigmask(SIG_UNBLOCK, &stopSignals, nullptr);
     const bool v6 = context_.config.host.find(':') != std::string::npos;
     ready << "kvexec-server: ready on " << (v6 ? "[" : "") << context_.config.host
           << (v6 ? "]" : "") << ":" << port << std::endl;
@@ -144,6 +150,7 @@ void Server::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void*
         server->refuse(fd);
         return;
     }
+    server->acceptFailing_ = false;
     auto& frontEnd = *server->frontEnds_[server->next_++ % server->frontEnds_.size()];
     frontEnd.adopt(fd);
 }
@@ -161,8 +168,13 @@ void Server::onAcceptError(evconnlistener* listener, void* self) {
     // Typically EMFILE: the listener stays readable, so retrying at once
     // would spin. Pause accepting briefly; connections already in go on.
     auto* server = static_cast<Server*>(self);
-    std::cerr << "kvexec-server: accept failed: "
-              << evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()) << "; pausing accepts\n";
+    if (!server->acceptFailing_) {  // once per episode, not every 100 ms
+        server->acceptFailing_ = true;
+        std::cerr << "kvexec-server: accept failed: "
+                  << evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR())
+                  << "; pausing accepts until it succeeds again\n";
+    }
+    server->context_.counters.listenDisabled.fetch_add(1, std::memory_order_relaxed);
     evconnlistener_disable(listener);
     const timeval pause{0, 100'000};
     evtimer_add(server->acceptResume_, &pause);

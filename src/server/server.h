@@ -3,8 +3,9 @@
 //
 // Thread safety: run() is called once, from the thread that built the
 // Server (the main thread); it returns after a stop. requestStop() may be
-// called from any thread; SIGTERM and SIGINT call it through the main
-// event loop.
+// called from any thread. SIGTERM and SIGINT stop it through the main
+// event loop: the caller blocks them in every thread before starting any,
+// and run() unblocks them on its own thread once it handles them.
 #pragma once
 
 #include <event2/event.h>
@@ -50,6 +51,7 @@ class Server {
     event* sigint_ = nullptr;
     event* stop_ = nullptr;
     event* acceptResume_ = nullptr;  // accept() failed (out of descriptors): retry later
+    bool acceptFailing_ = false;     // main loop only
     std::vector<std::unique_ptr<FrontEnd>> frontEnds_;
     std::size_t next_ = 0;
 };

@@ -29,6 +29,7 @@ struct ServerCounters {
     std::atomic<std::uint64_t> currConnections{0};  // counted at accept, against the limit
     std::atomic<std::uint64_t> totalConnections{0};
     std::atomic<std::uint64_t> rejectedConnections{0};
+    std::atomic<std::uint64_t> listenDisabled{0};  // accept() failed: accepting paused
     std::atomic<std::uint64_t> cmdGet{0};
     std::atomic<std::uint64_t> cmdSet{0};
     std::atomic<std::uint64_t> cmdFlush{0};

@@ -48,6 +48,7 @@ class ServerProcess {
     ServerProcess& operator=(const ServerProcess&) = delete;
 
     std::uint16_t port() const { return port_; }
+    pid_t pid() const { return pid_; }
     // Sends `signal`; waits for the exit. Returns the exit code, or nullopt
     // if the process did not exit normally before the deadline.
     std::optional<int> stop(int signal);

@@ -7,6 +7,9 @@
 // gracefully with every acknowledged write persisted.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
+
+#include <filesystem>
 
 #include <memory>
 #include <string>
@@ -44,9 +47,8 @@ void expectServed(Client& client, const std::string& key) {
     EXPECT_EQ(got->value, "v-" + key);
 }
 
-// One counter of the text protocol's "stats", from a fresh connection.
-std::optional<std::uint64_t> statOf(std::uint16_t port, const std::string& name) {
-    Client client(port);
+// One counter of the text protocol's "stats".
+std::optional<std::uint64_t> statOf(Client& client, const std::string& name) {
     if (!client.send("stats\r\n")) {
         return std::nullopt;
     }
@@ -61,6 +63,11 @@ std::optional<std::uint64_t> statOf(std::uint16_t port, const std::string& name)
         }
     }
     return std::nullopt;
+}
+
+std::optional<std::uint64_t> statOf(std::uint16_t port, const std::string& name) {
+    Client client(port);
+    return statOf(client, name);
 }
 
 class ServerSocketTest : public ::testing::Test {
@@ -268,6 +275,41 @@ TEST_F(ServerSocketTest, FloodBeyondMaxConnectionsIsRefusedWithoutHurtingThoseIn
     // A slot freed is usable again (the server counts the close
     // asynchronously: retry until it has).
     in.pop_back();
+    EXPECT_TRUE(kvexec::test::waitFor([&] {
+        Client next(port());
+        auto noop = next.call(request(Opcode::Noop));
+        return noop.has_value() && noop->status == kSuccess;
+    }));
+}
+
+// The server out of descriptors (its limit lowered under it, as a busy
+// machine would): accept() fails, the server pauses accepting instead of
+// spinning, connections already in go on, and accepting resumes once
+// descriptors are free again.
+TEST_F(ServerSocketTest, OutOfDescriptorsPausesAcceptingWithoutHurtingThoseIn) {
+    start();
+    Client in(port());
+    expectServed(in, "before");
+    const std::string fds = "/proc/" + std::to_string(server_->pid()) + "/fd";
+    const auto open = static_cast<rlim_t>(std::distance(std::filesystem::directory_iterator(fds),
+                                                        std::filesystem::directory_iterator()));
+    rlimit original{};
+    ASSERT_EQ(prlimit(server_->pid(), RLIMIT_NOFILE, nullptr, &original), 0);
+    const rlimit tight{open + 2, original.rlim_max};
+    ASSERT_EQ(prlimit(server_->pid(), RLIMIT_NOFILE, &tight, nullptr), 0);
+    {
+        std::vector<std::unique_ptr<Client>> flood;
+        for (int i = 0; i < 16; ++i) {
+            flood.push_back(std::make_unique<Client>(port()));  // the backlog takes them
+            // Reads only: the engine may need descriptors to persist writes.
+            auto got = in.call(request(Opcode::Get, "before"));
+            ASSERT_TRUE(got.has_value()) << i;
+            EXPECT_EQ(got->value, "v-before");
+        }
+        EXPECT_GE(statOf(in, "listen_disabled_num").value_or(0), 1u);
+    }
+    ASSERT_EQ(prlimit(server_->pid(), RLIMIT_NOFILE, &original, nullptr), 0);
+    expectServed(in, "after");
     EXPECT_TRUE(kvexec::test::waitFor([&] {
         Client next(port());
         auto noop = next.call(request(Opcode::Noop));
