@@ -246,7 +246,10 @@ void Connection::flushOutput() {
     }
     evbuffer* output = bufferevent_get_output(bev_);
     if (!out_.empty()) {
-        evbuffer_add(output, out_.data(), out_.size());
+        const std::size_t sent = evbuffer_get_length(output) == 0 ? sendNow() : 0;
+        if (sent < out_.size()) {
+            evbuffer_add(output, out_.data() + sent, out_.size() - sent);
+        }
         out_.clear();
     }
     if (closing_ && !pending_ && evbuffer_get_length(output) == 0) {
@@ -265,6 +268,15 @@ void Connection::finishAndClose() {
     }
     closeAfterWrite();
     flushOutput();  // closes now unless a response is pending or unsent
+}
+
+// Writes what the socket takes at once. Going through the bufferevent would
+// arm and disarm its write event around every response (two epoll_ctl
+// calls per request); only what the socket does not take is queued there.
+std::size_t Connection::sendNow() {
+    const evutil_socket_t fd = bufferevent_getfd(bev_);
+    const ssize_t n = ::send(fd, out_.data(), out_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    return n > 0 ? static_cast<std::size_t>(n) : 0;  // errors: the bufferevent reports them
 }
 
 void Connection::closeAfterWrite() {

@@ -73,6 +73,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // The first `length` buffered bytes, made contiguous.
     std::string_view pullUp(std::size_t length);
     void flushOutput();
+    std::size_t sendNow();
     void closeAfterWrite();
 
     // Engine completions: `handler` runs on the loop thread with the
