@@ -289,7 +289,15 @@ TEST_F(ServerSocketTest, FloodBeyondMaxConnectionsIsRefusedWithoutHurtingThoseIn
 TEST_F(ServerSocketTest, OutOfDescriptorsPausesAcceptingWithoutHurtingThoseIn) {
     start();
     Client in(port());
-    expectServed(in, "before");
+    // Nothing is written while descriptors are short: the storage would
+    // need them to persist (and UBSan's own checks need a pipe). The paths
+    // used below run once before, so nothing is first done in the window.
+    const auto readMissing = [&] {
+        auto got = in.call(request(Opcode::Get, "missing"));
+        return got.has_value() && got->status == kNotFound;
+    };
+    ASSERT_TRUE(readMissing());
+    ASSERT_EQ(statOf(in, "listen_disabled_num"), 0u);
     const std::string fds = "/proc/" + std::to_string(server_->pid()) + "/fd";
     const auto open = static_cast<rlim_t>(std::distance(std::filesystem::directory_iterator(fds),
                                                         std::filesystem::directory_iterator()));
@@ -301,14 +309,12 @@ TEST_F(ServerSocketTest, OutOfDescriptorsPausesAcceptingWithoutHurtingThoseIn) {
         std::vector<std::unique_ptr<Client>> flood;
         for (int i = 0; i < 16; ++i) {
             flood.push_back(std::make_unique<Client>(port()));  // the backlog takes them
-            // Reads only: the engine may need descriptors to persist writes.
-            auto got = in.call(request(Opcode::Get, "before"));
-            ASSERT_TRUE(got.has_value()) << i;
-            EXPECT_EQ(got->value, "v-before");
+            ASSERT_TRUE(readMissing()) << i;
         }
         // The listener runs on its own loop: wait for it to have hit the limit.
         EXPECT_TRUE(kvexec::test::waitFor(
             [&] { return statOf(in, "listen_disabled_num").value_or(0) >= 1u; }));
+        ASSERT_TRUE(readMissing());
     }
     ASSERT_EQ(prlimit(server_->pid(), RLIMIT_NOFILE, &original, nullptr), 0);
     expectServed(in, "after");
