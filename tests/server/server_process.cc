@@ -79,12 +79,15 @@ ServerProcess::ServerProcess(const std::string& dataDir, const std::vector<std::
         pollfd p{stdout_, POLLIN, 0};
         char c = 0;
         if (poll(&p, 1, remainingMs(until)) <= 0 || ::read(stdout_, &c, 1) != 1) {
-            throw std::runtime_error("kvexec-server printed no ready line; got '" + line + "'");
+            break;
         }
         line.push_back(c);
     }
-    if (line.rfind(prefix, 0) != 0) {
-        throw std::runtime_error("unexpected first line: " + line);
+    if (line.rfind(prefix, 0) != 0 || line.back() != '\n') {
+        kill(pid_, SIGKILL);  // the destructor does not run for a throwing constructor
+        waitpid(pid_, nullptr, 0);
+        close(stdout_);
+        throw std::runtime_error("kvexec-server printed no ready line; got '" + line + "'");
     }
     port_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
 }
