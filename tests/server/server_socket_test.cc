@@ -1,16 +1,16 @@
 // Bad input and load against the real kvexec-server binary over loopback
 // sockets (issue 12): malformed binary framing and text lines get a clear
-// error and a close, unknown commands do not close, slow and idle clients
-// are dropped after the idle timeout, a connection flood beyond
-// --max-connections is refused while connections already in go on, nothing
-// stalls a healthy client, authentication is enforced, and SIGTERM stops
-// gracefully with every acknowledged write persisted.
+// error and a close, unknown commands do not close, slow, trickling, idle
+// and non-reading clients are dropped after the idle timeout, a connection
+// flood beyond --max-connections (or beyond the descriptors) is refused
+// while connections already in go on, nothing stalls a healthy client,
+// authentication is enforced, and SIGTERM stops gracefully with every
+// acknowledged write persisted.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 
 #include <filesystem>
-
 #include <memory>
 #include <string>
 #include <vector>
