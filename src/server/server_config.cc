@@ -39,7 +39,8 @@ std::string usage() {
            "                     [--idle-timeout SECONDS (300) | --idle-timeout-ms MS]\n"
            "--max-connections: connections beyond it are refused (ERROR Too many open\n"
            "  connections). --idle-timeout: a connection that sends nothing (half a request\n"
-           "  included) or reads none of its responses for that long is closed.\n"
+           "  included), reads none of its responses, or takes longer than that to send\n"
+           "  one request is closed.\n"
            "--max-body-bytes: the largest binary body or text value; bigger is refused\n"
            "  and the connection closed.\n";
 }
