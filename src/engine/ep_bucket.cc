@@ -169,7 +169,7 @@ void BucketImpl::get(Vbid vbid, std::string key, GetCallback done) {
         }
     }
     if (expiredNow) {
-        notifyFlusher(vb);
+        notifyFlusher(vb, FlushUrgency::Batched);
     }
     done(result);
 }

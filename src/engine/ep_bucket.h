@@ -79,9 +79,15 @@ class BucketImpl final : public Bucket {
     void recordStreamDelivery(Clock::duration d) { streamDelivery_.record(d); }
 
   private:
+    // How soon a change needs its flusher: durable writes wait on it.
+    enum class FlushUrgency : std::uint8_t { Batched, Now };
+    // The strongest nudge sent to a shard's flusher since it last took its
+    // ready queue: later nudges that are no stronger are not sent again.
+    enum class FlusherNudge : std::uint8_t { None, Deferred, Woken };
     struct Shard {
         std::mutex mutex;
-        std::deque<Vbid> ready;  // guarded by mutex
+        std::deque<Vbid> ready;                   // guarded by mutex
+        FlusherNudge nudge = FlusherNudge::None;  // guarded by mutex
         TaskId flusher = 0;
     };
 
@@ -102,7 +108,7 @@ class BucketImpl final : public Bucket {
     void expireLocked(VBucket& vb, const std::string& key);
 
     // flusher.cc
-    void notifyFlusher(VBucket& vb);
+    void notifyFlusher(VBucket& vb, FlushUrgency urgency = FlushUrgency::Now);
     bool flushVBucket(VBucket& vb);
     // durability.cc
     void trackSyncWriteLocked(VBucket& vb, Seqno seqno, SyncWrite write);

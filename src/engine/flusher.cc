@@ -1,8 +1,11 @@
 // Per-shard flushers. A vBucket that gets a dirty item is pushed onto its
-// shard's ready queue (once: VBucket::inReadyQueue), and only the push that
-// makes the queue non-empty wakes the flusher, with the pool's asynchronous
-// wake(). The flusher snoozes itself before draining, so a wake that lands
-// during the drain makes it run again instead of being lost (MB-36380).
+// shard's ready queue (once: VBucket::inReadyQueue), and the flusher is
+// nudged at most once per drain (Shard::nudge): a durable write wakes it at
+// once, the first other mutation snoozes it for flushBatchDelay so that the
+// mutations of that window share one save (waking a writer thread per
+// mutation cost more CPU than the mutation). The flusher snoozes itself
+// before it clears the nudge and drains, so a nudge that lands during the
+// drain makes it run again instead of being lost (MB-36380).
 #include <iostream>
 #include <iterator>
 #include <string_view>
@@ -35,18 +38,31 @@ std::vector<storage::Document> deduplicated(std::vector<storage::Document> items
 
 }  // namespace
 
-void BucketImpl::notifyFlusher(VBucket& vb) {
-    if (vb.inReadyQueue.exchange(true, std::memory_order_acq_rel)) {
-        return;
+void BucketImpl::notifyFlusher(VBucket& vb, FlushUrgency urgency) {
+    const bool queued = vb.inReadyQueue.exchange(true, std::memory_order_acq_rel);
+    const bool batched = urgency == FlushUrgency::Batched && config_.flushBatchDelay.count() > 0;
+    if (queued && batched) {
+        return;  // the flusher is already nudged for this vBucket
     }
     auto& shard = shardOf(vb.id);
-    bool wasEmpty = false;
+    const FlusherNudge wanted = batched ? FlusherNudge::Deferred : FlusherNudge::Woken;
+    bool send = false;
     {
         std::lock_guard lock(shard.mutex);
-        wasEmpty = shard.ready.empty();
-        shard.ready.push_back(vb.id);
+        if (!queued) {
+            shard.ready.push_back(vb.id);
+        }
+        send = shard.nudge < wanted;
+        if (send) {
+            shard.nudge = wanted;
+        }
     }
-    if (wasEmpty) {
+    if (!send) {
+        return;
+    }
+    if (batched) {
+        pool_.snooze(shard.flusher, config_.flushBatchDelay);
+    } else {
         pool_.wake(shard.flusher);
     }
 }
@@ -60,6 +76,7 @@ bool BucketImpl::runFlusher(std::size_t shardIndex) {
     std::size_t todo = 0;
     {
         std::lock_guard lock(shard.mutex);
+        shard.nudge = FlusherNudge::None;  // after the snooze: see the file comment
         todo = shard.ready.size();
     }
     std::vector<Vbid> failed;

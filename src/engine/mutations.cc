@@ -92,7 +92,7 @@ void BucketImpl::mutate(Vbid vbid, std::string key, Durability durability, const
         }
     }
     if (status == Status::Success) {
-        notifyFlusher(vb);
+        notifyFlusher(vb, durable ? FlushUrgency::Now : FlushUrgency::Batched);
     }
     if (status != Status::Success || !durable) {
         done(status, cas, token);
@@ -297,7 +297,7 @@ bool BucketImpl::runExpiryPager() {
             any = !expired.empty();
         }
         if (any) {
-            notifyFlusher(vb);
+            notifyFlusher(vb, FlushUrgency::Batched);
         }
     }
     return true;

@@ -8,6 +8,7 @@
 #include "server/front_end.h"
 #include "server/protocol/binary_response.h"
 #include "server/protocol/cluster_map.h"
+#include "server/protocol/hello.h"
 #include "server/protocol/keys.h"
 #include "server/stats.h"
 
@@ -156,6 +157,10 @@ void Connection::executeBinary(const Request& request) {
     std::string reason;
     if (Status s = protocol::validateShape(request, reason); s != Status::Success) {
         respondError(request, s, reason);
+        return;
+    }
+    if (request.framingStatus != Status::Success) {
+        respondError(request, request.framingStatus, request.framingError);
         return;
     }
     if (!authenticated_ && !mayRunUnauthenticated(request.opcode)) {
@@ -390,41 +395,13 @@ void Connection::binaryStat(const Request& request) {
 }
 
 void Connection::binaryHello(const Request& request) {
-    using protocol::Feature;
-    std::string accepted;
-    xerror_ = collections_ = mutationSeqno_ = json_ = false;
+    const protocol::HelloReply reply = protocol::negotiateHello(request.value);
+    xerror_ = reply.features.xerror;
+    collections_ = reply.features.collections;
+    mutationSeqno_ = reply.features.mutationSeqno;
+    json_ = reply.features.json;
     couchbaseClient_ = true;
-    for (std::size_t at = 0; at + 2 <= request.value.size(); at += 2) {
-        const auto feature = static_cast<Feature>(protocol::readBe16(request.value, at));
-        bool accept = true;
-        switch (feature) {
-            case Feature::Xerror:
-                xerror_ = true;
-                break;
-            case Feature::Collections:
-                collections_ = true;
-                break;
-            case Feature::MutationSeqno:
-                mutationSeqno_ = true;
-                break;
-            case Feature::Json:
-                json_ = true;
-                break;
-            case Feature::Datatype:
-            case Feature::TcpNoDelay:
-            case Feature::SelectBucket:
-            case Feature::AltRequestSupport:
-            case Feature::SyncReplication:
-            case Feature::Xattr:
-                break;
-            default:
-                accept = false;
-        }
-        if (accept && accepted.find(request.value.substr(at, 2)) == std::string::npos) {
-            accepted.append(request.value.substr(at, 2));
-        }
-    }
-    respond(request, Status::Success, {}, {}, accepted);
+    respond(request, Status::Success, {}, {}, reply.granted);
 }
 
 void Connection::binarySasl(const Request& request) {

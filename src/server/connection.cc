@@ -33,16 +33,25 @@ std::string localAddress(evutil_socket_t fd) {
     return text;
 }
 
+protocol::FramingLimits framingLimits(const ServerConfig& config) {
+    protocol::FramingLimits limits;
+    limits.binary.maxBodyLength = config.maxBodyLength;
+    limits.text.maxValueLength = config.maxBodyLength;
+    return limits;
+}
+
 }  // namespace
 
 Connection::Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket_t fd)
-    : frontEnd_(frontEnd), context_(context), localHost_(localAddress(fd)) {
+    : frontEnd_(frontEnd),
+      context_(context),
+      limits_(framingLimits(context.config)),
+      localHost_(localAddress(fd)) {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     evutil_make_socket_nonblocking(fd);
     bev_ = bufferevent_socket_new(frontEnd.base(), fd, BEV_OPT_CLOSE_ON_FREE);
     authenticated_ = !context_.credentials.has_value();
-    context_.counters.currConnections.fetch_add(1, std::memory_order_relaxed);
     context_.counters.totalConnections.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -50,14 +59,22 @@ Connection::~Connection() {
     if (bev_ != nullptr) {
         bufferevent_free(bev_);
     }
+    if (requestTimer_ != nullptr) {
+        event_free(requestTimer_);
+    }
 }
 
 void Connection::start() {
     bufferevent_setcb(bev_, &Connection::onRead, &Connection::onWrite, &Connection::onEvent, this);
     bufferevent_setwatermark(bev_, EV_WRITE, kOutputLowWater, 0);
+    // A client that sends nothing (half a request, or nothing between
+    // requests) or reads nothing of its responses for the idle timeout is
+    // dropped; a pending engine operation stops the read clock. A request
+    // trickling in byte by byte is bounded by the request timer.
     const auto ms = context_.config.idleTimeout.count();
-    timeval idle{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
-    bufferevent_set_timeouts(bev_, &idle, nullptr);
+    idle_ = {static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+    bufferevent_set_timeouts(bev_, &idle_, &idle_);
+    requestTimer_ = evtimer_new(frontEnd_.base(), &Connection::onRequestTimeout, this);
     bufferevent_enable(bev_, EV_READ | EV_WRITE);
 }
 
@@ -66,9 +83,11 @@ void Connection::close() {
         return;
     }
     closed_ = true;
-    context_.counters.currConnections.fetch_sub(1, std::memory_order_relaxed);
+    context_.counters.currConnections.fetch_sub(1, std::memory_order_relaxed);  // counted at accept
     bufferevent_free(bev_);
     bev_ = nullptr;
+    event_free(requestTimer_);
+    requestTimer_ = nullptr;
     auto keepAlive = shared_from_this();  // forget() may drop the last owner
     frontEnd_.forget(this);
 }
@@ -79,7 +98,7 @@ void Connection::onRead(bufferevent*, void* self) {
 
 void Connection::onWrite(bufferevent*, void* self) {
     auto* c = static_cast<Connection*>(self);
-    if (c->closing_ && evbuffer_get_length(bufferevent_get_output(c->bev_)) == 0) {
+    if (c->closing_ && !c->pending_ && evbuffer_get_length(bufferevent_get_output(c->bev_)) == 0) {
         c->close();
         return;
     }
@@ -101,52 +120,91 @@ void Connection::onEvent(bufferevent*, short what, void* self) {
     }
 }
 
-void Connection::process() {
-    auto self = shared_from_this();  // a command may close the connection
-    while (!closed_ && !closing_ && !pending_) {
-        evbuffer* input = bufferevent_get_input(bev_);
-        if (evbuffer_get_length(input) == 0) {
-            break;
-        }
-        // Each request says its protocol by its first byte (clients such as
-        // memccapable switch on one connection).
-        unsigned char first = 0;
-        evbuffer_copyout(input, &first, 1);
-        protocol_ = (first == 0x80 || first == 0x08) ? Protocol::Binary : Protocol::Text;
-        const bool more = protocol_ == Protocol::Binary ? processBinary() : processText();
-        if (!more) {
-            break;
-        }
-    }
-    flushOutput();
+void Connection::onRequestTimeout(evutil_socket_t, short, void* self) {
+    auto* c = static_cast<Connection*>(self);
+    c->context_.counters.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
+    c->close();
 }
 
-bool Connection::processBinary() {
+void Connection::process() {
+    auto self = shared_from_this();  // a command may close the connection
+    // Pipelined requests are served until the responses owed pass the high
+    // water mark: a client that does not read cannot make the server buffer
+    // without bound (reading resumes once the output drains, onWrite).
+    bool served = false;
+    while (!closed_ && !closing_ && !pending_ && !outputFull() && processNext()) {
+        served = true;
+    }
+    flushOutput();
+    watchPartialRequest(served);
+}
+
+void Connection::watchPartialRequest(bool served) {
+    if (closed_) {
+        return;
+    }
+    // Only a request the client has yet to finish counts; waiting on the
+    // engine or on the client reading its responses does not.
+    const bool waitingOnClient = !closing_ && !pending_ && !readPaused_ &&
+                                 evbuffer_get_length(bufferevent_get_input(bev_)) != 0;
+    if (!waitingOnClient) {
+        evtimer_del(requestTimer_);
+        return;
+    }
+    // The clock starts with the request's first bytes, not with each byte.
+    if (served || evtimer_pending(requestTimer_, nullptr) == 0) {
+        evtimer_add(requestTimer_, &idle_);
+    }
+}
+
+bool Connection::outputFull() const {
+    return out_.size() + evbuffer_get_length(bufferevent_get_output(bev_)) > kOutputHighWater;
+}
+
+std::string_view Connection::pullUp(std::size_t length) {
+    auto* bytes = evbuffer_pullup(bufferevent_get_input(bev_), static_cast<ev_ssize_t>(length));
+    return {reinterpret_cast<const char*>(bytes), length};
+}
+
+bool Connection::processNext() {
     evbuffer* input = bufferevent_get_input(bev_);
     const std::size_t available = evbuffer_get_length(input);
-    const protocol::RequestLimits limits{context_.config.maxBodyLength};
-    // The header alone first, so that an unknown magic or an oversized body
-    // is refused before the body is buffered.
-    const std::size_t headerBytes = std::min(available, protocol::kHeaderSize);
-    auto* header = reinterpret_cast<const char*>(evbuffer_pullup(input, headerBytes));
-    auto result = protocol::parseRequest({header, headerBytes}, limits);
-    if (result.outcome == protocol::ParseOutcome::Incomplete && result.headerRead) {
-        const std::size_t need =
-            protocol::kHeaderSize + protocol::readBe32({header, headerBytes}, 8);
-        if (available < need) {
-            return false;
-        }
-        auto* bytes = reinterpret_cast<const char*>(evbuffer_pullup(input, need));
-        result = protocol::parseRequest({bytes, need}, limits);
-    }
-    if (result.outcome == protocol::ParseOutcome::Incomplete) {
+    if (available == 0) {
         return false;
     }
-    if (result.outcome == protocol::ParseOutcome::Invalid) {
-        context_.counters.protocolErrors.fetch_add(1, std::memory_order_relaxed);
-        if (result.headerRead) {
-            respondError(result.request, result.status, result.reason);
+    // Each request says its protocol by its first byte (clients such as
+    // memccapable switch on one connection).
+    char first = 0;
+    evbuffer_copyout(input, &first, 1);
+    const protocol::Wire wire = protocol::wireOf(first);
+    // Look at the front only (a header, or up to the first line end): a
+    // partial request is not copied again and again as its bytes trickle in.
+    std::size_t probe = std::min(available, protocol::probeLength(wire, limits_));
+    if (wire == protocol::Wire::Text) {
+        const evbuffer_ptr eol = evbuffer_search_eol(input, nullptr, nullptr, EVBUFFER_EOL_LF);
+        if (eol.pos >= 0) {
+            probe = std::min(probe, static_cast<std::size_t>(eol.pos) + 1);
         }
+    }
+    const std::size_t need = protocol::requestExtent(wire, pullUp(probe), limits_);
+    if (need > available) {
+        return false;  // the rest of the request has not arrived yet
+    }
+    const std::string_view bytes = pullUp(need);
+    return wire == protocol::Wire::Binary ? handleBinary(bytes) : handleText(bytes);
+}
+
+bool Connection::handleBinary(std::string_view bytes) {
+    auto result = protocol::parseRequest(bytes, limits_.binary);
+    if (result.outcome != protocol::ParseOutcome::Ok) {
+        // Framing is lost (or, Incomplete, the framer was wrong): answer with
+        // the header's opcode and opaque when it was readable, then close.
+        context_.counters.protocolErrors.fetch_add(1, std::memory_order_relaxed);
+        if (result.outcome == protocol::ParseOutcome::Incomplete) {
+            result.status = protocol::Status::InternalError;
+            result.reason = "request framing failed";
+        }
+        respondError(result.request, result.status, result.reason);
         closeAfterWrite();
         return false;
     }
@@ -157,16 +215,12 @@ bool Connection::processBinary() {
     return true;
 }
 
-bool Connection::processText() {
-    evbuffer* input = bufferevent_get_input(bev_);
-    const std::size_t available = evbuffer_get_length(input);
-    auto* bytes = reinterpret_cast<const char*>(evbuffer_pullup(input, available));
-    protocol::TextLimits limits;
-    limits.maxValueLength = context_.config.maxBodyLength;
-    auto result = protocol::parseTextCommand({bytes, available}, limits);
+bool Connection::handleText(std::string_view bytes) {
+    auto result = protocol::parseTextCommand(bytes, limits_.text);
     switch (result.outcome) {
-        case protocol::TextOutcome::Incomplete:
-            return false;
+        case protocol::TextOutcome::Incomplete:  // the framer was wrong: cannot go on
+            result.errorLine = "SERVER_ERROR request framing failed\r\n";
+            [[fallthrough]];
         case protocol::TextOutcome::Fatal:
             context_.counters.protocolErrors.fetch_add(1, std::memory_order_relaxed);
             out_ += result.errorLine;
@@ -192,10 +246,13 @@ void Connection::flushOutput() {
     }
     evbuffer* output = bufferevent_get_output(bev_);
     if (!out_.empty()) {
-        evbuffer_add(output, out_.data(), out_.size());
+        const std::size_t sent = evbuffer_get_length(output) == 0 ? sendNow() : 0;
+        if (sent < out_.size()) {
+            evbuffer_add(output, out_.data() + sent, out_.size() - sent);
+        }
         out_.clear();
     }
-    if (closing_ && evbuffer_get_length(output) == 0) {
+    if (closing_ && !pending_ && evbuffer_get_length(output) == 0) {
         close();
         return;
     }
@@ -203,6 +260,23 @@ void Connection::flushOutput() {
         readPaused_ = true;
         bufferevent_disable(bev_, EV_READ);
     }
+}
+
+void Connection::finishAndClose() {
+    if (closed_) {
+        return;
+    }
+    closeAfterWrite();
+    flushOutput();  // closes now unless a response is pending or unsent
+}
+
+// Writes what the socket takes at once. Going through the bufferevent would
+// arm and disarm its write event around every response (two epoll_ctl
+// calls per request); only what the socket does not take is queued there.
+std::size_t Connection::sendNow() {
+    const evutil_socket_t fd = bufferevent_getfd(bev_);
+    const ssize_t n = ::send(fd, out_.data(), out_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    return n > 0 ? static_cast<std::size_t>(n) : 0;  // errors: the bufferevent reports them
 }
 
 void Connection::closeAfterWrite() {
@@ -241,7 +315,7 @@ std::function<void(const Result&)> Connection::completion(
                 return;
             }
             handler(result);
-            if (!self->readPaused_) {
+            if (!self->readPaused_ && !self->closing_) {
                 bufferevent_enable(self->bev_, EV_READ);
             }
             self->process();

@@ -11,6 +11,14 @@
 // pending, reading stops; the completion resumes it. A connection closed
 // while an operation is pending stays alive (the callback holds it) until
 // the operation completes, and writes nothing.
+//
+// Bad input and load: requests are framed before they are parsed
+// (protocol/framing.h), so one refused from its header or line is never
+// buffered; a framing error is answered (binary status, or a text error
+// line) and the connection closed. A connection that sends or reads nothing
+// for the idle timeout, or takes longer than that to send one request, is
+// dropped; one that owes more responses than the output high water mark is
+// not read until it drains them.
 #pragma once
 
 #include <event2/bufferevent.h>
@@ -24,6 +32,7 @@
 
 #include "server/auth/sasl_server.h"
 #include "server/protocol/binary_request.h"
+#include "server/protocol/framing.h"
 #include "server/protocol/text_request.h"
 #include "server/server_context.h"
 
@@ -37,23 +46,34 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ~Connection();
 
     void start();
+    // Graceful stop: reads no more requests, lets a pending engine
+    // operation complete, sends what is owed, then closes.
+    void finishAndClose();
     // Closes the socket now (pending output is dropped) and leaves the front
     // end's set. Safe to call twice.
     void close();
 
   private:
-    enum class Protocol { Unknown, Binary, Text };
-
     static void onRead(bufferevent*, void* self);
     static void onWrite(bufferevent*, void* self);
     static void onEvent(bufferevent*, short what, void* self);
+    // A request begun but not finished within the idle timeout (bytes
+    // trickling in keep the socket's own idle timeout from firing).
+    static void onRequestTimeout(evutil_socket_t, short, void* self);
 
     void process();
-    // Each returns false when processing must stop (incomplete input, an
-    // operation pending, or the connection closing).
-    bool processBinary();
-    bool processText();
+    // Each returns false when processing must stop (no complete request
+    // buffered, an operation pending, or the connection closing).
+    bool processNext();
+    bool handleBinary(std::string_view bytes);
+    bool handleText(std::string_view bytes);
+    bool outputFull() const;
+    // Starts, restarts (a request was served) or stops the request timer.
+    void watchPartialRequest(bool served);
+    // The first `length` buffered bytes, made contiguous.
+    std::string_view pullUp(std::size_t length);
     void flushOutput();
+    std::size_t sendNow();
     void closeAfterWrite();
 
     // Engine completions: `handler` runs on the loop thread with the
@@ -106,9 +126,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     FrontEnd& frontEnd_;
     ServerContext& context_;
+    const protocol::FramingLimits limits_;
     bufferevent* bev_ = nullptr;
+    event* requestTimer_ = nullptr;
+    timeval idle_{};
     std::string localHost_;
-    Protocol protocol_ = Protocol::Unknown;
     std::string out_;
     bool closed_ = false;
     bool closing_ = false;       // close once the output is written

@@ -34,6 +34,15 @@ void FrontEnd::start() {
     threadId_ = thread_.get_id();
 }
 
+void FrontEnd::finishConnections() {
+    post([this] {
+        auto open = connections_;  // finishing may close (and forget) a connection
+        for (auto& [raw, connection] : open) {
+            connection->finishAndClose();
+        }
+    });
+}
+
 void FrontEnd::stopAndJoin() {
     if (!thread_.joinable()) {
         return;

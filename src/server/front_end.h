@@ -32,6 +32,9 @@ class FrontEnd {
     FrontEnd& operator=(const FrontEnd&) = delete;
 
     void start();
+    // Graceful stop, any thread: every connection stops reading requests,
+    // finishes the one in flight, sends its responses and closes.
+    void finishConnections();
     // Asks the loop to close every connection and exit; then joins.
     void stopAndJoin();
 

@@ -2,7 +2,10 @@
 // protocols, Couchbase's KV extensions). See `kvexec-server --help` and
 // the README's "Run the server".
 #include <event2/thread.h>
+#include <pthread.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <thread>
@@ -41,10 +44,40 @@ void waitForWarmup(const engine::Bucket& bucket) {
     }
 }
 
+// Each connection is a descriptor: raise the soft limit towards what
+// --max-connections needs (plus room for the data files). Beyond the hard
+// limit, accept() fails with EMFILE and the server pauses accepting briefly
+// (Server::onAcceptError) while the connections in go on.
+void raiseDescriptorLimit(std::size_t maxConnections) {
+    constexpr rlim_t kReserve = 1024;  // data files, listener, event loops
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+        return;
+    }
+    const rlim_t wanted = static_cast<rlim_t>(maxConnections) + kReserve;
+    if (limit.rlim_cur >= wanted) {
+        return;
+    }
+    limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur < wanted) {
+        std::cerr << "kvexec-server: warning: the descriptor limit (" << limit.rlim_cur
+                  << ") is below --max-connections + " << kReserve << "\n";
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
+    // SIGTERM and SIGINT are held from the start, in every thread (threads
+    // inherit the mask), and taken by the server's loop once it serves
+    // (Server::run): a stop asked during warmup is a graceful stop after
+    // it, never a kill.
+    sigset_t stopSignals;
+    sigemptyset(&stopSignals);
+    sigaddset(&stopSignals, SIGTERM);
+    sigaddset(&stopSignals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
     evthread_use_pthreads();
     server::ServerContext context;
     try {
@@ -60,6 +93,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
+        raiseDescriptorLimit(context.config.maxConnections);
         if (context.config.user) {
             context.credentials.emplace(*context.config.user, *context.config.password);
         }

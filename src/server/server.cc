@@ -2,10 +2,13 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstring>
+#include <iostream>
 #include <stdexcept>
 #include <thread>
 
@@ -49,10 +52,11 @@ Server::Server(ServerContext& context) : context_(context) {
         throw std::runtime_error("event_base_new failed");
     }
     stop_ = event_new(base_, -1, 0, &Server::onStop, this);
+    acceptResume_ = evtimer_new(base_, &Server::onAcceptResume, this);
 }
 
 Server::~Server() {
-    for (auto* e : {sigterm_, sigint_, stop_}) {
+    for (auto* e : {sigterm_, sigint_, stop_, acceptResume_}) {
         if (e != nullptr) {
             event_free(e);
         }
@@ -75,6 +79,7 @@ void Server::run(std::ostream& ready) {
                                  std::to_string(context_.config.port) + ": " +
                                  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
     }
+    evconnlistener_set_error_cb(listener_, &Server::onAcceptError);
     const std::uint16_t port = boundPort(evconnlistener_get_fd(listener_));
     context_.boundPort.store(port);
     for (std::size_t i = 0; i < context_.config.frontendThreads; ++i) {
@@ -85,26 +90,39 @@ void Server::run(std::ostream& ready) {
     sigint_ = evsignal_new(base_, SIGINT, &Server::onSignal, this);
     event_add(sigterm_, nullptr);
     event_add(sigint_, nullptr);
+    sigset_t stopSignals;  // held since main() began; one that came meanwhile is taken now
+    sigemptyset(&stopSignals);
+    sigaddset(&stopSignals, SIGTERM);
+    sigaddset(&stopSignals, SIGINT);
+    pthread_sigmask(SIG_UNBLOCK, &stopSignals, nullptr);
     const bool v6 = context_.config.host.find(':') != std::string::npos;
     ready << "kvexec-server: ready on " << (v6 ? "[" : "") << context_.config.host
           << (v6 ? "]" : "") << ":" << port << std::endl;
 
     event_base_dispatch(base_);
 
-    // Graceful stop, in order: 1. accept nothing more; 2. let the engine
-    // complete what it has in flight (durable writes answer or time out);
-    // 3. close connections and stop the loops. The caller then destroys
-    // the bucket, which persists what is dirty and closes its files.
+    // Graceful stop, in order: 1. accept nothing more; 2. every connection
+    // finishes its request in flight (a durable write answers or times
+    // out), sends its responses and closes; 3. the loops stop. The caller
+    // then destroys the bucket, which persists what is dirty and closes its
+    // files.
     evconnlistener_disable(listener_);
-    waitForInFlight();
+    event_del(acceptResume_);
+    for (auto& frontEnd : frontEnds_) {
+        frontEnd->finishConnections();
+    }
+    waitForConnectionsToFinish();
     for (auto& frontEnd : frontEnds_) {
         frontEnd->stopAndJoin();
     }
 }
 
-void Server::waitForInFlight() {
+void Server::waitForConnectionsToFinish() {
+    // Bounded by the longest SyncWrite timeout plus time to send responses;
+    // whatever is left then is closed by stopAndJoin.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(35);
-    while (context_.operationsInFlight.load(std::memory_order_acquire) != 0 &&
+    while ((context_.counters.currConnections.load(std::memory_order_acquire) != 0 ||
+            context_.operationsInFlight.load(std::memory_order_acquire) != 0) &&
            std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));  // main thread, stopping
     }
@@ -124,16 +142,46 @@ void Server::onSignal(evutil_socket_t, short, void* self) {
 
 void Server::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* self) {
     auto* server = static_cast<Server*>(self);
-    auto& counters = server->context_.counters;
-    if (counters.currConnections.load(std::memory_order_relaxed) >=
-        server->context_.config.maxConnections) {
-        // Over the limit: refuse this one; those already in are untouched.
-        counters.rejectedConnections.fetch_add(1, std::memory_order_relaxed);
-        evutil_closesocket(fd);
+    // Counted here, at accept, so that a burst cannot overshoot the limit
+    // before the front ends have set the connections up.
+    auto& open = server->context_.counters.currConnections;
+    if (open.fetch_add(1, std::memory_order_acq_rel) >= server->context_.config.maxConnections) {
+        open.fetch_sub(1, std::memory_order_acq_rel);
+        server->refuse(fd);
         return;
     }
+    server->acceptFailing_ = false;
     auto& frontEnd = *server->frontEnds_[server->next_++ % server->frontEnds_.size()];
     frontEnd.adopt(fd);
+}
+
+void Server::refuse(evutil_socket_t fd) {
+    // As memcached: one error line (text clients show it), then close. The
+    // connections already in are untouched. Best effort, never blocking.
+    context_.counters.rejectedConnections.fetch_add(1, std::memory_order_relaxed);
+    constexpr std::string_view kTooMany = "ERROR Too many open connections\r\n";
+    (void)send(fd, kTooMany.data(), kTooMany.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    evutil_closesocket(fd);
+}
+
+void Server::onAcceptError(evconnlistener* listener, void* self) {
+    // Typically EMFILE: the listener stays readable, so retrying at once
+    // would spin. Pause accepting briefly; connections already in go on.
+    auto* server = static_cast<Server*>(self);
+    if (!server->acceptFailing_) {  // once per episode, not every 100 ms
+        server->acceptFailing_ = true;
+        std::cerr << "kvexec-server: accept failed: "
+                  << evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR())
+                  << "; pausing accepts until it succeeds again\n";
+    }
+    server->context_.counters.listenDisabled.fetch_add(1, std::memory_order_relaxed);
+    evconnlistener_disable(listener);
+    const timeval pause{0, 100'000};
+    evtimer_add(server->acceptResume_, &pause);
+}
+
+void Server::onAcceptResume(evutil_socket_t, short, void* self) {
+    evconnlistener_enable(static_cast<Server*>(self)->listener_);
 }
 
 }  // namespace kvexec::server

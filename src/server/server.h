@@ -3,8 +3,9 @@
 //
 // Thread safety: run() is called once, from the thread that built the
 // Server (the main thread); it returns after a stop. requestStop() may be
-// called from any thread; SIGTERM and SIGINT call it through the main
-// event loop.
+// called from any thread. SIGTERM and SIGINT stop it through the main
+// event loop: the caller blocks them in every thread before starting any,
+// and run() unblocks them on its own thread once it handles them.
 #pragma once
 
 #include <event2/event.h>
@@ -25,18 +26,23 @@ class Server {
     ~Server();
 
     // Binds, starts the front ends, prints the ready line to `ready`, then
-    // serves until stopped. Stopping: stop accepting, let in-flight engine
-    // operations complete (bounded by the SyncWrite timeout), close the
-    // connections, join the front ends. Throws std::runtime_error if the
-    // address cannot be bound.
+    // serves until stopped. Stopping: stop accepting, let every connection
+    // finish the request in flight and send its response (bounded by the
+    // SyncWrite timeout), close the connections, join the front ends.
+    // Throws std::runtime_error if the address cannot be bound.
     void run(std::ostream& ready);
     void requestStop();
 
   private:
     static void onAccept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* self);
+    static void onAcceptError(evconnlistener*, void* self);
+    static void onAcceptResume(evutil_socket_t, short, void* self);
+    // Over --max-connections: refuses `fd` with memcached's error line.
+    void refuse(evutil_socket_t fd);
     static void onSignal(evutil_socket_t, short, void* self);
     static void onStop(evutil_socket_t, short, void* self);
-    void waitForInFlight();
+    // Waits (bounded) until no connection is left.
+    void waitForConnectionsToFinish();
 
     ServerContext& context_;
     event_base* base_ = nullptr;
@@ -44,6 +50,8 @@ class Server {
     event* sigterm_ = nullptr;
     event* sigint_ = nullptr;
     event* stop_ = nullptr;
+    event* acceptResume_ = nullptr;  // accept() failed (out of descriptors): retry later
+    bool acceptFailing_ = false;     // main loop only
     std::vector<std::unique_ptr<FrontEnd>> frontEnds_;
     std::size_t next_ = 0;
 };

@@ -35,8 +35,14 @@ std::string usage() {
            "                     [--shards 4] [--sync fdatasync|none] [--file-cache on|off]\n"
            "                     [--backend wheel|classic] [--frontend-threads N]\n"
            "                     [--user NAME --password PW]\n"
-           "                     [--max-connections 4096] [--idle-timeout-ms 300000]\n"
-           "                     [--max-body-bytes 20971520]\n";
+           "                     [--max-connections 4096] [--max-body-bytes 20971520]\n"
+           "                     [--idle-timeout SECONDS (300) | --idle-timeout-ms MS]\n"
+           "--max-connections: connections beyond it are refused (ERROR Too many open\n"
+           "  connections). --idle-timeout: a connection that sends nothing (half a request\n"
+           "  included), reads none of its responses, or takes longer than that to send\n"
+           "  one request is closed.\n"
+           "--max-body-bytes: the largest binary body or text value; bigger is refused\n"
+           "  and the connection closed.\n";
 }
 
 ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) {
@@ -87,6 +93,8 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
             c.password = v;
         } else if (option == "--max-connections") {
             c.maxConnections = number<std::size_t>(option, v, 1, 1'000'000);
+        } else if (option == "--idle-timeout") {
+            c.idleTimeout = std::chrono::seconds(number<std::int64_t>(option, v, 1, 86'400));
         } else if (option == "--idle-timeout-ms") {
             c.idleTimeout =
                 std::chrono::milliseconds(number<std::int64_t>(option, v, 1, 86'400'000));

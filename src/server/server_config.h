@@ -32,7 +32,7 @@ struct ServerConfig {
     // Limits against bad input and load.
     std::size_t maxBodyLength = 20 * 1024 * 1024;
     std::size_t maxConnections = 4096;
-    std::chrono::milliseconds idleTimeout{300'000};
+    std::chrono::milliseconds idleTimeout{300'000};  // as memcached's idle_timeout
 };
 
 // Parses argv; on a bad or missing value throws std::invalid_argument with

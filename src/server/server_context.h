@@ -26,9 +26,10 @@ namespace kvexec::server {
 inline constexpr std::string_view kServerVersion = "1.6.18-kvexec-0.1.0";
 
 struct ServerCounters {
-    std::atomic<std::uint64_t> currConnections{0};
+    std::atomic<std::uint64_t> currConnections{0};  // counted at accept, against the limit
     std::atomic<std::uint64_t> totalConnections{0};
     std::atomic<std::uint64_t> rejectedConnections{0};
+    std::atomic<std::uint64_t> listenDisabled{0};  // accept() failed: accepting paused
     std::atomic<std::uint64_t> cmdGet{0};
     std::atomic<std::uint64_t> cmdSet{0};
     std::atomic<std::uint64_t> cmdFlush{0};

@@ -46,6 +46,7 @@ StatList defaults(const ServerContext& c) {
     add(out, "curr_connections", load(n.currConnections));
     add(out, "total_connections", load(n.totalConnections));
     add(out, "rejected_connections", load(n.rejectedConnections));
+    add(out, "listen_disabled_num", load(n.listenDisabled));
     add(out, "idle_timeouts", load(n.idleTimeouts));
     add(out, "protocol_errors", load(n.protocolErrors));
     add(out, "cmd_get", load(n.cmdGet));

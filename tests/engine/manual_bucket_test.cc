@@ -217,6 +217,27 @@ TEST_F(ManualBucketTest, FirstDirtyItemWakesTheShardFlusherAndOneRunPersistsTheS
     EXPECT_EQ(bucket->stats().dirtyItems, 0u);
 }
 
+TEST_F(ManualBucketTest, PlainMutationsShareADeferredFlushAndADurableWriteWakesItAtOnce) {
+    config.flushBatchDelay = std::chrono::milliseconds(5);
+    reopen();
+    storeNow(*bucket, setRequest(0, "a", "1"));      // shard 0
+    storeNow(*bucket, setRequest(2, "b", "2"));      // shard 0 too
+    EXPECT_EQ(pool.runReady(TaskType::Writer), 0u);  // deferred, not due yet
+    auto durable = pending<MutationResult>();
+    bucket->store(setRequest(0, "c", "3", DurabilityLevel::PersistToMajority), durable->callback());
+    EXPECT_EQ(pool.runReady(TaskType::Writer), 1u);  // woken at once: one run saves all
+    EXPECT_EQ(bucket->observeSeqno(0).persistedSeqno, 2u);
+    EXPECT_EQ(bucket->observeSeqno(2).persistedSeqno, 1u);
+    settle();
+    ASSERT_EQ(durable->calls(), 1);
+    EXPECT_EQ(durable->result().status, Status::Success);
+
+    storeNow(*bucket, setRequest(2, "d", "4"));
+    EXPECT_EQ(pool.runReady(TaskType::Writer), 0u);
+    EXPECT_NE(pool.runNext(TaskType::Writer), 0u);  // the deferred run saves it
+    EXPECT_EQ(bucket->observeSeqno(2).persistedSeqno, 2u);
+}
+
 TEST_F(ManualBucketTest, FlusherSavesTheLatestVersionOfEachKeyOnce) {
     for (int i = 0; i < 5; ++i) {
         storeNow(*bucket, setRequest(1, "k", storage::test::keyOf(i, "v")));

@@ -98,20 +98,40 @@ TEST(BinaryRequest, DurabilityWithoutTimeoutUsesTheServerDefault) {
     EXPECT_FALSE(r.request.durability->timeoutMs);
 }
 
+// A bad durability requirement is refused with its status, but the packet
+// is well framed: it is consumed whole and the connection goes on.
 TEST(BinaryRequest, DurabilityLevelOutsideOneToThreeIsInvalidLevel) {
     for (char level : {'\0', '\4', '\xff'}) {
-        auto r = parse(altSet(std::string("\x11", 1) + level).encode());
-        EXPECT_EQ(r.outcome, ParseOutcome::Invalid);
-        EXPECT_EQ(r.status, Status::DurabilityInvalidLevel);
+        const std::string wire = altSet(std::string("\x11", 1) + level).encode();
+        auto r = parse(wire);
+        ASSERT_EQ(r.outcome, ParseOutcome::Ok);
+        EXPECT_EQ(r.consumed, wire.size());
+        EXPECT_EQ(r.request.framingStatus, Status::DurabilityInvalidLevel);
+        EXPECT_FALSE(r.request.framingError.empty());
+        EXPECT_FALSE(r.request.durability);
     }
 }
 
 TEST(BinaryRequest, DurabilityTimeoutZeroAndFfffAreInvalid) {
     for (std::string timeout : {std::string("\0\0", 2), std::string("\xff\xff", 2)}) {
         auto r = parse(altSet(std::string("\x13\x01", 2) + timeout).encode());
-        EXPECT_EQ(r.outcome, ParseOutcome::Invalid);
-        EXPECT_EQ(r.status, Status::InvalidArguments);
+        ASSERT_EQ(r.outcome, ParseOutcome::Ok);
+        EXPECT_EQ(r.request.framingStatus, Status::InvalidArguments);
     }
+}
+
+TEST(BinaryRequest, UnknownFrameInfoIsNotSupportedAndTheNextRequestIsFound) {
+    const std::string first = altSet(std::string("\xf0\x07", 2)).encode();
+    const std::string second = request(Opcode::Noop).encode();
+    const std::string wire = first + second;
+    auto r = parse(wire);
+    ASSERT_EQ(r.outcome, ParseOutcome::Ok);
+    EXPECT_EQ(r.request.framingStatus, Status::NotSupported);
+    ASSERT_EQ(r.consumed, first.size());
+    auto next = parse(wire.substr(r.consumed));
+    ASSERT_EQ(next.outcome, ParseOutcome::Ok);
+    EXPECT_EQ(next.request.opcode, Opcode::Noop);
+    EXPECT_EQ(next.request.framingStatus, Status::Success);
 }
 
 TEST(BinaryRequest, FrameInfoLengthEscapeAndTruncation) {

@@ -32,6 +32,15 @@ TEST(ClusterMap, OneNodeOwnsEveryVbucketWithCrcHashing) {
     EXPECT_NE(std::find(caps.begin(), caps.end(), "durableWrite"), caps.end());
 }
 
+// The SDKs act on the capabilities (durable writes need durableWrite; xattr
+// and couchapi would send them to features this server lacks).
+TEST(ClusterMap, BucketCapabilitiesNameOnlyWhatTheServerServes) {
+    auto map = nlohmann::json::parse(clusterMapJson(ClusterMapInfo{}));
+    EXPECT_EQ(map["bucketCapabilities"],
+              nlohmann::json::array(
+                  {"collections", "durableWrite", "cbhello", "touch", "cccp", "nodesExt"}));
+}
+
 TEST(ClusterMap, Ipv6HostsAreBracketedInServerList) {
     ClusterMapInfo info;
     info.host = "::1";

@@ -5,7 +5,8 @@ import subprocess
 import sys
 
 BENCH_TARGETS = ["executor_bench"]
-OPTIONAL_TARGETS = ["storage_bench", "engine_bench"]  # built and run when the project has them
+# Built and run when the project has them (kvexec-server: the memcached comparison).
+OPTIONAL_TARGETS = ["storage_bench", "engine_bench", "kvexec-server"]
 
 
 def build_dir(repo):
@@ -48,7 +49,7 @@ def binaries(repo, directory=None):
     """Benchmark binaries present in `directory` (default build/release)."""
     found = {}
     for target in BENCH_TARGETS + OPTIONAL_TARGETS:
-        for sub in ("bench", "."):
+        for sub in ("bench", "src/server", "."):
             path = os.path.join(directory or build_dir(repo), sub, target)
             if os.access(path, os.X_OK):
                 found[target] = path

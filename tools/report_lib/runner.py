@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+from report_lib import server_bench
+
 # Modes: which rows, how long each, how many repetitions (medians are taken
 # over the repetitions). Footprint rows measure for a fixed time and always
 # run once, in a fresh process, before anything else has used memory.
@@ -77,6 +79,9 @@ def run(binaries, mode, outdir):
     merged = {"context": parts[1]["context"], "mode": mode,
               "load_avg_at_end": list(os.getloadavg()),
               "benchmarks": [b for p in parts for b in p["benchmarks"]]}
+    if "kvexec-server" in binaries and server_bench.available():
+        print("+ kvexec-server vs memcached (memcaslap)", file=sys.stderr, flush=True)
+        merged["server_bench"] = server_bench.run(binaries["kvexec-server"], mode)
     path = os.path.join(outdir, "results.json")
     with open(path, "w") as f:
         json.dump(merged, f, indent=1)

@@ -74,6 +74,11 @@ struct BucketConfig {
     std::chrono::milliseconds expiryPagerInterval{60'000};
     // How long a flusher waits before retrying after a failed save.
     std::chrono::milliseconds flushRetryDelay{100};
+    // How long the first non-durable mutation of an idle shard lets its
+    // flusher wait, so that the mutations of that window share one save
+    // instead of each waking a writer thread. Durable writes (and aborts,
+    // commits) wake it at once. Zero: every mutation wakes it at once.
+    std::chrono::microseconds flushBatchDelay{1'000};
     // Seconds since the Unix epoch, for expiry; null: the system clock.
     // Tests substitute their own.
     std::function<std::uint32_t()> unixTime;

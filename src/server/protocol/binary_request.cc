@@ -53,7 +53,7 @@ bool nextFrameInfo(std::string_view frames, std::size_t& at, FrameInfo& info) {
     return true;
 }
 
-Status decodeDurability(std::string_view payload, Request& request, std::string& reason) {
+Status decodeDurability(std::string_view payload, Request& request, std::string_view& reason) {
     if (payload.size() != 1 && payload.size() != 3) {
         reason = "durability frame info must be 1 or 3 bytes";
         return Status::InvalidArguments;
@@ -77,9 +77,8 @@ Status decodeDurability(std::string_view payload, Request& request, std::string&
     return Status::Success;
 }
 
-}  // namespace
-
-Status decodeFramingExtras(std::string_view frames, Request& request, std::string& reason) {
+// decodeFramingExtras with static reasons (kept in the Request).
+Status decodeFrames(std::string_view frames, Request& request, std::string_view& reason) {
     std::size_t at = 0;
     while (at < frames.size()) {
         FrameInfo info;
@@ -102,11 +101,20 @@ Status decodeFramingExtras(std::string_view frames, Request& request, std::strin
             case FrameInfoId::OpenTracingContext:
                 break;  // tracing context: accepted and ignored
             default:
-                reason = "unsupported frame info id " + std::to_string(info.id);
+                reason = "unsupported frame info id";
                 return Status::NotSupported;
         }
     }
     return Status::Success;
+}
+
+}  // namespace
+
+Status decodeFramingExtras(std::string_view frames, Request& request, std::string& reason) {
+    std::string_view why;
+    const Status status = decodeFrames(frames, request, why);
+    reason.assign(why);
+    return status;
 }
 
 ParseResult parseRequest(std::string_view input, const RequestLimits& limits) {
@@ -153,11 +161,7 @@ ParseResult parseRequest(std::string_view input, const RequestLimits& limits) {
     r.key = body.substr(framingLength + extrasLength, keyLength);
     r.value = body.substr(framingLength + extrasLength + keyLength);
     result.consumed = kHeaderSize + bodyLength;
-    if (Status s = decodeFramingExtras(r.framingExtras, r, result.reason); s != Status::Success) {
-        result.outcome = ParseOutcome::Invalid;
-        result.status = s;
-        return result;
-    }
+    r.framingStatus = decodeFrames(r.framingExtras, r, r.framingError);
     result.outcome = ParseOutcome::Ok;
     return result;
 }

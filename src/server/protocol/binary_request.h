@@ -36,6 +36,12 @@ struct Request {
     std::string_view value;
     std::optional<DurabilityRequirement> durability;
     bool preserveTtl = false;
+    // Success, or why the framing extras cannot be honoured (a durability
+    // level or timeout out of range, an unknown or truncated frame info).
+    // The packet itself is well framed, so the request is answered with this
+    // status (and the static text `framingError`) and the connection goes on.
+    Status framingStatus = Status::Success;
+    std::string_view framingError;
 };
 
 enum class ParseOutcome {
@@ -60,9 +66,10 @@ struct RequestLimits {
 // Parses the request at the front of `input`. Framing errors (unknown
 // magic, a body over the limit, extras + key + framing extras longer than
 // the body) are Invalid: the connection cannot find the next request.
-// Malformed framing extras (bad durability level or timeout, an unknown
-// frame info) are also Invalid with the status Couchbase gives them, since
-// the request must not run without the requirement the client asked for.
+// Framing extras that cannot be honoured (bad durability level or timeout,
+// an unknown frame info) leave the request Ok but set its framingStatus to
+// the status Couchbase gives them: the request must not run without the
+// requirement the client asked for, yet the next request is found.
 ParseResult parseRequest(std::string_view input, const RequestLimits& limits);
 
 // Checks the extras/key/value shape each opcode requires (memcached's

@@ -44,9 +44,11 @@ std::string clusterMapJson(const ClusterMapInfo& info) {
           {"serverList", json::array({node})},
           {"vBucketMap", std::move(vbucketMap)}}},
         {"bucketCapabilitiesVer", ""},
+        // What this node serves, nothing more: the SDKs act on these (views
+        // for couchapi, xattr paths for xattr), and there is no DCP, views
+        // or XDCR over the network here.
         {"bucketCapabilities",
-         json::array({"collections", "durableWrite", "tombstonedUserXAttrs", "couchapi", "dcp",
-                      "cbhello", "touch", "cccp", "xdcrCheckpointing", "nodesExt", "xattr"})},
+         json::array({"collections", "durableWrite", "cbhello", "touch", "cccp", "nodesExt"})},
         {"clusterCapabilitiesVer", json::array({1, 0})},
         {"clusterCapabilities", json::object()},
     };

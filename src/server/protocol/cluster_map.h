@@ -19,7 +19,8 @@ struct ClusterMapInfo {
 };
 
 // One node, every vBucket active on it, CRC hashing, no replicas, and the
-// bucket capabilities the SDKs look for (durableWrite, collections, ...).
+// bucket capabilities this server has (durableWrite, collections, cccp,
+// ...; not xattr, dcp or couchapi).
 std::string clusterMapJson(const ClusterMapInfo& info);
 
 // The error map, in the format of `version` (1 or 2; higher asks get 2).

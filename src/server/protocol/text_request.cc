@@ -38,16 +38,11 @@ std::optional<T> number(std::string_view token) {
     return value;
 }
 
+// memcached 1.6.18 checks a key's length only: the tokenizer splits on
+// spaces, so any other byte is part of the key (memcaslap's text mode sends
+// keys that start with control characters).
 bool validKey(std::string_view key) {
-    if (key.empty() || key.size() > kMaxTextKeyLength) {
-        return false;
-    }
-    for (char c : key) {
-        if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
-            return false;
-        }
-    }
-    return true;
+    return !key.empty() && key.size() <= kMaxTextKeyLength;
 }
 
 const std::pair<std::string_view, TextVerb> kVerbs[] = {
@@ -208,11 +203,19 @@ bool TextCommand::isStorage() const {
     }
 }
 
+std::size_t lineLimit(std::string_view input, const TextLimits& limits) {
+    const bool get = input.starts_with("get ") || input.starts_with("gets ");
+    return get ? limits.maxGetLineLength : limits.maxLineLength;
+}
+
 TextParseResult parseTextCommand(std::string_view input, const TextLimits& limits) {
     TextParseResult result;
-    const std::size_t newline = input.find('\n');
+    // The line end is looked for within the limit only, so the outcome does
+    // not depend on how much input follows.
+    const std::size_t limit = lineLimit(input, limits);
+    const std::size_t newline = input.substr(0, limit + 1).find('\n');
     if (newline == std::string_view::npos) {
-        if (input.size() > limits.maxLineLength) {
+        if (input.size() > limit) {
             result.outcome = TextOutcome::Fatal;
             result.errorLine = "CLIENT_ERROR line too long\r\n";
         }
@@ -252,6 +255,7 @@ TextParseResult parseTextCommand(std::string_view input, const TextLimits& limit
     const std::size_t need = result.consumed + dataBytes + 2;
     if (input.size() < need) {
         result.outcome = TextOutcome::Incomplete;
+        result.needed = need;
         result.consumed = 0;
         result.command = {};
         return result;

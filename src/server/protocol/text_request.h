@@ -51,7 +51,7 @@ struct TextCommand {
 };
 
 enum class TextOutcome {
-    Incomplete,  // need more bytes; nothing consumed
+    Incomplete,  // need more bytes (`needed` of them, if known); nothing consumed
     Ok,          // `command` is valid; `consumed` bytes belong to it
     Error,       // send `errorLine`, drop `consumed` bytes, go on
     Fatal,       // send `errorLine`, then close the connection
@@ -61,16 +61,26 @@ struct TextParseResult {
     TextOutcome outcome = TextOutcome::Incomplete;
     TextCommand command;
     std::size_t consumed = 0;
+    // Incomplete: the whole command's length once its line was read (a
+    // storage command waiting for its data block); 0 while the line is not.
+    std::size_t needed = 0;
     std::string errorLine;  // with its "\r\n"
 };
 
+// Command lines are short, except multi-key gets, which memcached accepts
+// far longer; a line over its limit is refused (and the connection closed)
+// before it is buffered further.
 struct TextLimits {
     std::size_t maxLineLength = 2048;
+    std::size_t maxGetLineLength = 1024 * 1024;  // lines starting with get or gets
     std::size_t maxValueLength = 20 * 1024 * 1024;
 };
 
 inline constexpr std::size_t kMaxTextKeyLength = 250;
 
 TextParseResult parseTextCommand(std::string_view input, const TextLimits& limits);
+
+// The limit on the line at the front of `input`, by its first bytes.
+std::size_t lineLimit(std::string_view input, const TextLimits& limits);
 
 }  // namespace kvexec::server::protocol

@@ -2,13 +2,14 @@
 # Builds the request-parser fuzz target with Debian's clang (libFuzzer +
 # AddressSanitizer + UBSan) and runs it for a bounded time from a small seed
 # corpus. Exits non-zero on any crash or sanitizer report.
-# Usage: run_fuzzer.sh SOURCE_DIR WORK_DIR [SECONDS]
+# Usage: run_fuzzer.sh SOURCE_DIR WORK_DIR [SECONDS [CLANGXX]]
 set -euo pipefail
 src="$1"
 work="$2"
 seconds="${3:-30}"
+cxx="${4:-clang++}"
 mkdir -p "$work/corpus"
-clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+"$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$src/src" -I"$src/include" \
     "$src/tests/server/fuzz/request_parser_fuzzer.cc" \
     "$src"/src/server/protocol/*.cc "$src"/src/server/auth/*.cc \
@@ -20,5 +21,7 @@ printf '\x08\x01\x04\x01\x08\x00\x00\x00\x00\x00\x00\x0e\x00\x00\x00\x02\x00\x00
     >"$work/corpus/durable_set"
 printf 'set k 0 0 3 noreply\r\nabc\r\nget k j\r\nincr k 5\r\n' >"$work/corpus/text"
 printf 'n,,n=user,r=abcdefc=biws,r=abcdef,p=AAAA' >"$work/corpus/scram"
+# A crash leaves its input in WORK_DIR (crash-*) to replay:
+#   WORK_DIR/request_parser_fuzzer WORK_DIR/crash-...
 "$work/request_parser_fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-    -print_final_stats=1 "$work/corpus" 2>&1 | tail -15
+    -artifact_prefix="$work/" -print_final_stats=1 "$work/corpus" 2>&1 | grep -v '^"' | tail -40
