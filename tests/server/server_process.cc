@@ -158,41 +158,40 @@ bool Client::waitReadable(Clock::time_point until) {
     return poll(&p, 1, remainingMs(until)) > 0;
 }
 
-std::optional<std::string> Client::read(std::size_t n) {
+bool Client::receiveUntil(const std::function<bool()>& enough) {
     const auto until = Clock::now() + kSocketDeadline;
     char chunk[65536];
-    while (buffered_.size() < n) {
+    while (!enough()) {
         if (!waitReadable(until)) {
-            return std::nullopt;
+            return false;
         }
         const ssize_t got = recv(fd_, chunk, sizeof chunk, 0);
         if (got <= 0) {
-            return std::nullopt;
+            return false;
         }
         buffered_.append(chunk, static_cast<std::size_t>(got));
     }
+    return true;
+}
+
+std::string Client::take(std::size_t n) {
     std::string out = buffered_.substr(0, n);
     buffered_.erase(0, n);
     return out;
 }
 
-std::optional<std::string> Client::readLine() {
-    const auto until = Clock::now() + kSocketDeadline;
-    char chunk[4096];
-    std::size_t end = 0;
-    while ((end = buffered_.find("\r\n")) == std::string::npos) {
-        if (!waitReadable(until)) {
-            return std::nullopt;
-        }
-        const ssize_t got = recv(fd_, chunk, sizeof chunk, 0);
-        if (got <= 0) {
-            return std::nullopt;
-        }
-        buffered_.append(chunk, static_cast<std::size_t>(got));
+std::optional<std::string> Client::read(std::size_t n) {
+    if (!receiveUntil([&] { return buffered_.size() >= n; })) {
+        return std::nullopt;
     }
-    std::string line = buffered_.substr(0, end + 2);
-    buffered_.erase(0, end + 2);
-    return line;
+    return take(n);
+}
+
+std::optional<std::string> Client::readLine() {
+    if (!receiveUntil([&] { return buffered_.find("\r\n") != std::string::npos; })) {
+        return std::nullopt;
+    }
+    return take(buffered_.find("\r\n") + 2);
 }
 
 std::optional<BinaryResponse> Client::readResponse() {

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -95,6 +96,9 @@ class Client {
   private:
     // Waits for the socket to be readable; false at the deadline.
     bool waitReadable(std::chrono::steady_clock::time_point until);
+    // Receives until `enough` holds (false: deadline or the server closed).
+    bool receiveUntil(const std::function<bool()>& enough);
+    std::string take(std::size_t n);  // the first n buffered bytes
 
     int fd_ = -1;
     std::string buffered_;
