@@ -151,13 +151,6 @@ void FileCache::erase(Vbid vbid) {
     }
 }
 
-void FileCache::clear() {
-    Lru dropped;
-    std::lock_guard lock(mutex_);
-    index_.clear();
-    dropped.swap(lru_);
-}
-
 FileCacheStats FileCache::stats() const {
     FileCacheStats s;
     s.hits = hits_.load(std::memory_order_relaxed);

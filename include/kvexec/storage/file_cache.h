@@ -89,7 +89,6 @@ class FileCache {
     // Drops the cached handle of one revision / every revision of a vBucket.
     void erase(Vbid vbid, Revision revision);
     void erase(Vbid vbid);
-    void clear();
     // Drops the least recently used handle (to free a descriptor after
     // EMFILE elsewhere). Returns false if the cache was empty.
     bool evictOne();
