@@ -1,3 +1,4 @@
+// ep_bucket.cc: Bucket::open and its config checks, the read path (get, get-meta), stats.
 #include "engine/ep_bucket.h"
 
 #include <chrono>

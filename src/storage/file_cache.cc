@@ -1,3 +1,4 @@
+// file_cache.cc: FileCache, the LRU cache of open vBucket file handles.
 #include "kvexec/storage/file_cache.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// kv_store.cc: KVStore: open the directory, create/delete vBuckets, save, get, scan, compact.
 #include "kvexec/storage/kv_store.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// task_queue.cc: the Classic (CB3) per-type future and ready heaps.
 #include "executor/classic/task_queue.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// ready_queue.cc: the Wheel's per-type ready lists (one per priority) and idle-worker list.
 #include "executor/wheel/ready_queue.h"
 
 #include <algorithm>

@@ -39,8 +39,8 @@ void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
     }
 }
 
-// Lazy re-arm: most timeouts are moved later again and again and never
-// fire (seed 001). Moving an armed entry later only records the new
+// Lazy re-arm: most timeouts (a SyncWrite's, re-armed on every write) are
+// moved later again and again and never fire. Moving an armed entry later only records the new
 // deadline in the record; the wheel keeps the earlier one, and when that
 // fires, fireExpired() re-arms the entry at its real deadline. So a re-arm
 // touches no wheel list (no cache misses on list neighbours), and an entry

@@ -20,7 +20,11 @@
 // - Order: ownersMutex_, then a shard, then a ready queue; never two shards
 //   or two ready queues at once. timerMutex_ is taken alone.
 // - User code (run(), description(), hooks, task destructors) runs with no
-//   lock held; unpark() and timer notification happen after unlocking.
+//   lock held. unpark() and timer notification happen after unlocking
+//   (Deferred, finish()), with one exception: a worker that leaves the
+//   pool passes an unpark meant for work on to another idle worker under
+//   its ready queue's lock. unpark() never blocks (a store, and a futex
+//   wake only if that worker sleeps), so holding the lock there is safe.
 // - resizeMutex_ serialises setThreadCount() and shutdown.
 #pragma once
 

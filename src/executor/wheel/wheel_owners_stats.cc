@@ -1,5 +1,5 @@
-// wheel_lifecycle.cc: construction, shutdown, owners, thread counts and
-// stats of the Wheel backend.
+// wheel_owners_stats.cc: the Wheel backend's construction and shutdown,
+// its owners (register, unregister) and stats().
 #include <stdexcept>
 
 #include "executor/pool_config.h"
@@ -158,12 +158,6 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
         return (it == owners_.end() || it->second->tasks.load() == 0) && statsHoldingTasks_ == 0;
     });
     owners_.erase(&owner);
-}
-
-std::size_t WheelPool::threadCount(TaskType type) const {
-    const ReadyQueue& q = readyOf(type);
-    detail::MutexLock lock(q.mutex);
-    return q.targetThreads;
 }
 
 PoolStats WheelPool::stats() const {

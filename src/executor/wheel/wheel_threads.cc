@@ -1,6 +1,7 @@
-// wheel_run.cc: the threads of the Wheel backend: workers that run due
-// tasks and park when idle, and the timer thread that moves expired tasks
-// from the wheels to the ready queues.
+// wheel_threads.cc: the threads of the Wheel backend: workers that run due
+// tasks and park when idle, their count (threadCount, setThreadCount), and
+// the timer thread that moves expired tasks from the wheels to the ready
+// queues.
 #include <cassert>
 #include <stdexcept>
 
@@ -91,6 +92,12 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
     if (slot != nullptr) {
         metrics_->removeWorker(*slot);
     }
+}
+
+std::size_t WheelPool::threadCount(TaskType type) const {
+    const ReadyQueue& q = readyOf(type);
+    detail::MutexLock lock(q.mutex);
+    return q.targetThreads;
 }
 
 void WheelPool::setThreadCount(TaskType type, std::size_t n) {
