@@ -174,7 +174,7 @@ PoolStats WheelPool::stats() const {
     for (const auto& shard : shards_) {
         detail::MutexLock lock(shard->mutex);
         for (const auto& [id, r] : shard->records) {
-            if (r.where == Record::Where::Timer) {
+            if (r.loadState() == Record::State::Timer) {
                 ++stats.byType[static_cast<std::size_t>(r.task->type())].future;
             }
             held.tasks.push_back(r.task);

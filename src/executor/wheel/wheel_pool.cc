@@ -3,6 +3,7 @@
 // due), O(1), and never waits for another thread.
 #include "executor/wheel/wheel_pool.h"
 
+#include <cassert>
 #include <stdexcept>
 #include <string>
 
@@ -28,12 +29,11 @@ void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
     if (r.armed()) {
         r.shard.wheel.cancel(r);
     }
-    r.where = Record::Where::Queued;
     r.key = key;
     TaskAccess::setStateUnlessDead(*r.task, TaskState::Running);
     ReadyQueue& q = readyOf(r.task->type());
     detail::MutexLock lock(q.mutex);
-    q.pushLocked(r);
+    q.pushLocked(r);  // -> Ready
     if (Parker* p = q.takeIdleLocked()) {
         out.unparkLater(p);
     }
@@ -54,7 +54,7 @@ void WheelPool::armLocked(Record& r, Clock::time_point deadline, Deferred& out) 
         queueLocked(r, Clock::now(), out);
         return;
     }
-    r.where = Record::Where::Timer;
+    r.setState(Record::State::Timer);
     r.key = deadline;
     TaskAccess::setStateUnlessDead(*r.task, TaskState::Snoozed);
     if (r.armed() && r.deadline() <= deadline) {
@@ -67,14 +67,15 @@ void WheelPool::armLocked(Record& r, Clock::time_point deadline, Deferred& out) 
     }
 }
 
-// Queued and no longer in the ready list: a worker has it.
+// A worker has it. Ready and Running differ only under the ready queue's
+// lock (a worker takes a record holding that lock alone).
 bool WheelPool::isRunningLocked(const Record& r) {
-    if (r.where != Record::Where::Queued) {
+    if (r.loadState() == Record::State::Timer) {
         return false;
     }
     const ReadyQueue& q = readyOf(r.task->type());
     detail::MutexLock lock(q.mutex);
-    return !r.inReadyList;
+    return r.running();
 }
 
 void WheelPool::eraseLocked(Record& r, Deferred& out) {
@@ -92,13 +93,12 @@ void WheelPool::eraseLocked(Record& r, Deferred& out) {
 // worker drops it when the run ends). Queued work is unlinked directly.
 void WheelPool::cancelLocked(Record& r, Deferred& out) {
     TaskAccess::setState(*r.task, TaskState::Dead);
-    r.notified = false;
-    r.revived = false;
-    if (r.where == Record::Where::Queued) {
+    if (r.loadState() != Record::State::Timer) {
         ReadyQueue& q = readyOf(r.task->type());
-        detail::UniqueLock lock(q.mutex);
-        if (!r.inReadyList) {
-            return;  // running
+        detail::MutexLock lock(q.mutex);
+        if (r.running()) {
+            r.setState(Record::State::Running);  // forget a wake or revive
+            return;
         }
         q.unlinkLocked(r);
     }
@@ -109,12 +109,13 @@ bool WheelPool::wakeLocked(Record& r, Deferred& out) {
     if (r.task->isDead()) {
         return false;
     }
-    if (r.where == Record::Where::Timer) {
+    if (r.loadState() == Record::State::Timer) {
         const auto now = Clock::now();
         TaskAccess::setWakeTime(*r.task, now);
         queueLocked(r, now, out);
-    } else if (isRunningLocked(r)) {
-        r.notified = true;  // no lost wake-up: runs again after this run
+    } else if (isRunningLocked(r) && r.loadState() == Record::State::Running) {
+        // No lost wake-up: runs again after this run (a revive already does).
+        r.setState(Record::State::RunningWoken);
     }
     return true;
 }
@@ -123,7 +124,7 @@ bool WheelPool::wakeLocked(Record& r, Deferred& out) {
 // it to the worker, which sees the snooze by its sequence number.
 void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred& out) {
     const auto when = r.task->wakeTime();
-    if (r.where == Record::Where::Timer) {
+    if (r.loadState() == Record::State::Timer) {
         if (when <= now) {
             queueLocked(r, when, out);
         } else {
@@ -133,7 +134,7 @@ void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred
     }
     ReadyQueue& q = readyOf(r.task->type());
     detail::UniqueLock lock(q.mutex);
-    if (r.inReadyList && when > now) {
+    if (r.loadState() == Record::State::Ready && when > now) {
         q.unlinkLocked(r);
         lock.unlock();
         armLocked(r, when, out);
@@ -198,8 +199,9 @@ TaskId WheelPool::schedule(TaskPtr task) {
         if (Record* held = shard.findLocked(id)) {
             // Held and Dead means a worker is running it: run it again after.
             if (task->isDead()) {
+                assert(held->running() && "a held Dead record that no worker runs");
                 TaskAccess::setState(*task, TaskState::Running);
-                held->revived = true;
+                held->setState(Record::State::RunningRevived);
             }
             return id;
         }

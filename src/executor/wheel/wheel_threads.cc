@@ -27,12 +27,12 @@ void WheelPool::runRecord(Record& r, detail::WorkerSlot* worker) {
     Deferred out;
     {
         detail::MutexLock lock(r.shard.mutex);
-        if (r.revived || (again && !task.isDead())) {
+        const Record::State state = r.loadState();
+        const bool revived = state == Record::State::RunningRevived;
+        if (revived || (again && !task.isDead())) {
             const auto now = Clock::now();
             const bool snoozed = TaskAccess::snoozeSeq(task) != seqBefore;
-            const bool asap = r.revived || r.notified || !snoozed;
-            r.revived = false;
-            r.notified = false;
+            const bool asap = revived || state == Record::State::RunningWoken || !snoozed;
             if (asap) {
                 TaskAccess::setWakeTime(task, now);
             }
@@ -148,7 +148,8 @@ void WheelPool::fireExpired(Clock::time_point now, Deferred& out) {
             auto& r = static_cast<Record&>(e);
             shard->mutex.assertHeld();  // advance() calls back under it
             heldFor(*shard, r);
-            assert(r.where == Record::Where::Timer && "an armed record that is not in the timer");
+            assert(r.loadState() == Record::State::Timer &&
+                   "an armed record that is not in the timer");
             if (r.key > now) {
                 shard->wheel.arm(r, r.key);  // re-armed later meanwhile (lazy re-arm)
             } else {
