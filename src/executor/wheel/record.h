@@ -51,6 +51,7 @@
 #include <atomic>
 #include <cstddef>
 
+#include "executor/common/owner_registry.h"
 #include "kvexec/task.h"
 #include "kvexec/timer_wheel.h"
 
@@ -62,24 +63,17 @@ namespace kvexec::wheel {
 
 struct Shard;
 
-// An owner (Taskable) as the Wheel backend tracks it.
-struct OwnerState {
-    // Written under the pool's owners mutex; also read under a shard lock.
-    std::atomic<bool> unregistering{false};
-    std::atomic<std::size_t> tasks{0};  // records held; falls after release
-};
-
 struct Record : TimerWheel::Entry {
     enum class State : std::uint8_t { Timer, Ready, Running, RunningWoken, RunningRevived };
 
-    Record(TaskPtr t, OwnerState& o, Shard& s) : task(std::move(t)), owner(o), shard(s) {}
+    Record(TaskPtr t, detail::OwnerState& o, Shard& s) : task(std::move(t)), owner(o), shard(s) {}
 
     State loadState() const noexcept { return state.load(std::memory_order_relaxed); }
     void setState(State s) noexcept { state.store(s, std::memory_order_relaxed); }
     bool running() const noexcept { return loadState() >= State::Running; }
 
     TaskPtr task;
-    OwnerState& owner;
+    detail::OwnerState& owner;  // outlives the record
     Shard& shard;
     Clock::time_point key{};  // wake time as the ready list orders it
     std::atomic<State> state{State::Timer};

@@ -50,7 +50,7 @@ void WheelPool::armLocked(Record& r, Clock::time_point deadline, Deferred& out) 
     // is never put to sleep (not by its own run, not by a snooze from
     // outside): it runs until it returns false, and unregister waits for it.
     // A record still armed (a lazy re-arm) leaves the wheel in queueLocked.
-    if (r.task->blocksShutdown() && r.owner.unregistering.load()) {
+    if (r.owner.mustNotSleep(*r.task)) {
         queueLocked(r, Clock::now(), out);
         return;
     }
@@ -83,10 +83,10 @@ void WheelPool::eraseLocked(Record& r, Deferred& out) {
         r.shard.wheel.cancel(r);
     }
     TaskPtr task = std::move(r.task);
+    detail::OwnerState& owner = r.owner;
     TaskAccess::setHost(*task, nullptr);
-    out.releasedOwners.push_back(&r.owner);
     r.shard.records.erase(task->id());  // frees r
-    out.released.push_back(std::move(task));
+    out.released.add(std::move(task), owner);
 }
 
 // Dead at once; dropped at once unless a worker is running it (then the
@@ -153,33 +153,10 @@ void WheelPool::finish(Deferred& out) {
     if (out.notifyTimer) {
         notifyTimer();
     }
-    if (out.released.empty()) {
-        return;
-    }
-    out.released.clear();  // destructors run here, with no lock held
-    for (OwnerState* owner : out.releasedOwners) {
-        if (owner->tasks.fetch_sub(1) == 1) {
-            detail::MutexLock lock(ownersMutex_);
-            ownerDrained_.notify_all();
-        }
-    }
-    out.releasedOwners.clear();
+    owners_.release(out.released);  // destructors run here, with no lock held
 }
 
 // --- the API -------------------------------------------------------------
-
-OwnerState& WheelPool::ownerForScheduleLocked(const Task& task) {
-    if (stopping_) {
-        throw std::logic_error("kvexec: schedule() on a pool that is shutting down");
-    }
-    auto it = owners_.find(&task.owner());
-    if (it == owners_.end() || it->second->unregistering) {
-        throw std::logic_error("kvexec: schedule() of task '" + task.description() +
-                               "' whose owner '" + task.owner().name() +
-                               "' is not registered (or is being unregistered)");
-    }
-    return *it->second;
-}
 
 TaskId WheelPool::schedule(TaskPtr task) {
     if (!task) {
@@ -192,8 +169,8 @@ TaskId WheelPool::schedule(TaskPtr task) {
     const TaskId id = task->id();
     Deferred out;
     {
-        detail::MutexLock ownersLock(ownersMutex_);
-        OwnerState& owner = ownerForScheduleLocked(*task);
+        detail::MutexLock ownersLock(owners_.mutex);
+        detail::OwnerState& owner = owners_.admitLocked(*task);
         Shard& shard = shardOf(id);
         detail::MutexLock shardLock(shard.mutex);
         if (Record* held = shard.findLocked(id)) {
@@ -206,7 +183,7 @@ TaskId WheelPool::schedule(TaskPtr task) {
             return id;
         }
         auto [it, inserted] = shard.records.try_emplace(id, task, owner, shard);
-        owner.tasks.fetch_add(1);
+        owners_.addTaskLocked(owner);
         TaskAccess::setState(*task, TaskState::Running);
         TaskAccess::setHost(*task, this);
         heldFor(shard, it->second);
