@@ -43,9 +43,6 @@ struct Entry {
     bool notified = false;
     // schedule() revived the (Dead) task while Running or Finishing.
     bool revived = false;
-    // Manual backend only: re-queued as-soon-as-possible by its own run in
-    // the current runReady() call, so that call does not run it again.
-    bool selfRescheduled = false;
     // The task's kind in the pool's metrics: resolved by its first run,
     // then only touched by the thread running it.
     detail::KindMetrics* kind = nullptr;

@@ -120,8 +120,7 @@ bool Scheduler::wakeLocked(Entry& e) {
             }
             break;
         case Entry::Where::Ready:
-            e.selfRescheduled = false;
-            break;
+            break;  // due already
         case Entry::Where::Running:
         case Entry::Where::Finishing:
             e.notified = true;  // no lost wake-up: runs again after this run

@@ -1,10 +1,7 @@
-// scheduler.h: the Classic ("CB3") scheduler, with or without threads.
+// scheduler.h: the Classic ("CB3") scheduler.
 //
 // One task locator (id -> Entry) and owner table under the scheduler's
-// mutex, and one TaskQueue per TaskType. The Classic backend gives each
-// queue worker threads; the Manual backend gives it none and runs tasks on
-// the caller's thread through runDue()/runEarliest(). Both therefore share
-// every rule of the contract, implemented once, here.
+// mutex, and one TaskQueue per TaskType with its worker threads.
 //
 // Owners (register, unregister, the stats hold), worker threads and the
 // decision after a run are the rules every backend shares (common/).
@@ -40,9 +37,7 @@ namespace kvexec::classic {
 
 class Scheduler final : public detail::TaskHost {
   public:
-    enum class Mode { Threaded, Manual };
-
-    Scheduler(Mode mode, const PoolConfig& config);
+    explicit Scheduler(const PoolConfig& config);
     ~Scheduler();
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
@@ -62,10 +57,6 @@ class Scheduler final : public detail::TaskHost {
     std::size_t threadCount(TaskType type) const;
     void setThreadCount(TaskType type, std::size_t n);
     PoolStats stats() const;
-
-    // Manual mode: run due tasks / the earliest task on the calling thread.
-    std::size_t runDue(TaskType type);
-    TaskId runEarliest(TaskType type);
 
     // detail::TaskHost
     void onTaskSnoozed(Task& task) noexcept override;
@@ -89,18 +80,16 @@ class Scheduler final : public detail::TaskHost {
     bool rekeyToWakeTimeLocked(Entry& e) REQUIRES(owners_.mutex);
 
     // Runs a taken (Running) entry unless it is Dead, then re-queues or
-    // drops it. Returns true if run() was called.
-    bool runEntry(Entry& e, detail::WorkerSlot* worker = nullptr);
+    // drops it.
+    void runEntry(Entry& e, detail::WorkerSlot* worker);
     void finishRun(Entry& e, const detail::TaskRun& run);
     void requeueAfterRunLocked(TaskQueue& q, Entry& e, const detail::TaskRun& run)
         REQUIRES(q.mutex);
     void dropFinished(Entry& e);
     void runWorker(TaskQueue& q, std::size_t index, detail::WorkerSlot* slot);
-    void drainOwnerInline(Taskable& owner, detail::UniqueLock& lock) REQUIRES(owners_.mutex);
     void cancelOwnerTasksLocked(Taskable& owner, bool force, detail::ReleasedTasks& dropped)
         REQUIRES(owners_.mutex);
 
-    const Mode mode_;
     // Null when the pool records no metrics; outlives the workers.
     const std::unique_ptr<detail::PoolMetrics> metrics_;
     detail::OwnerRegistry owners_;

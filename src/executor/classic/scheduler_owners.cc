@@ -8,18 +8,15 @@ namespace kvexec::classic {
 
 using detail::TaskAccess;
 
-Scheduler::Scheduler(Mode mode, const PoolConfig& config)
-    : mode_(mode),
-      metrics_(config.recordMetrics ? std::make_unique<detail::PoolMetrics>() : nullptr),
+Scheduler::Scheduler(const PoolConfig& config)
+    : metrics_(config.recordMetrics ? std::make_unique<detail::PoolMetrics>() : nullptr),
       workers_(metrics_.get()) {
     for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
         queues_[i] = std::make_unique<TaskQueue>(static_cast<TaskType>(i));
     }
-    if (mode_ == Mode::Threaded) {
-        for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
-            const auto type = static_cast<TaskType>(i);
-            setThreadCount(type, detail::threadsFor(config, type));
-        }
+    for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
+        const auto type = static_cast<TaskType>(i);
+        setThreadCount(type, detail::threadsFor(config, type));
     }
 }
 
@@ -84,36 +81,6 @@ void Scheduler::cancelOwnerTasksLocked(Taskable& owner, bool force,
     }
 }
 
-// Manual mode has no worker to run blockShutdown tasks: run them here.
-// Unlocks and relocks owners_.mutex through the caller's lock, which the analysis
-// cannot follow through a parameter: unchecked inside, REQUIRES(mutex)
-// still checked at the call.
-void Scheduler::drainOwnerInline(Taskable& owner,
-                                 detail::UniqueLock& lock) NO_THREAD_SAFETY_ANALYSIS {
-    for (;;) {
-        Entry* queued = nullptr;
-        for (auto& [id, e] : locator_) {
-            if (&e->task->owner() == &owner &&
-                (e->where == Entry::Where::Future || e->where == Entry::Where::Ready)) {
-                queued = e.get();
-                break;
-            }
-        }
-        if (queued == nullptr) {
-            return;
-        }
-        {
-            TaskQueue& q = queueOf(queued->task->type());
-            detail::MutexLock queueLock(q.mutex);
-            q.removeLocked(*queued);
-            queued->where = Entry::Where::Running;
-        }
-        lock.unlock();
-        runEntry(*queued);
-        lock.lock();
-    }
-}
-
 // Unregistration (the steps of OwnerRegistry), in order:
 // 1. Refuse: from now on schedule() for this owner throws.
 // 2. Cancel and drop its queued tasks (blockShutdown ones are woken instead,
@@ -132,9 +99,6 @@ void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
         owners_.release(dropped);
         lock.lock();
     }
-    if (mode_ == Mode::Manual) {
-        drainOwnerInline(owner, lock);
-    }
     owners_.awaitDrainedLocked(owner, lock);
 }
 
@@ -147,7 +111,7 @@ PoolStats Scheduler::stats() const {
             const TaskQueue& q = *queues_[i];
             detail::MutexLock queueLock(q.mutex);
             auto& s = stats.byType[i];
-            s.threads = mode_ == Mode::Manual ? 0 : q.targetThreads;
+            s.threads = q.targetThreads;
             s.sleeping = q.sleeping;
             s.ready = q.readySizeLocked();
             s.future = q.futureSizeLocked();

@@ -1,16 +1,15 @@
 // scheduler_run.cc: how a task taken from a queue is run and re-queued,
-// the worker threads that do it, and the Manual backend's drivers.
+// and the worker threads that do it (their loop and their count).
 #include "executor/classic/scheduler.h"
 
 namespace kvexec::classic {
 
 using detail::TaskAccess;
 
-bool Scheduler::runEntry(Entry& e, detail::WorkerSlot* worker) {
+void Scheduler::runEntry(Entry& e, detail::WorkerSlot* worker) {
     // *e.task stays valid: a Running entry is never erased
     const detail::TaskRun run(*e.task, {metrics_.get(), worker}, e.kind);
     finishRun(e, run);
-    return run.ran();
 }
 
 void Scheduler::finishRun(Entry& e, const detail::TaskRun& run) {
@@ -38,7 +37,6 @@ void Scheduler::requeueAfterRunLocked(TaskQueue& q, Entry& e, const detail::Task
         TaskAccess::setWakeTime(*e.task, now);
     }
     e.key = asap ? now : e.keyFor(e.task->wakeTime(), now);
-    e.selfRescheduled = mode_ == Mode::Manual && asap && !e.notified && !e.revived;
     e.notified = false;
     e.revived = false;
     if (q.pushLocked(e, now)) {
@@ -90,7 +88,6 @@ void Scheduler::runWorker(TaskQueue& q, std::size_t index, detail::WorkerSlot* s
             --q.sleeping;
             continue;
         }
-        e->selfRescheduled = false;
         queueLock.unlock();
         runEntry(*e, slot);
         queueLock.lock();
@@ -100,18 +97,12 @@ void Scheduler::runWorker(TaskQueue& q, std::size_t index, detail::WorkerSlot* s
 }
 
 std::size_t Scheduler::threadCount(TaskType type) const {
-    if (mode_ == Mode::Manual) {
-        return 0;
-    }
     const TaskQueue& q = queueOf(type);
     detail::MutexLock queueLock(q.mutex);
     return q.targetThreads;
 }
 
 void Scheduler::setThreadCount(TaskType type, std::size_t n) {
-    if (mode_ == Mode::Manual) {
-        return;
-    }
     TaskQueue& q = queueOf(type);
     const auto retarget = [&q, n] {
         {
@@ -127,48 +118,6 @@ void Scheduler::setThreadCount(TaskType type, std::size_t n) {
     workers_.resize(type, n, &q, retarget, [this, &q](std::size_t index, detail::WorkerSlot* slot) {
         runWorker(q, index, slot);
     });
-}
-
-std::size_t Scheduler::runDue(TaskType type) {
-    TaskQueue& q = queueOf(type);
-    {
-        detail::MutexLock queueLock(q.mutex);
-        q.clearSelfRescheduledLocked();
-    }
-    std::size_t runs = 0;
-    for (;;) {
-        Entry* e = nullptr;
-        {
-            detail::MutexLock queueLock(q.mutex);
-            e = q.popReadySkippingSelfRescheduledLocked(Clock::now());
-            if (e != nullptr) {
-                e->selfRescheduled = false;
-            }
-        }
-        if (e == nullptr) {
-            return runs;
-        }
-        runs += runEntry(*e) ? 1 : 0;
-    }
-}
-
-TaskId Scheduler::runEarliest(TaskType type) {
-    TaskQueue& q = queueOf(type);
-    for (;;) {
-        Entry* e = nullptr;
-        {
-            detail::MutexLock queueLock(q.mutex);
-            e = q.popEarliestLocked();
-        }
-        if (e == nullptr) {
-            return 0;
-        }
-        const TaskId id = e->task->id();
-        if (runEntry(*e)) {
-            return id;
-        }
-        // It was Dead and has been dropped: look at the next one.
-    }
 }
 
 }  // namespace kvexec::classic
