@@ -8,7 +8,7 @@
 // the flusher) only carry a number.
 //
 // Backends (one API, one test suite):
-//   Classic  the "CB3" design of the seeds: per-type future heap + ready heap
+//   Classic  KV-Engine's "CB3" design: per-type future heap + ready heap
 //            under a mutex and condition variable. Our baseline.
 //   Wheel    sharded hierarchical timing wheels + per-type ready queues +
 //            workers that spin briefly, then park. The default.
@@ -22,7 +22,8 @@
 //   stop throws std::logic_error.
 // - The destructor must not run concurrently with any other call.
 //
-// Rules every backend keeps (see ../shared/design/executor-contract.md):
+// Rules every backend keeps (the executor contract; tests/executor runs
+// one typed suite of them over every backend):
 //  1. schedule(t) returns t->id(); the task runs at or after its wake time.
 //     Scheduling a task the pool holds and that is not Dead does nothing.
 //     Scheduling a Dead task revives it (state Running) and runs it again.
@@ -172,7 +173,10 @@ class ExecutorPool {
     // value that names no backend.
     static std::unique_ptr<ExecutorPool> create(Backend backend = Backend::Wheel,
                                                 PoolConfig config = {});
-    virtual ~ExecutorPool();                           // force-unregisters, joins threads
+    // Rule 13: marks every task Dead, lets runs in progress finish, joins
+    // the threads and drops every task reference. It does not unregister
+    // the owners (no Taskable hook is called for them).
+    virtual ~ExecutorPool();
     virtual std::string_view backendName() const = 0;  // "Classic", ...
 
     // registerTaskable: registering a registered owner again does nothing;
@@ -184,10 +188,18 @@ class ExecutorPool {
 
     virtual TaskId schedule(TaskPtr task) = 0;
     virtual bool cancel(TaskId id, bool remove = false) = 0;
-    virtual void wake(TaskId id) = 0;                       // asynchronous
-    virtual bool wakeAndWait(TaskId id) = 0;                // true: found and woken
-    virtual void snooze(TaskId id, Clock::duration d) = 0;  // asynchronous
-    virtual bool snoozeAndWait(TaskId id, Clock::duration d) = 0;
+    // wake(id) has done its work when it returns (rule 5): the task is due,
+    // or marked to run again if it is running. It never waits for another
+    // thread: it holds the pool's own locks only briefly (never across a
+    // run or other user code) and does not wait for the task to be picked
+    // up or to run. That is all a front-end path needs: once wake()
+    // returns, the wake-up cannot be lost. wakeAndWait() is the same call
+    // and also says whether the task was found and woken; snooze() and
+    // snoozeAndWait() likewise.
+    virtual void wake(TaskId id) = 0;
+    virtual bool wakeAndWait(TaskId id) = 0;  // true: found and woken
+    virtual void snooze(TaskId id, Clock::duration d) = 0;
+    virtual bool snoozeAndWait(TaskId id, Clock::duration d) = 0;  // true: found, not Dead
 
     virtual std::size_t threadCount(TaskType) const = 0;
     virtual void setThreadCount(TaskType, std::size_t n) = 0;

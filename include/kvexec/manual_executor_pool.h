@@ -22,7 +22,7 @@
 
 namespace kvexec {
 
-namespace classic {
+namespace manual {
 class Scheduler;
 }
 
@@ -53,7 +53,7 @@ class ManualExecutorPool : public ExecutorPool {
     PoolStats stats() const override;
 
   private:
-    std::unique_ptr<classic::Scheduler> scheduler_;
+    std::unique_ptr<manual::Scheduler> scheduler_;
 };
 
 }  // namespace kvexec

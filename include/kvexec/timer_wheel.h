@@ -2,7 +2,7 @@
 //
 // What it is for
 // --------------
-// The executor keeps one timeout per sleeping task, and (seed 001) most of
+// The executor keeps one timeout per sleeping task, and most of
 // them are re-armed far more often than they fire: a vBucket's SyncWrite
 // timeout moves later with every write that completes. A heap pays O(log n)
 // for every such move and its cache behaviour degrades as n grows; the wheel

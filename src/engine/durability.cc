@@ -30,7 +30,7 @@ void BucketImpl::resolveLocked(VBucket& vb, SyncWrite& write) {
     write.resolved = true;
     if (!vb.inCompletionQueue) {
         vb.inCompletionQueue = true;
-        std::lock_guard lock(completionMutex_);
+        kvexec::detail::MutexLock lock(completionMutex_);
         completionQueue_.push_back(vb.id);
     }
     wakeCompletion();
@@ -115,7 +115,7 @@ bool BucketImpl::runCompletion() {
     std::vector<Vbid> vbids;
     std::vector<FinishedSyncWrite> failed;
     {
-        std::lock_guard lock(completionMutex_);
+        kvexec::detail::MutexLock lock(completionMutex_);
         vbids.swap(completionQueue_);
         failed.swap(failedWrites_);
     }
@@ -124,7 +124,7 @@ bool BucketImpl::runCompletion() {
         auto& vb = vbucket(v);
         std::vector<FinishedSyncWrite> done;
         {
-            std::lock_guard lock(vb.mutex);
+            kvexec::detail::MutexLock lock(vb.mutex);
             done = commitResolvedLocked(vb);
         }
         finish(done);
@@ -138,7 +138,7 @@ bool BucketImpl::runTimeout(Vbid vbid) {
     auto& vb = vbucket(vbid);
     std::vector<FinishedSyncWrite> done;
     {
-        std::lock_guard lock(vb.mutex);
+        kvexec::detail::MutexLock lock(vb.mutex);
         const auto now = Clock::now();
         std::vector<Seqno> expired;
         auto earliest = Clock::time_point::max();

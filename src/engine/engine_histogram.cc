@@ -1,3 +1,4 @@
+// engine_histogram.cc: EngineHistogram, the engine's lock-free latency histograms.
 #include "engine/engine_histogram.h"
 
 #include <bit>

@@ -1,3 +1,4 @@
+// ep_bucket.cc: Bucket::open and its config checks, the read path (get, get-meta), stats.
 #include "engine/ep_bucket.h"
 
 #include <chrono>
@@ -92,7 +93,7 @@ BucketImpl::~BucketImpl() {
     {
         std::vector<FinishedSyncWrite> failed;
         {
-            std::lock_guard lock(completionMutex_);
+            kvexec::detail::MutexLock lock(completionMutex_);
             failed.swap(failedWrites_);
         }
         finish(failed);
@@ -102,7 +103,7 @@ BucketImpl::~BucketImpl() {
         std::vector<FinishedSyncWrite> done;
         std::vector<std::shared_ptr<StreamImpl>> streams;
         {
-            std::lock_guard lock(vb.mutex);
+            kvexec::detail::MutexLock lock(vb.mutex);
             done = commitResolvedLocked(vb);
             while (!vb.syncWrites.empty()) {
                 done.push_back(
@@ -124,7 +125,7 @@ WarmupProgress BucketImpl::warmupProgress() const {
     out.vbucketsTotal = vbuckets_.size();
     out.itemsLoaded = itemsLoaded_.load();
     if (out.state == WarmupState::Failed) {
-        std::lock_guard lock(warmupErrorMutex_);
+        kvexec::detail::MutexLock lock(warmupErrorMutex_);
         out.error = warmupError_;
     }
     return out;
@@ -154,7 +155,7 @@ void BucketImpl::get(Vbid vbid, std::string key, GetCallback done) {
     auto& vb = vbucket(vbid);
     bool expiredNow = false;
     {
-        std::lock_guard lock(vb.mutex);
+        kvexec::detail::MutexLock lock(vb.mutex);
         const auto it = vb.committed.find(key);
         if (it == vb.committed.end() || it->second.meta.deleted) {
             result.status = Status::KeyNotFound;
@@ -178,7 +179,7 @@ void BucketImpl::getMeta(Vbid vbid, std::string key, GetCallback done) {
     GetResult result{admit(vbid, key), {}};
     if (result.status == Status::Success) {
         auto& vb = vbucket(vbid);
-        std::lock_guard lock(vb.mutex);
+        kvexec::detail::MutexLock lock(vb.mutex);
         const auto it = vb.committed.find(key);
         if (it == vb.committed.end()) {
             result.status = Status::KeyNotFound;
@@ -200,7 +201,7 @@ ObserveSeqnoResult BucketImpl::observeSeqno(Vbid vbid) const {
         return out;
     }
     auto& vb = vbucket(vbid);
-    std::lock_guard lock(vb.mutex);
+    kvexec::detail::MutexLock lock(vb.mutex);
     out.vbucketUuid = vb.uuid;
     out.persistedSeqno = vb.persistedSeqno;
     out.currentSeqno = vb.highSeqno;
@@ -212,7 +213,7 @@ BucketStats BucketImpl::stats() const {
     out.name = config_.name;
     out.warmupComplete = warmupState_.load(std::memory_order_acquire) == WarmupState::Complete;
     for (const auto& vbPtr : vbuckets_) {
-        std::lock_guard lock(vbPtr->mutex);
+        kvexec::detail::MutexLock lock(vbPtr->mutex);
         out.currItems += vbPtr->liveCount;
         out.tombstones += vbPtr->tombstoneCount;
         out.dirtyItems += vbPtr->dirty.size();

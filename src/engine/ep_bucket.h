@@ -85,9 +85,9 @@ class BucketImpl final : public Bucket {
     // ready queue: later nudges that are no stronger are not sent again.
     enum class FlusherNudge : std::uint8_t { None, Deferred, Woken };
     struct Shard {
-        std::mutex mutex;
-        std::deque<Vbid> ready;                   // guarded by mutex
-        FlusherNudge nudge = FlusherNudge::None;  // guarded by mutex
+        kvexec::detail::Mutex mutex;
+        std::deque<Vbid> ready GUARDED_BY(mutex);
+        FlusherNudge nudge GUARDED_BY(mutex) = FlusherNudge::None;
         TaskId flusher = 0;
     };
 
@@ -105,24 +105,26 @@ class BucketImpl final : public Bucket {
     Status checkDurability(const Durability& durability) const;
     // Queues a tombstone for an expired key (lazy expiry); returns the
     // bytes accounted.
-    void expireLocked(VBucket& vb, const std::string& key);
+    void expireLocked(VBucket& vb, const std::string& key) REQUIRES(vb.mutex);
 
     // flusher.cc
     void notifyFlusher(VBucket& vb, FlushUrgency urgency = FlushUrgency::Now);
     bool flushVBucket(VBucket& vb);
     // durability.cc
-    void trackSyncWriteLocked(VBucket& vb, Seqno seqno, SyncWrite write);
-    void resolveLocked(VBucket& vb, SyncWrite& write);
-    void resolvePersistedLocked(VBucket& vb, Seqno persisted);
+    void trackSyncWriteLocked(VBucket& vb, Seqno seqno, SyncWrite write) REQUIRES(vb.mutex);
+    void resolveLocked(VBucket& vb, SyncWrite& write) REQUIRES(vb.mutex);
+    void resolvePersistedLocked(VBucket& vb, Seqno persisted) REQUIRES(vb.mutex);
     // Removes a pending SyncWrite and queues the value it hid back, so that
     // the disk converges to the committed state.
-    FinishedSyncWrite abortLocked(VBucket& vb, Seqno seqno, Status status);
-    std::vector<FinishedSyncWrite> commitResolvedLocked(VBucket& vb);
+    FinishedSyncWrite abortLocked(VBucket& vb, Seqno seqno, Status status) REQUIRES(vb.mutex);
+    std::vector<FinishedSyncWrite> commitResolvedLocked(VBucket& vb) REQUIRES(vb.mutex);
     void finish(std::vector<FinishedSyncWrite>& done);
     void wakeCompletion();
-    void armTimeoutLocked(VBucket& vb);
+    void armTimeoutLocked(VBucket& vb) REQUIRES(vb.mutex);
     // warmup.cc
     void loadVBucket(VBucket& vb);
+    // Records the first warmup error and marks warmup Failed.
+    void failWarmup(const std::string& why) EXCLUDES(warmupErrorMutex_);
     // stream.cc
     void scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seqno backfillEnd);
 
@@ -145,18 +147,18 @@ class BucketImpl final : public Bucket {
     std::atomic<WarmupState> warmupState_{WarmupState::Running};
     std::atomic<std::size_t> vbucketsLoaded_{0}, shardsLoading_{0};
     std::atomic<std::uint64_t> itemsLoaded_{0};
-    mutable std::mutex warmupErrorMutex_;
-    std::string warmupError_;  // guarded by warmupErrorMutex_
+    mutable kvexec::detail::Mutex warmupErrorMutex_;
+    std::string warmupError_ GUARDED_BY(warmupErrorMutex_);
 
     // Completion task: vBuckets with resolved SyncWrites, and the flag that
     // makes the task be woken once per batch.
     TaskId completionTask_ = 0;
     std::atomic<bool> completionPending_{false};
-    std::mutex completionMutex_;
-    std::vector<Vbid> completionQueue_;  // guarded by completionMutex_
+    kvexec::detail::Mutex completionMutex_;
+    std::vector<Vbid> completionQueue_ GUARDED_BY(completionMutex_);
     // SyncWrites a failed flush aborted; their clients are told by the
     // completion task, so that every SyncWrite completes on NonIO.
-    std::vector<FinishedSyncWrite> failedWrites_;  // guarded by completionMutex_
+    std::vector<FinishedSyncWrite> failedWrites_ GUARDED_BY(completionMutex_);
     TaskId expiryPager_ = 0;
 
     std::atomic<std::int64_t> memUsed_{0};

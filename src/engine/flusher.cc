@@ -48,7 +48,7 @@ void BucketImpl::notifyFlusher(VBucket& vb, FlushUrgency urgency) {
     const FlusherNudge wanted = batched ? FlusherNudge::Deferred : FlusherNudge::Woken;
     bool send = false;
     {
-        std::lock_guard lock(shard.mutex);
+        kvexec::detail::MutexLock lock(shard.mutex);
         if (!queued) {
             shard.ready.push_back(vb.id);
         }
@@ -75,7 +75,7 @@ bool BucketImpl::runFlusher(std::size_t shardIndex) {
     }
     std::size_t todo = 0;
     {
-        std::lock_guard lock(shard.mutex);
+        kvexec::detail::MutexLock lock(shard.mutex);
         shard.nudge = FlusherNudge::None;  // after the snooze: see the file comment
         todo = shard.ready.size();
     }
@@ -83,7 +83,7 @@ bool BucketImpl::runFlusher(std::size_t shardIndex) {
     for (std::size_t i = 0; i < todo; ++i) {
         Vbid v = 0;
         {
-            std::lock_guard lock(shard.mutex);
+            kvexec::detail::MutexLock lock(shard.mutex);
             v = shard.ready.front();
             shard.ready.pop_front();
         }
@@ -96,14 +96,14 @@ bool BucketImpl::runFlusher(std::size_t shardIndex) {
         }
     }
     if (shutdown) {
-        std::lock_guard lock(shard.mutex);
+        kvexec::detail::MutexLock lock(shard.mutex);
         return failed.empty() && !shard.ready.empty();  // best effort: no retries
     }
     bool more = false;
     {
         // Failed vBuckets go back without a wake: they are retried after
         // flushRetryDelay, not in a busy loop.
-        std::lock_guard lock(shard.mutex);
+        kvexec::detail::MutexLock lock(shard.mutex);
         for (const Vbid v : failed) {
             if (!vbucket(v).inReadyQueue.exchange(true, std::memory_order_acq_rel)) {
                 shard.ready.push_back(v);
@@ -132,7 +132,7 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     std::vector<storage::Document> items;
     Seqno batchHigh = 0;
     {
-        std::lock_guard lock(vb.mutex);
+        kvexec::detail::MutexLock lock(vb.mutex);
         const std::size_t n = std::min(vb.dirty.size(), kMaxBatchItems);
         if (n == 0) {
             return true;
@@ -156,7 +156,7 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
         std::cerr << "kvexec engine: flush of vb:" << vb.id << " failed: " << error.what() << '\n';
         std::vector<FinishedSyncWrite> failed;
         {
-            std::lock_guard lock(vb.mutex);
+            kvexec::detail::MutexLock lock(vb.mutex);
             std::vector<Seqno> inBatch;
             for (const auto& [seqno, write] : vb.syncWrites) {
                 if (seqno <= batchHigh && !write.resolved) {
@@ -169,7 +169,7 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
         }
         if (!failed.empty()) {
             {
-                std::lock_guard lock(completionMutex_);
+                kvexec::detail::MutexLock lock(completionMutex_);
                 std::move(failed.begin(), failed.end(), std::back_inserter(failedWrites_));
             }
             wakeCompletion();
@@ -180,7 +180,7 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     flusherBatches_.fetch_add(1, std::memory_order_relaxed);
     bool moreDirty = false;
     {
-        std::lock_guard lock(vb.mutex);
+        kvexec::detail::MutexLock lock(vb.mutex);
         const auto now = Clock::now();
         while (!vb.dirty.empty() && vb.dirty.front().doc.seqno <= batchHigh) {
             const auto& item = vb.dirty.front();
@@ -220,7 +220,7 @@ void BucketImpl::compact(Vbid vbid, StatusCallback done) {
         Seqno purgeBefore = 0;
         {
             auto& vb = vbucket(vbid);
-            std::lock_guard lock(vb.mutex);
+            kvexec::detail::MutexLock lock(vb.mutex);
             purgeBefore = vb.persistedSeqno;
         }
         Status status = Status::Success;

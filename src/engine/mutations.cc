@@ -59,7 +59,7 @@ void BucketImpl::mutate(Vbid vbid, std::string key, Durability durability, const
     std::uint64_t cas = 0;
     MutationToken token;
     {
-        std::lock_guard lock(vb.mutex);
+        kvexec::detail::MutexLock lock(vb.mutex);
         if (vb.pendingByKey.contains(key)) {
             status = Status::SyncWriteInProgress;
         } else {
@@ -239,7 +239,7 @@ void BucketImpl::flush(StatusCallback done) {
         auto& vb = *vbPtr;
         std::vector<FinishedSyncWrite> aborted;
         {
-            std::lock_guard lock(vb.mutex);
+            kvexec::detail::MutexLock lock(vb.mutex);
             while (!vb.syncWrites.empty()) {
                 aborted.push_back(
                     abortLocked(vb, vb.syncWrites.begin()->first, Status::SyncWriteAmbiguous));
@@ -283,7 +283,7 @@ bool BucketImpl::runExpiryPager() {
         auto& vb = *vbPtr;
         bool any = false;
         {
-            std::lock_guard lock(vb.mutex);
+            kvexec::detail::MutexLock lock(vb.mutex);
             std::vector<std::string> expired;
             for (const auto& [key, value] : vb.committed) {
                 if (!value.meta.deleted && value.meta.expiry != 0 && value.meta.expiry <= now &&

@@ -1,3 +1,4 @@
+// status.cc: the names of Status, DurabilityLevel and StoreOperation.
 #include "kvexec/engine/status.h"
 
 #include "kvexec/engine/item.h"

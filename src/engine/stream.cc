@@ -25,7 +25,7 @@ StreamImpl::StreamImpl(BucketImpl& bucket, Vbid vbid, Seqno startSeqno, StreamIt
       lastDelivered_(startSeqno) {}
 
 std::size_t StreamImpl::backlog() const {
-    std::lock_guard lock(mutex_);
+    kvexec::detail::MutexLock lock(mutex_);
     return backfill_.size() + memory_.size();
 }
 
@@ -36,7 +36,7 @@ void StreamImpl::wake() {
 void StreamImpl::pushLocked(StreamEntry entry) {
     bool wakeNow = false;
     {
-        std::lock_guard lock(mutex_);
+        kvexec::detail::MutexLock lock(mutex_);
         wakeNow = memory_.empty() && !backfilling_;
         memory_.push_back(std::move(entry));
     }
@@ -47,7 +47,7 @@ void StreamImpl::pushLocked(StreamEntry entry) {
 
 void StreamImpl::completeBackfill(std::vector<StreamEntry> entries) {
     {
-        std::lock_guard lock(mutex_);
+        kvexec::detail::MutexLock lock(mutex_);
         backfill_ = std::move(entries);
         backfilling_ = false;
     }
@@ -61,7 +61,7 @@ bool StreamImpl::deliver() {
     bucket_.pool().snooze(task_, kForever);  // before taking: a push meanwhile wakes us
     std::vector<StreamEntry> batch;
     {
-        std::lock_guard lock(mutex_);
+        kvexec::detail::MutexLock lock(mutex_);
         if (backfilling_) {
             return true;  // completeBackfill() wakes us
         }
@@ -116,7 +116,7 @@ std::shared_ptr<ChangeStream> BucketImpl::openStream(StreamRequest request,
     auto& vb = vbucket(request.vbid);
     Seqno backfillEnd = 0;
     {
-        std::lock_guard lock(vb.mutex);
+        kvexec::detail::MutexLock lock(vb.mutex);
         // dirty holds exactly the seqnos above persistedSeqno (vbucket.h):
         // the disk has the rest.
         backfillEnd = vb.persistedSeqno;
@@ -168,7 +168,7 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
 void BucketImpl::closeStream(StreamImpl& stream) {
     auto& vb = vbucket(stream.vbid());
     {
-        std::lock_guard lock(vb.mutex);
+        kvexec::detail::MutexLock lock(vb.mutex);
         std::erase_if(vb.streams, [&](const auto& s) { return s.get() == &stream; });
     }
     pool_.cancel(stream.task(), true);  // the pool's reference to the task (and stream) goes

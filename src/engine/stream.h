@@ -19,6 +19,7 @@
 #include <mutex>
 #include <vector>
 
+#include "executor/thread_annotations.h"
 #include "kvexec/engine/change_stream.h"
 #include "kvexec/executor_pool.h"
 #include "kvexec/task.h"
@@ -44,7 +45,10 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     // Called once, before registration, by the bucket.
     void setTask(TaskId task) { task_ = task; }
     TaskId task() const { return task_; }
-    void expectBackfill() { backfilling_ = true; }
+    void expectBackfill() {
+        kvexec::detail::MutexLock lock(mutex_);
+        backfilling_ = true;
+    }
     // Under the vBucket lock: a mutation the vBucket just queued.
     void pushLocked(StreamEntry entry);
     // From the backfill task: the persisted part, then wakes the stream.
@@ -65,10 +69,10 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     std::atomic<bool> closed_{false};
     std::atomic<Seqno> lastDelivered_;
 
-    mutable std::mutex mutex_;
-    bool backfilling_ = false;           // guarded by mutex_
-    std::vector<StreamEntry> backfill_;  // guarded by mutex_
-    std::deque<StreamEntry> memory_;     // guarded by mutex_
+    mutable kvexec::detail::Mutex mutex_;
+    bool backfilling_ GUARDED_BY(mutex_) = false;
+    std::vector<StreamEntry> backfill_ GUARDED_BY(mutex_);
+    std::deque<StreamEntry> memory_ GUARDED_BY(mutex_);
 };
 
 }  // namespace kvexec::engine

@@ -1,3 +1,4 @@
+// vbucket.cc: a vBucket's hash-table steps: CAS, dirty queue, committed values, lookup.
 #include "engine/vbucket.h"
 
 #include <algorithm>

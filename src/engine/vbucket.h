@@ -4,7 +4,8 @@
 // change streams following it.
 //
 // Ground rules: every field below `mutex` is guarded by it; the member
-// functions whose names end in Locked require it held. The bucket
+// functions whose names end in Locked require it held (GUARDED_BY /
+// REQUIRES: the clang preset checks both). The bucket
 // (ep_bucket.h) does everything that involves the pool or callbacks after
 // releasing it: a callback never runs under a vBucket lock.
 //
@@ -27,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "executor/thread_annotations.h"
 #include "kvexec/engine/item.h"
 #include "kvexec/storage/types.h"
 #include "kvexec/task.h"
@@ -78,35 +80,36 @@ class VBucket {
     // Set while the vBucket sits in its shard's ready queue (flusher.h).
     std::atomic<bool> inReadyQueue{false};
     // Set while the vBucket is queued for the completion task.
-    bool inCompletionQueue = false;  // guarded by mutex
+    bool inCompletionQueue GUARDED_BY(mutex) = false;
 
-    std::mutex mutex;
-    std::unordered_map<std::string, StoredValue> committed;  // guarded by mutex
-    std::unordered_map<std::string, Seqno> pendingByKey;     // guarded by mutex
-    std::map<Seqno, SyncWrite> syncWrites;                   // guarded by mutex
-    std::deque<DirtyItem> dirty;                             // guarded by mutex
-    std::uint64_t liveCount = 0;                             // guarded by mutex
-    std::uint64_t tombstoneCount = 0;                        // guarded by mutex
-    Seqno highSeqno = 0;                                     // guarded by mutex
-    Seqno persistedSeqno = 0;                                // guarded by mutex
-    std::uint64_t maxCas = 0;                                // guarded by mutex
+    kvexec::detail::Mutex mutex;
+    std::unordered_map<std::string, StoredValue> committed GUARDED_BY(mutex);
+    std::unordered_map<std::string, Seqno> pendingByKey GUARDED_BY(mutex);
+    std::map<Seqno, SyncWrite> syncWrites GUARDED_BY(mutex);
+    std::deque<DirtyItem> dirty GUARDED_BY(mutex);
+    std::uint64_t liveCount GUARDED_BY(mutex) = 0;
+    std::uint64_t tombstoneCount GUARDED_BY(mutex) = 0;
+    Seqno highSeqno GUARDED_BY(mutex) = 0;
+    Seqno persistedSeqno GUARDED_BY(mutex) = 0;
+    std::uint64_t maxCas GUARDED_BY(mutex) = 0;
     // The deadline the timeout task is snoozed to (max: none).
-    Clock::time_point armedDeadline = Clock::time_point::max();  // guarded by mutex
-    std::vector<std::shared_ptr<StreamImpl>> streams;            // guarded by mutex
+    Clock::time_point armedDeadline GUARDED_BY(mutex) = Clock::time_point::max();
+    std::vector<std::shared_ptr<StreamImpl>> streams GUARDED_BY(mutex);
     TaskId timeoutTask = 0;  // set once before the vBucket is used
 
     // A CAS above every CAS this vBucket has handed out: the wall clock in
     // nanoseconds, or the last CAS + 1 if the clock is behind.
-    std::uint64_t nextCasLocked();
+    std::uint64_t nextCasLocked() REQUIRES(mutex);
     // Assigns the next seqno (and, if newCas, a new CAS) to `value`, queues
     // it for the flusher and the streams. Returns the bytes newly accounted
     // (the dirty copy).
-    std::size_t queueLocked(const std::string& key, StoredValue& value, bool newCas = true);
+    std::size_t queueLocked(const std::string& key, StoredValue& value, bool newCas = true)
+        REQUIRES(mutex);
     // Replaces the committed value of key; returns the change in bytes.
-    std::int64_t setCommittedLocked(const std::string& key, StoredValue value);
+    std::int64_t setCommittedLocked(const std::string& key, StoredValue value) REQUIRES(mutex);
     // The committed live value of key, or null (absent, tombstone, or
     // expired at `now`, seconds since the epoch).
-    const StoredValue* liveLocked(const std::string& key, std::uint32_t now) const;
+    const StoredValue* liveLocked(const std::string& key, std::uint32_t now) const REQUIRES(mutex);
 };
 
 }  // namespace kvexec::engine

@@ -9,21 +9,16 @@
 
 namespace kvexec::engine {
 
-namespace {
-
-void failWarmup(std::atomic<WarmupState>& state, std::mutex& mutex, std::string& error,
-                const std::string& why) {
+void BucketImpl::failWarmup(const std::string& why) {
     {
-        std::lock_guard lock(mutex);
-        if (error.empty()) {
-            error = why;
+        kvexec::detail::MutexLock lock(warmupErrorMutex_);
+        if (warmupError_.empty()) {
+            warmupError_ = why;
         }
     }
-    state.store(WarmupState::Failed, std::memory_order_release);
+    warmupState_.store(WarmupState::Failed, std::memory_order_release);
     std::cerr << "kvexec engine: warmup failed: " << why << '\n';
 }
-
-}  // namespace
 
 bool BucketImpl::runWarmup() {
     try {
@@ -35,11 +30,11 @@ bool BucketImpl::runWarmup() {
         storeConfig.fileOps = config_.fileOps;
         store_ = std::make_unique<storage::KVStore>(std::move(storeConfig));
         if (const auto errors = store_->openErrors(); !errors.empty()) {
-            failWarmup(warmupState_, warmupErrorMutex_, warmupError_, errors.front().what());
+            failWarmup(errors.front().what());
             return false;
         }
     } catch (const std::exception& error) {
-        failWarmup(warmupState_, warmupErrorMutex_, warmupError_, error.what());
+        failWarmup(error.what());
         return false;
     }
     shardsLoading_.store(shards_.size());
@@ -62,7 +57,7 @@ bool BucketImpl::runWarmupShard(std::size_t shard) {
             vbucketsLoaded_.fetch_add(1);
         }
     } catch (const std::exception& error) {
-        failWarmup(warmupState_, warmupErrorMutex_, warmupError_, error.what());
+        failWarmup(error.what());
         return false;
     }
     if (shardsLoading_.fetch_sub(1) == 1) {
@@ -79,9 +74,10 @@ void BucketImpl::loadVBucket(VBucket& vb) {
     if (!store_->exists(vb.id)) {
         return;
     }
-    std::lock_guard lock(vb.mutex);
+    kvexec::detail::MutexLock lock(vb.mutex);
     std::uint64_t items = 0;
     store_->scan(vb.id, 0, [&](const storage::Document& doc) {
+        vb.mutex.assertHeld();  // scan() calls back on this thread, under the lock
         StoredValue value{doc.value, ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry,
                                               doc.datatype, doc.deleted}};
         vb.maxCas = std::max(vb.maxCas, doc.cas);

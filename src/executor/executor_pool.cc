@@ -25,7 +25,7 @@ std::string_view to_string(Backend backend) {
 
 std::size_t defaultThreadCount(TaskType type) {
     const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    // The proportions of the seeds' engine: readers scale with cores, a few
+    // KV-Engine's proportions: readers scale with cores, a few
     // writers, little AuxIO, NonIO between 2 and 8.
     switch (type) {
         case TaskType::Writer:

@@ -1,3 +1,4 @@
+// pool_config.cc: how a backend turns a PoolConfig entry into a thread count.
 #include "executor/pool_config.h"
 
 namespace kvexec::detail {

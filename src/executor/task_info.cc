@@ -1,3 +1,4 @@
+// task_info.cc: the TaskInfo rows of PoolStats, built the same way by every backend.
 #include "executor/task_info.h"
 
 namespace kvexec::detail {

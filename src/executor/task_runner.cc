@@ -116,9 +116,4 @@ bool runTask(Task& task, RunSite site, KindMetrics*& kind) {
     return again;
 }
 
-bool runTask(Task& task) {
-    KindMetrics* none = nullptr;
-    return runTask(task, RunSite{}, none);
-}
-
 }  // namespace kvexec::detail

@@ -28,9 +28,6 @@ struct RunSite {
 // backend's per-task cache of the task's kind: null on the first run
 // (resolved here), reused after.
 bool runTask(Task& task, RunSite site, KindMetrics*& kind);
-// The same, recording nothing but the Taskable hooks and the task's own
-// accounting.
-bool runTask(Task& task);
 
 // The task whose run() is executing on this thread, or null.
 const Task* currentTask() noexcept;

@@ -9,11 +9,14 @@
 // `clang` preset builds with -Wthread-safety as an error.
 //
 // Thread safety: Mutex is a std::mutex; MutexLock and UniqueLock are
-// std::lock_guard and std::unique_lock over it, usable from any thread.
+// std::lock_guard and std::unique_lock over it; SharedMutex is a
+// std::shared_mutex with WriterLock / ReaderLock; all usable from any
+// thread.
 #pragma once
 
 #include <condition_variable>
 #include <mutex>
+#include <shared_mutex>
 
 #if defined(__clang__)
 #define KVEXEC_THREAD_ANNOTATION(x) __attribute__((x))
@@ -26,9 +29,13 @@
 #define GUARDED_BY(x) KVEXEC_THREAD_ANNOTATION(guarded_by(x))
 #define PT_GUARDED_BY(x) KVEXEC_THREAD_ANNOTATION(pt_guarded_by(x))
 #define REQUIRES(...) KVEXEC_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
+#define REQUIRES_SHARED(...) KVEXEC_THREAD_ANNOTATION(requires_shared_capability(__VA_ARGS__))
 #define EXCLUDES(...) KVEXEC_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 #define ACQUIRE(...) KVEXEC_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define RELEASE(...) KVEXEC_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#define ACQUIRE_SHARED(...) KVEXEC_THREAD_ANNOTATION(acquire_shared_capability(__VA_ARGS__))
+#define RELEASE_SHARED(...) KVEXEC_THREAD_ANNOTATION(release_shared_capability(__VA_ARGS__))
+#define RELEASE_GENERIC(...) KVEXEC_THREAD_ANNOTATION(release_generic_capability(__VA_ARGS__))
 #define TRY_ACQUIRE(...) KVEXEC_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 #define RETURN_CAPABILITY(x) KVEXEC_THREAD_ANNOTATION(lock_returned(x))
 #define ASSERT_CAPABILITY(x) KVEXEC_THREAD_ANNOTATION(assert_capability(x))
@@ -84,6 +91,45 @@ class SCOPED_CAPABILITY UniqueLock {
 
   private:
     std::unique_lock<std::mutex> lock_;
+};
+
+// A std::shared_mutex the analysis knows as a capability: held
+// exclusively (WriterLock) or shared (ReaderLock).
+class CAPABILITY("shared mutex") SharedMutex {
+  public:
+    void lock() ACQUIRE() { mutex_.lock(); }
+    void unlock() RELEASE() { mutex_.unlock(); }
+    void lock_shared() ACQUIRE_SHARED() { mutex_.lock_shared(); }
+    void unlock_shared() RELEASE_SHARED() { mutex_.unlock_shared(); }
+
+  private:
+    std::shared_mutex mutex_;
+};
+
+// std::unique_lock over a SharedMutex, for the scope.
+class SCOPED_CAPABILITY WriterLock {
+  public:
+    explicit WriterLock(SharedMutex& mutex) ACQUIRE(mutex) : mutex_(mutex) { mutex_.lock(); }
+    ~WriterLock() RELEASE() { mutex_.unlock(); }
+    WriterLock(const WriterLock&) = delete;
+    WriterLock& operator=(const WriterLock&) = delete;
+
+  private:
+    SharedMutex& mutex_;
+};
+
+// std::shared_lock over a SharedMutex, for the scope.
+class SCOPED_CAPABILITY ReaderLock {
+  public:
+    explicit ReaderLock(SharedMutex& mutex) ACQUIRE_SHARED(mutex) : mutex_(mutex) {
+        mutex_.lock_shared();
+    }
+    ~ReaderLock() RELEASE_GENERIC() { mutex_.unlock_shared(); }
+    ReaderLock(const ReaderLock&) = delete;
+    ReaderLock& operator=(const ReaderLock&) = delete;
+
+  private:
+    SharedMutex& mutex_;
 };
 
 }  // namespace kvexec::detail

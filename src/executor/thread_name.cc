@@ -1,3 +1,4 @@
+// thread_name.cc: worker thread names (<Type>_worker_<n>, cut to 15 characters).
 #include "executor/thread_name.h"
 
 #include <pthread.h>

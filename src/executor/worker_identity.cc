@@ -1,3 +1,4 @@
+// worker_identity.cc: which queue and index the calling worker serves (setThreadCount check).
 #include "executor/worker_identity.h"
 
 namespace kvexec::detail {

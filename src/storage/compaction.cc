@@ -9,8 +9,6 @@
 #include <fcntl.h>
 
 #include <cerrno>
-#include <mutex>
-#include <shared_mutex>
 #include <utility>
 #include <vector>
 
@@ -102,7 +100,7 @@ struct Snapshot {
 };
 
 Snapshot takeSnapshot(KVStore::Impl& store, Vbid vbid, VBucketState& vb, Seqno from) {
-    std::shared_lock state(vb.stateMutex);
+    detail::ReaderLock state(vb.stateMutex);
     store.requireUsable(vbid, vb);
     return Snapshot{vb.revision, vb.highSeqno, vb.committedEnd, vb.index.fromSeqno(from),
                     store.cache.acquire(vbid, vb.revision, vb.path)};
@@ -121,12 +119,13 @@ void copyDocuments(KVStore::Impl& store, const Snapshot& snap, Seqno purgeBefore
     }
 }
 
-void publish(VBucketState& vb, Revision revision, std::string path, CompactionWriter& out) {
+void publish(VBucketState& vb, Revision revision, std::string path, CompactionWriter& out)
+    REQUIRES(vb.writeMutex) {
     VBucketIndex index;
     for (const auto& [key, entry] : out.docs()) {
         index.apply(key, entry);  // in seqno order: later versions win
     }
-    std::unique_lock state(vb.stateMutex);
+    detail::WriterLock state(vb.stateMutex);
     vb.index = std::move(index);
     vb.revision = revision;
     vb.path = std::move(path);
@@ -138,7 +137,7 @@ void publish(VBucketState& vb, Revision revision, std::string path, CompactionWr
 
 CompactionResult compactVBucket(KVStore::Impl& store, Vbid vbid, Seqno purgeBeforeSeqno) {
     auto& vb = store.vb(vbid);
-    std::lock_guard compaction(vb.compactionMutex);
+    detail::MutexLock compaction(vb.compactionMutex);
     CompactionResult result;
 
     const auto snap = takeSnapshot(store, vbid, vb, 0);
@@ -147,17 +146,21 @@ CompactionResult compactVBucket(KVStore::Impl& store, Vbid vbid, Seqno purgeBefo
     copyDocuments(store, snap, purgeBeforeSeqno, out, result);
     out.commit(snap.highSeqno);
 
-    std::lock_guard write(vb.writeMutex);
-    if (!vb.exists || vb.revision != snap.revision || vb.openError) {
-        result.aborted = true;  // deleted or recreated meanwhile: out removes its file
-        return result;
+    detail::MutexLock write(vb.writeMutex);
+    std::string oldPath;
+    {
+        detail::ReaderLock state(vb.stateMutex);
+        if (!vb.exists || vb.revision != snap.revision || vb.openError) {
+            result.aborted = true;  // deleted or recreated meanwhile: out removes its file
+            return result;
+        }
+        oldPath = vb.path;
     }
     const auto since = takeSnapshot(store, vbid, vb, snap.highSeqno + 1);
     if (!since.entries.empty()) {
         copyDocuments(store, since, 0, out, result);
         out.commit(since.highSeqno);
     }
-    const auto oldPath = vb.path;
     auto newPath = store.pathOf(vbid, next);
     out.syncAndRename(newPath);
     const bool dirSynced = store.ops->syncDirectory(store.dir) == 0;

@@ -1,3 +1,4 @@
+// crc32c.cc: CRC-32C, by the SSE4.2 instruction when the CPU has it, else by table.
 #include "storage/crc32c.h"
 
 #include <array>

@@ -1,3 +1,4 @@
+// file_cache.cc: FileCache, the LRU cache of open vBucket file handles.
 #include "kvexec/storage/file_cache.h"
 
 #include <fcntl.h>
@@ -149,13 +150,6 @@ void FileCache::erase(Vbid vbid) {
             ++it;
         }
     }
-}
-
-void FileCache::clear() {
-    Lru dropped;
-    std::lock_guard lock(mutex_);
-    index_.clear();
-    dropped.swap(lru_);
 }
 
 FileCacheStats FileCache::stats() const {

@@ -1,3 +1,4 @@
+// file_io.cc: FileOps calls that throw a StorageError naming the file and offset.
 #include "storage/file_io.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// kv_store.cc: KVStore: open the directory, create/delete vBuckets, save, get, scan, compact.
 #include "kvexec/storage/kv_store.h"
 
 #include <fcntl.h>
@@ -67,19 +68,18 @@ constexpr std::size_t kMaxScratch = 4 << 20;
 // that fails too) and the handle is dropped, then the error propagates.
 // Caller holds vb.writeMutex.
 void writeBatch(KVStore::Impl& store, Vbid vbid, VBucketState& vb, std::string_view bytes,
-                std::uint64_t batchStart) {
+                std::uint64_t batchStart) REQUIRES(vb.writeMutex) REQUIRES_SHARED(vb.stateMutex) {
     auto& ops = *store.ops;
-    const auto& path = vb.path;
     FileHandlePtr handle;
     try {
-        handle = store.cache.acquire(vbid, vb.revision, path);
+        handle = store.cache.acquire(vbid, vb.revision, vb.path);
         if (vb.tailDirty) {
-            io::truncate(ops, handle->fd(), path, batchStart);
+            io::truncate(ops, handle->fd(), vb.path, batchStart);
             vb.tailDirty = false;
         }
-        io::writeAll(ops, handle->fd(), path, bytes, batchStart);
+        io::writeAll(ops, handle->fd(), vb.path, bytes, batchStart);
         if (store.config.syncMode == SyncMode::Fdatasync) {
-            io::sync(ops, handle->fd(), path);
+            io::sync(ops, handle->fd(), vb.path);
         }
     } catch (...) {
         vb.tailDirty = true;
@@ -218,11 +218,15 @@ KVStore::~KVStore() = default;
 
 bool KVStore::createVBucket(Vbid vbid) {
     auto& vb = impl_->vb(vbid);
-    std::lock_guard write(vb.writeMutex);
-    if (vb.exists) {
-        return false;
+    detail::MutexLock write(vb.writeMutex);
+    Revision revision = 0;
+    {
+        detail::ReaderLock state(vb.stateMutex);
+        if (vb.exists) {
+            return false;
+        }
+        revision = vb.revision + 1;
     }
-    const Revision revision = vb.revision + 1;
     const auto path = impl_->pathOf(vbid, revision);
     auto& ops = *impl_->ops;
     const int fd = impl_->openUncached(path, O_RDWR | O_CREAT | O_TRUNC);
@@ -238,7 +242,7 @@ bool KVStore::createVBucket(Vbid vbid) {
         throw;
     }
     ops.close(fd);
-    std::unique_lock state(vb.stateMutex);
+    detail::WriterLock state(vb.stateMutex);
     vb.exists = true;
     vb.revision = revision;
     vb.path = path;
@@ -252,13 +256,15 @@ bool KVStore::createVBucket(Vbid vbid) {
 
 bool KVStore::deleteVBucket(Vbid vbid) {
     auto& vb = impl_->vb(vbid);
-    std::lock_guard write(vb.writeMutex);
-    if (!vb.exists) {
-        return false;
-    }
+    detail::MutexLock write(vb.writeMutex);
+    std::string path;
     // Unpublish first, so no reader opens the file once it is gone.
     {
-        std::unique_lock state(vb.stateMutex);
+        detail::WriterLock state(vb.stateMutex);
+        if (!vb.exists) {
+            return false;
+        }
+        path = vb.path;
         vb.exists = false;
         vb.highSeqno = 0;
         vb.committedEnd = 0;
@@ -266,7 +272,6 @@ bool KVStore::deleteVBucket(Vbid vbid) {
         vb.openError.reset();
     }
     impl_->cache.erase(vbid);
-    const auto& path = vb.path;
     if (const int r = impl_->ops->unlink(path); r < 0 && r != -ENOENT) {
         // Deleted in memory; the file would come back at the next open.
         io::throwIo("unlink", path, r);
@@ -279,39 +284,46 @@ bool KVStore::deleteVBucket(Vbid vbid) {
 
 bool KVStore::exists(Vbid vbid) const {
     auto& vb = impl_->vb(vbid);
-    std::shared_lock state(vb.stateMutex);
+    detail::ReaderLock state(vb.stateMutex);
     return vb.exists;
 }
 
 Seqno KVStore::saveDocs(Vbid vbid, std::span<const Document> batch) {
     auto& vb = impl_->vb(vbid);
-    std::lock_guard write(vb.writeMutex);
-    impl_->requireUsable(vbid, vb);
-    validateBatch(batch, vb.highSeqno);
-    if (batch.empty()) {
-        return vb.highSeqno;
-    }
-    const std::uint64_t batchStart = vb.committedEnd;
+    detail::MutexLock write(vb.writeMutex);
     // Per-thread scratch: a flusher thread reuses it across saves.
     thread_local std::string bytes;
     thread_local std::vector<std::pair<const std::string*, IndexEntry>> entries;
-    bytes.clear();
-    entries.clear();
-    for (const auto& doc : batch) {
-        const std::uint64_t offset = batchStart + bytes.size();
-        const auto size = format::appendDocument(bytes, doc);
-        entries.emplace_back(
-            &doc.key, IndexEntry{offset, static_cast<std::uint32_t>(size), doc.seqno, doc.deleted});
+    Seqno high = 0;
+    std::uint64_t newEnd = 0;
+    {
+        // Shared across the write and sync: only writers, which hold
+        // writeMutex first, take it exclusively (kv_store_impl.h).
+        detail::ReaderLock state(vb.stateMutex);
+        impl_->requireUsable(vbid, vb);
+        validateBatch(batch, vb.highSeqno);
+        if (batch.empty()) {
+            return vb.highSeqno;
+        }
+        const std::uint64_t batchStart = vb.committedEnd;
+        bytes.clear();
+        entries.clear();
+        for (const auto& doc : batch) {
+            const std::uint64_t offset = batchStart + bytes.size();
+            const auto size = format::appendDocument(bytes, doc);
+            entries.emplace_back(&doc.key, IndexEntry{offset, static_cast<std::uint32_t>(size),
+                                                      doc.seqno, doc.deleted});
+        }
+        high = batch.back().seqno;
+        format::appendCommit(bytes, {high, batchStart, static_cast<std::uint32_t>(batch.size())});
+        newEnd = batchStart + bytes.size();
+        writeBatch(*impl_, vbid, vb, bytes, batchStart);
     }
-    const Seqno high = batch.back().seqno;
-    format::appendCommit(bytes, {high, batchStart, static_cast<std::uint32_t>(batch.size())});
-    const std::uint64_t newEnd = batchStart + bytes.size();
-    writeBatch(*impl_, vbid, vb, bytes, batchStart);
     if (bytes.capacity() > kMaxScratch) {
         std::string().swap(bytes);
     }
 
-    std::unique_lock state(vb.stateMutex);
+    detail::WriterLock state(vb.stateMutex);
     for (const auto& [key, entry] : entries) {
         vb.index.apply(*key, entry);
     }
@@ -325,7 +337,7 @@ std::optional<Document> KVStore::get(Vbid vbid, std::string_view key) const {
     IndexEntry entry;
     FileHandlePtr handle;
     {
-        std::shared_lock state(vb.stateMutex);
+        detail::ReaderLock state(vb.stateMutex);
         impl_->requireUsable(vbid, vb);
         const auto* found = vb.index.find(std::string(key));
         if (found == nullptr) {
@@ -344,7 +356,7 @@ std::size_t KVStore::scan(Vbid vbid, Seqno fromSeqno, const ScanCallback& fn) co
     std::vector<IndexEntry> entries;
     FileHandlePtr handle;
     {
-        std::shared_lock state(vb.stateMutex);
+        detail::ReaderLock state(vb.stateMutex);
         impl_->requireUsable(vbid, vb);
         entries = vb.index.fromSeqno(fromSeqno);
         if (entries.empty()) {
@@ -368,21 +380,21 @@ CompactionResult KVStore::compact(Vbid vbid, Seqno purgeBeforeSeqno) {
 
 Seqno KVStore::highSeqno(Vbid vbid) const {
     auto& vb = impl_->vb(vbid);
-    std::shared_lock state(vb.stateMutex);
+    detail::ReaderLock state(vb.stateMutex);
     impl_->requireUsable(vbid, vb);
     return vb.highSeqno;
 }
 
 Revision KVStore::revision(Vbid vbid) const {
     auto& vb = impl_->vb(vbid);
-    std::shared_lock state(vb.stateMutex);
+    detail::ReaderLock state(vb.stateMutex);
     impl_->requireUsable(vbid, vb);
     return vb.revision;
 }
 
 std::filesystem::path KVStore::filePath(Vbid vbid) const {
     auto& vb = impl_->vb(vbid);
-    std::shared_lock state(vb.stateMutex);
+    detail::ReaderLock state(vb.stateMutex);
     if (!vb.exists) {
         impl_->requireUsable(vbid, vb);
     }
@@ -391,7 +403,7 @@ std::filesystem::path KVStore::filePath(Vbid vbid) const {
 
 std::uint64_t KVStore::fileSize(Vbid vbid) const {
     auto& vb = impl_->vb(vbid);
-    std::shared_lock state(vb.stateMutex);
+    detail::ReaderLock state(vb.stateMutex);
     impl_->requireUsable(vbid, vb);
     return vb.committedEnd;
 }

@@ -1,3 +1,4 @@
+// record_format.cc: encode/decode the file header, document and commit records (CRC-checked).
 #include "storage/record_format.h"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// storage_error.cc: StorageError and the names of SyncMode.
 #include "kvexec/storage/storage_error.h"
 
 #include <utility>

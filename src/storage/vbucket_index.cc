@@ -1,3 +1,4 @@
+// vbucket_index.cc: a vBucket's in-memory key -> (seqno, offset) index.
 #include "storage/vbucket_index.h"
 
 #include <utility>

@@ -1,3 +1,4 @@
+// vbucket_loader.cc: open a vBucket file: check the header, replay commits, cut a torn tail.
 #include "storage/vbucket_loader.h"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
-// backends.h: the threaded backends the typed contract suite runs against.
-// A new backend joins every contract test by adding its tag here.
+// backends.h: the backends the typed contract suite runs against. A new
+// backend joins every contract test by adding its tag here. Rules about
+// worker threads themselves (their names and count) run over the threaded
+// backends only; the Manual backend runs the others with a driver that
+// plays its workers (contract_fixture.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,7 +19,12 @@ struct WheelBackend {
     static constexpr Backend value = Backend::Wheel;
 };
 
+struct ManualBackend {
+    static constexpr Backend value = Backend::Manual;
+};
+
 using ThreadedBackends = ::testing::Types<ClassicBackend, WheelBackend>;
+using AllBackends = ::testing::Types<ClassicBackend, WheelBackend, ManualBackend>;
 
 struct BackendNames {
     template <class T>

@@ -9,7 +9,7 @@ namespace {
 
 template <class B>
 class CancelRules : public ExecutorContract<B> {};
-TYPED_TEST_SUITE(CancelRules, ThreadedBackends, BackendNames);
+TYPED_TEST_SUITE(CancelRules, AllBackends, BackendNames);
 
 TYPED_TEST(CancelRules, Rule7_ACancelledTaskDoesNotStartAgain) {
     std::atomic<int> runs{0};
@@ -69,7 +69,7 @@ TYPED_TEST(CancelRules, Rule7_TaskCancelActsThroughItsPool) {
 
 template <class B>
 class UnregisterRules : public ExecutorContract<B> {};
-TYPED_TEST_SUITE(UnregisterRules, ThreadedBackends, BackendNames);
+TYPED_TEST_SUITE(UnregisterRules, AllBackends, BackendNames);
 
 TYPED_TEST(UnregisterRules, Rule9_UnregisterCancelsQueuedTasksAndReleasesThem) {
     TestOwner bucket("bucket-b");

@@ -1,28 +1,75 @@
 // contract_fixture.h: the fixture of the typed contract suite: a pool of
 // the backend under test with one worker per type (so that "a fence task
-// has run" proves what ran before it), and one registered owner.
+// has run" proves what ran before it), and one registered owner. The
+// Manual backend has no threads: a ManualDriver plays its workers.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
+#include <array>
+#include <atomic>
 #include <memory>
+#include <thread>
 
 #include "executor/backends.h"
 #include "executor/test_support.h"
+#include "kvexec/manual_executor_pool.h"
 
 namespace kvexec::test {
+
+// Drives a ManualExecutorPool by hand the way a threaded pool's workers
+// would: one thread per type, named as worker 0 of that type, that runs
+// what is due (runReady) and looks again every millisecond when nothing was.
+class ManualDriver {
+  public:
+    explicit ManualDriver(ManualExecutorPool& pool) {
+        for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
+            threads_[i] = std::thread([this, &pool, type = static_cast<TaskType>(i)] {
+                const std::string name = std::string(to_string(type)) + "_worker_0";
+                pthread_setname_np(pthread_self(), name.c_str());
+                while (!stop_.load()) {
+                    if (pool.runReady(type) == 0) {
+                        std::this_thread::sleep_for(1ms);
+                    }
+                }
+            });
+        }
+    }
+    ~ManualDriver() {
+        stop_ = true;
+        for (auto& t : threads_) {
+            t.join();
+        }
+    }
+    ManualDriver(const ManualDriver&) = delete;
+    ManualDriver& operator=(const ManualDriver&) = delete;
+
+  private:
+    std::atomic<bool> stop_{false};
+    std::array<std::thread, kTaskTypeCount> threads_;
+};
 
 template <class B>
 class ExecutorContract : public ::testing::Test {
   protected:
     void SetUp() override {
         pool = ExecutorPool::create(B::value, PoolConfig{1, 1, 1, 1});
+        if (auto* manual = dynamic_cast<ManualExecutorPool*>(pool.get())) {
+            driver = std::make_unique<ManualDriver>(*manual);
+        }
         pool->registerTaskable(owner);
     }
     void TearDown() override {
         if (pool) {
             pool->unregisterTaskable(owner, true);
         }
+        destroyPool();
+    }
+    // Stops the driver (if any), then destroys the pool.
+    void destroyPool() {
+        driver.reset();
+        pool.reset();
     }
 
     // Schedules a task of `type` and waits until it has run. With one worker
@@ -47,6 +94,7 @@ class ExecutorContract : public ::testing::Test {
 
     TestOwner owner;  // declared first: outlives the pool
     std::unique_ptr<ExecutorPool> pool;
+    std::unique_ptr<ManualDriver> driver;  // Manual backend only
 };
 
 }  // namespace kvexec::test

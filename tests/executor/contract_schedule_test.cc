@@ -12,7 +12,7 @@ namespace {
 
 template <class B>
 class ScheduleRules : public ExecutorContract<B> {};
-TYPED_TEST_SUITE(ScheduleRules, ThreadedBackends, BackendNames);
+TYPED_TEST_SUITE(ScheduleRules, AllBackends, BackendNames);
 
 TYPED_TEST(ScheduleRules, Rule1_ScheduleReturnsIdAndRunsOnThreadOfItsType) {
     Gate ran;

@@ -7,7 +7,7 @@ namespace {
 
 template <class B>
 class WakeSnoozeRules : public ExecutorContract<B> {};
-TYPED_TEST_SUITE(WakeSnoozeRules, ThreadedBackends, BackendNames);
+TYPED_TEST_SUITE(WakeSnoozeRules, AllBackends, BackendNames);
 
 TYPED_TEST(WakeSnoozeRules, Rule5_WakeRunsASnoozedTaskNow) {
     std::atomic<int> runs{0};

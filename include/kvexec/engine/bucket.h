@@ -11,7 +11,8 @@
 //   persisted seqnos and a CAS generator.
 // - A front-end mutation updates the hash table, queues the item and, when
 //   its shard's ready queue goes from empty to non-empty, wakes the shard's
-//   flusher (a Writer task) with the pool's asynchronous wake().
+//   flusher (a Writer task) with the pool's wake(), which never waits for
+//   another thread.
 // - The flusher saves each ready vBucket's batch (latest version per key)
 //   with KVStore::saveDocs, advances the persisted seqno and tells the
 //   durability monitor, which resolves SyncWrites; a DurabilityCompletion

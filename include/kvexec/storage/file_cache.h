@@ -89,7 +89,6 @@ class FileCache {
     // Drops the cached handle of one revision / every revision of a vBucket.
     void erase(Vbid vbid, Revision revision);
     void erase(Vbid vbid);
-    void clear();
     // Drops the least recently used handle (to free a descriptor after
     // EMFILE elsewhere). Returns false if the cache was empty.
     bool evictOne();
@@ -120,9 +119,11 @@ class FileCache {
     const std::size_t capacity_;
     const bool enabled_;
 
+    // A public header cannot use the library's private lock annotations
+    // (executor/thread_annotations.h): the comment convention instead.
     mutable std::mutex mutex_;
-    Lru lru_;
-    std::unordered_map<Key, Lru::iterator, KeyHash> index_;
+    Lru lru_;                                                // guarded by mutex_
+    std::unordered_map<Key, Lru::iterator, KeyHash> index_;  // guarded by mutex_
 
     std::atomic<std::uint64_t> hits_{0}, misses_{0}, evictions_{0};
 };

@@ -5,7 +5,7 @@
 // saveDocs() appends a batch of documents and a commit record, syncs per the
 // SyncMode, and only then publishes the batch to readers; after a crash a
 // batch is visible only if its commit record is intact. Open handles are
-// kept in a FileCache (seed 002) unless the cache is disabled.
+// kept in a FileCache unless the cache is disabled.
 //
 // compact() rewrites a vBucket's live documents into revision N+1 (dropping
 // tombstones older than a purge seqno), switches to it atomically (rename)

@@ -9,8 +9,7 @@ namespace kvexec::classic {
 
 class ClassicPool final : public ExecutorPool {
   public:
-    explicit ClassicPool(const PoolConfig& config)
-        : scheduler_(Scheduler::Mode::Threaded, config) {}
+    explicit ClassicPool(const PoolConfig& config) : scheduler_(config) {}
     ~ClassicPool() override { scheduler_.shutdown(); }
 
     std::string_view backendName() const override { return "Classic"; }

@@ -8,8 +8,7 @@
 // field below by the mutex of the task's TaskQueue.
 #pragma once
 
-#include <atomic>
-
+#include "executor/common/owner_registry.h"
 #include "kvexec/task.h"
 
 namespace kvexec::detail {
@@ -26,19 +25,16 @@ struct Entry {
         Finishing,  // its last run ended Dead; about to be dropped
     };
 
-    Entry(TaskPtr t, const std::atomic<bool>& ownerUnregistering)
-        : task(std::move(t)), ownerUnregistering(ownerUnregistering) {}
+    Entry(TaskPtr t, detail::OwnerState& o) : task(std::move(t)), owner(o) {}
 
-    // Rule 9: while its owner is being unregistered, a blockShutdown task is
-    // never put to sleep: it runs until it returns false.
-    bool mustNotSleep() const { return task->blocksShutdown() && ownerUnregistering.load(); }
-    // The key a wake time becomes: `now` for a task that must not sleep.
+    // The key a wake time becomes: `now` for a task that must not sleep
+    // (rule 9, OwnerState::mustNotSleep).
     Clock::time_point keyFor(Clock::time_point wakeTime, Clock::time_point now) const {
-        return mustNotSleep() ? now : wakeTime;
+        return owner.mustNotSleep(*task) ? now : wakeTime;
     }
 
     TaskPtr task;
-    const std::atomic<bool>& ownerUnregistering;  // the owner's, which outlives the entry
+    detail::OwnerState& owner;  // outlives the entry
     // The wake time as the heaps order it; the task's own wakeTime() may be
     // newer (a snooze in progress) until the queue sees it under its lock.
     Clock::time_point key{};
@@ -47,9 +43,6 @@ struct Entry {
     bool notified = false;
     // schedule() revived the (Dead) task while Running or Finishing.
     bool revived = false;
-    // Manual backend only: re-queued as-soon-as-possible by its own run in
-    // the current runReady() call, so that call does not run it again.
-    bool selfRescheduled = false;
     // The task's kind in the pool's metrics: resolved by its first run,
     // then only touched by the thread running it.
     detail::KindMetrics* kind = nullptr;

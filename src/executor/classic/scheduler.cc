@@ -14,25 +14,12 @@ Entry* Scheduler::findLocked(TaskId id) {
     return it == locator_.end() ? nullptr : it->second.get();
 }
 
-Scheduler::Owner& Scheduler::ownerForScheduleLocked(const Task& task) {
-    if (stopping_) {
-        throw std::logic_error("kvexec: schedule() on a pool that is shutting down");
-    }
-    auto it = owners_.find(&task.owner());
-    if (it == owners_.end() || it->second.unregistering) {
-        throw std::logic_error("kvexec: schedule() of task '" + task.description() +
-                               "' whose owner '" + task.owner().name() +
-                               "' is not registered (or is being unregistered)");
-    }
-    return it->second;
-}
-
 TaskId Scheduler::schedule(TaskPtr task) {
     if (!task) {
         throw std::invalid_argument("kvexec: schedule() of a null TaskPtr");
     }
-    detail::MutexLock lock(mutex_);
-    Owner& owner = ownerForScheduleLocked(*task);
+    detail::MutexLock lock(owners_.mutex);
+    detail::OwnerState& owner = owners_.admitLocked(*task);
     auto* host = TaskAccess::host(*task);
     if (host != nullptr && host != this) {
         throw std::logic_error("kvexec: schedule() of a task held by another pool");
@@ -41,9 +28,9 @@ TaskId Scheduler::schedule(TaskPtr task) {
     if (Entry* held = findLocked(id)) {
         return task->isDead() ? reviveLocked(*held) : id;
     }
-    auto [it, inserted] = locator_.emplace(id, std::make_unique<Entry>(task, owner.unregistering));
+    auto [it, inserted] = locator_.emplace(id, std::make_unique<Entry>(task, owner));
     Entry& e = *it->second;
-    ++owner.tasks;
+    owners_.addTaskLocked(owner);
     TaskAccess::setState(*task, TaskState::Running);
     TaskAccess::setHost(*task, this);
 
@@ -78,34 +65,15 @@ TaskId Scheduler::reviveLocked(Entry& e) {
     return e.task->id();
 }
 
-TaskPtr Scheduler::eraseLocked(Entry& e) {
+void Scheduler::eraseLocked(Entry& e, detail::ReleasedTasks& out) {
     TaskPtr task = std::move(e.task);
+    detail::OwnerState& owner = e.owner;
     TaskAccess::setHost(*task, nullptr);
     locator_.erase(task->id());  // destroys e
-    return task;
+    out.add(std::move(task), owner);
 }
 
-void Scheduler::release(std::vector<TaskPtr>& erased) {
-    if (erased.empty()) {
-        return;
-    }
-    std::vector<const Taskable*> owners;
-    owners.reserve(erased.size());
-    for (const auto& task : erased) {
-        owners.push_back(&task->owner());  // owners outlive their registration
-    }
-    erased.clear();
-    detail::MutexLock lock(mutex_);
-    for (const Taskable* owner : owners) {
-        auto it = owners_.find(owner);
-        if (it != owners_.end() && it->second.tasks > 0) {
-            --it->second.tasks;
-        }
-    }
-    ownerDrained_.notify_all();
-}
-
-bool Scheduler::cancelLocked(Entry& e, bool remove, std::vector<TaskPtr>& dropped) {
+bool Scheduler::cancelLocked(Entry& e, bool remove, detail::ReleasedTasks& dropped) {
     TaskAccess::setState(*e.task, TaskState::Dead);
     TaskQueue& q = queueOf(e.task->type());
     detail::UniqueLock queueLock(q.mutex);
@@ -115,7 +83,7 @@ bool Scheduler::cancelLocked(Entry& e, bool remove, std::vector<TaskPtr>& droppe
     if (queued && remove) {
         q.removeLocked(e);
         queueLock.unlock();
-        dropped.push_back(eraseLocked(e));
+        eraseLocked(e, dropped);
     } else if (e.where == Entry::Where::Future) {
         // CB3: make it due so that a worker drops it soon.
         if (q.rekeyLocked(e, Clock::now(), Clock::now())) {
@@ -126,14 +94,14 @@ bool Scheduler::cancelLocked(Entry& e, bool remove, std::vector<TaskPtr>& droppe
 }
 
 bool Scheduler::cancel(TaskId id, bool remove) {
-    std::vector<TaskPtr> dropped;
+    detail::ReleasedTasks dropped;
     bool held = false;
     {
-        detail::MutexLock lock(mutex_);
+        detail::MutexLock lock(owners_.mutex);
         Entry* e = findLocked(id);
         held = e != nullptr && cancelLocked(*e, remove, dropped);
     }
-    release(dropped);
+    owners_.release(dropped);
     return held;
 }
 
@@ -152,8 +120,7 @@ bool Scheduler::wakeLocked(Entry& e) {
             }
             break;
         case Entry::Where::Ready:
-            e.selfRescheduled = false;
-            break;
+            break;  // due already
         case Entry::Where::Running:
         case Entry::Where::Finishing:
             e.notified = true;  // no lost wake-up: runs again after this run
@@ -163,7 +130,7 @@ bool Scheduler::wakeLocked(Entry& e) {
 }
 
 bool Scheduler::wake(TaskId id) {
-    detail::MutexLock lock(mutex_);
+    detail::MutexLock lock(owners_.mutex);
     Entry* e = findLocked(id);
     return e != nullptr && wakeLocked(*e);
 }
@@ -186,7 +153,7 @@ bool Scheduler::rekeyToWakeTimeLocked(Entry& e) {
 }
 
 bool Scheduler::snooze(TaskId id, Clock::duration d) {
-    detail::MutexLock lock(mutex_);
+    detail::MutexLock lock(owners_.mutex);
     Entry* e = findLocked(id);
     if (e == nullptr || e->task->isDead()) {
         return false;
@@ -199,7 +166,7 @@ bool Scheduler::snooze(TaskId id, Clock::duration d) {
 }
 
 void Scheduler::onTaskSnoozed(Task& task) noexcept {
-    detail::MutexLock lock(mutex_);
+    detail::MutexLock lock(owners_.mutex);
     Entry* e = findLocked(task.id());
     if (e != nullptr && e->task.get() == &task) {
         rekeyToWakeTimeLocked(*e);
@@ -207,8 +174,8 @@ void Scheduler::onTaskSnoozed(Task& task) noexcept {
 }
 
 void Scheduler::onTaskCancelled(Task& task) noexcept {
-    std::vector<TaskPtr> dropped;  // stays empty: remove = false
-    detail::MutexLock lock(mutex_);
+    detail::ReleasedTasks dropped;  // stays empty: remove = false
+    detail::MutexLock lock(owners_.mutex);
     Entry* e = findLocked(task.id());
     if (e != nullptr && e->task.get() == &task) {
         cancelLocked(*e, false, dropped);

@@ -1,28 +1,22 @@
 // scheduler_owners.cc: the lifecycle of owners and of the scheduler itself
 // (register, unregister, shutdown), and stats.
-#include <stdexcept>
-
 #include "executor/classic/scheduler.h"
 #include "executor/pool_config.h"
-#include "executor/stats_hold.h"
 #include "executor/task_info.h"
-#include "executor/task_runner.h"
 
 namespace kvexec::classic {
 
 using detail::TaskAccess;
 
-Scheduler::Scheduler(Mode mode, const PoolConfig& config)
-    : mode_(mode),
-      metrics_(config.recordMetrics ? std::make_unique<detail::PoolMetrics>() : nullptr) {
+Scheduler::Scheduler(const PoolConfig& config)
+    : metrics_(config.recordMetrics ? std::make_unique<detail::PoolMetrics>() : nullptr),
+      workers_(metrics_.get()) {
     for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
         queues_[i] = std::make_unique<TaskQueue>(static_cast<TaskType>(i));
     }
-    if (mode_ == Mode::Threaded) {
-        for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
-            const auto type = static_cast<TaskType>(i);
-            setThreadCount(type, detail::threadsFor(config, type));
-        }
+    for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
+        const auto type = static_cast<TaskType>(i);
+        setThreadCount(type, detail::threadsFor(config, type));
     }
 }
 
@@ -36,58 +30,42 @@ Scheduler::~Scheduler() {
 // 3. Drop every reference, after the locks are released, so a task's
 //    destructor may call back into the pool without deadlock.
 void Scheduler::shutdown() {
-    detail::MutexLock resizeLock(resizeMutex_);
     {
-        detail::MutexLock lock(mutex_);
-        stopping_ = true;
+        detail::MutexLock lock(owners_.mutex);
+        owners_.stopLocked();
         for (auto& [id, e] : locator_) {
             TaskAccess::setState(*e->task, TaskState::Dead);
         }
     }
-    for (auto& q : queues_) {
-        detail::MutexLock queueLock(q->mutex);
-        q->stopping = true;
-        q->wakeup.notify_all();
-    }
-    for (auto& threads : workers_) {
-        for (auto& t : threads) {
-            t.join();
+    workers_.stopAll([this] {
+        for (auto& q : queues_) {
+            detail::MutexLock queueLock(q->mutex);
+            q->stopping = true;
+            q->wakeup.notify_all();
         }
-        threads.clear();
-    }
-    std::vector<TaskPtr> dropped;
+    });
+    detail::ReleasedTasks dropped;
     {
-        detail::MutexLock lock(mutex_);
+        detail::MutexLock lock(owners_.mutex);
         for (auto& [id, e] : locator_) {
             TaskAccess::setHost(*e->task, nullptr);
-            dropped.push_back(std::move(e->task));
+            dropped.add(std::move(e->task), e->owner);
         }
         locator_.clear();
-        for (auto& [owner, state] : owners_) {
-            state.tasks = 0;
-        }
-        ownerDrained_.notify_all();
     }
+    owners_.release(dropped);
 }
 
 void Scheduler::registerTaskable(Taskable& owner) {
-    detail::MutexLock lock(mutex_);
-    if (stopping_) {
-        throw std::logic_error("kvexec: registerTaskable() on a pool that is shutting down");
-    }
-    auto [it, inserted] = owners_.try_emplace(&owner);
-    if (!inserted && it->second.unregistering) {
-        throw std::logic_error("kvexec: registerTaskable() of '" + owner.name() +
-                               "' while it is being unregistered");
-    }
+    owners_.registerOwner(owner);
 }
 
 std::size_t Scheduler::taskableCount() const {
-    detail::MutexLock lock(mutex_);
-    return owners_.size();
+    return owners_.count();
 }
 
-void Scheduler::cancelOwnerTasksLocked(Taskable& owner, bool force, std::vector<TaskPtr>& dropped) {
+void Scheduler::cancelOwnerTasksLocked(Taskable& owner, bool force,
+                                       detail::ReleasedTasks& dropped) {
     std::vector<Entry*> owned;
     for (auto& [id, e] : locator_) {
         if (&e->task->owner() == &owner) {
@@ -103,80 +81,37 @@ void Scheduler::cancelOwnerTasksLocked(Taskable& owner, bool force, std::vector<
     }
 }
 
-// Manual mode has no worker to run blockShutdown tasks: run them here.
-// Unlocks and relocks mutex_ through the caller's lock, which the analysis
-// cannot follow through a parameter: unchecked inside, REQUIRES(mutex_)
-// still checked at the call.
-void Scheduler::drainOwnerInline(Taskable& owner,
-                                 detail::UniqueLock& lock) NO_THREAD_SAFETY_ANALYSIS {
-    for (;;) {
-        Entry* queued = nullptr;
-        for (auto& [id, e] : locator_) {
-            if (&e->task->owner() == &owner &&
-                (e->where == Entry::Where::Future || e->where == Entry::Where::Ready)) {
-                queued = e.get();
-                break;
-            }
-        }
-        if (queued == nullptr) {
-            return;
-        }
-        {
-            TaskQueue& q = queueOf(queued->task->type());
-            detail::MutexLock queueLock(q.mutex);
-            q.removeLocked(*queued);
-            queued->where = Entry::Where::Running;
-        }
-        lock.unlock();
-        runEntry(*queued);
-        lock.lock();
-    }
-}
-
-// Unregistration, in order:
+// Unregistration (the steps of OwnerRegistry), in order:
 // 1. Refuse: from now on schedule() for this owner throws.
 // 2. Cancel and drop its queued tasks (blockShutdown ones are woken instead,
 //    unless force); running ones are dropped by their worker when done.
 // 3. Wait until the pool holds none of its tasks, then forget the owner.
 void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
-    const Task* current = detail::currentTask();
-    if (current != nullptr && &current->owner() == &owner) {
-        throw std::logic_error("kvexec: unregisterTaskable('" + owner.name() +
-                               "') from one of its own tasks would wait for itself");
-    }
-    std::vector<TaskPtr> dropped;
-    detail::UniqueLock lock(mutex_);
-    auto it = owners_.find(&owner);
-    if (it == owners_.end()) {
+    detail::OwnerRegistry::checkNotOwnTask(owner);
+    detail::ReleasedTasks dropped;
+    detail::UniqueLock lock(owners_.mutex);
+    if (owners_.beginUnregisterLocked(owner) == nullptr) {
         return;
     }
-    it->second.unregistering = true;
     cancelOwnerTasksLocked(owner, force, dropped);
     if (!dropped.empty()) {
         lock.unlock();
-        release(dropped);
+        owners_.release(dropped);
         lock.lock();
     }
-    if (mode_ == Mode::Manual) {
-        drainOwnerInline(owner, lock);
-    }
-    ownerDrained_.wait(lock.native(), [&]() REQUIRES(mutex_) {
-        auto found = owners_.find(&owner);
-        return (found == owners_.end() || found->second.tasks == 0) && statsHoldingTasks_ == 0;
-    });
-    owners_.erase(&owner);
+    owners_.awaitDrainedLocked(owner, lock);
 }
 
 PoolStats Scheduler::stats() const {
     PoolStats stats{};
-    detail::StatsHold held(mutex_, ownerDrained_, &statsHoldingTasks_);
+    detail::StatsHold held(owners_);
     {
-        detail::MutexLock lock(mutex_);
+        detail::MutexLock lock(owners_.mutex);
         for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
             const TaskQueue& q = *queues_[i];
             detail::MutexLock queueLock(q.mutex);
             auto& s = stats.byType[i];
-            s.threads = mode_ == Mode::Manual ? 0 : q.targetThreads;
+            s.threads = q.targetThreads;
             s.sleeping = q.sleeping;
             s.ready = q.readySizeLocked();
             s.future = q.futureSizeLocked();

@@ -1,3 +1,4 @@
+// task_queue.cc: the Classic (CB3) per-type future and ready heaps.
 #include "executor/classic/task_queue.h"
 
 #include <algorithm>
@@ -75,37 +76,6 @@ Entry* TaskQueue::popReadyLocked(Clock::time_point now) {
     return ready_.empty() ? nullptr : takeReadyAtLocked(0);
 }
 
-Entry* TaskQueue::popReadySkippingSelfRescheduledLocked(Clock::time_point now) {
-    moveDueLocked(now);
-    std::size_t best = ready_.size();
-    for (std::size_t i = 0; i < ready_.size(); ++i) {
-        if (!ready_[i]->selfRescheduled &&
-            (best == ready_.size() || worseReady(ready_[best], ready_[i]))) {
-            best = i;
-        }
-    }
-    return best == ready_.size() ? nullptr : takeReadyAtLocked(best);
-}
-
-Entry* TaskQueue::popEarliestLocked() {
-    std::size_t bestReady = ready_.size();
-    for (std::size_t i = 0; i < ready_.size(); ++i) {
-        if (bestReady == ready_.size() || ready_[i]->key < ready_[bestReady]->key) {
-            bestReady = i;
-        }
-    }
-    const bool futureFirst = !future_.empty() && (bestReady == ready_.size() ||
-                                                  future_.front()->key < ready_[bestReady]->key);
-    if (futureFirst) {
-        std::pop_heap(future_.begin(), future_.end(), laterKey);
-        Entry* e = future_.back();
-        future_.pop_back();
-        e->where = Entry::Where::Running;
-        return e;
-    }
-    return bestReady == ready_.size() ? nullptr : takeReadyAtLocked(bestReady);
-}
-
 void TaskQueue::removeLocked(Entry& e) {
     if (e.where == Entry::Where::Future) {
         eraseFromHeap(future_, &e, laterKey);
@@ -129,12 +99,6 @@ bool TaskQueue::rekeyLocked(Entry& e, Clock::time_point key, Clock::time_point n
 
 Clock::time_point TaskQueue::nextWakeLocked() const {
     return future_.empty() ? Clock::time_point::max() : future_.front()->key;
-}
-
-void TaskQueue::clearSelfRescheduledLocked() {
-    for (Entry* e : ready_) {
-        e->selfRescheduled = false;
-    }
 }
 
 }  // namespace kvexec::classic

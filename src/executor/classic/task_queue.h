@@ -33,11 +33,6 @@ class TaskQueue {
     // CB3's fetch: moves due tasks to the ready heap, then takes the best
     // ready one (marks it Running). Null when nothing is due.
     Entry* popReadyLocked(Clock::time_point now) REQUIRES(mutex);
-    // The Manual backend's pick: like popReadyLocked, but skips entries
-    // that re-queued themselves in the current runReady() call.
-    Entry* popReadySkippingSelfRescheduledLocked(Clock::time_point now) REQUIRES(mutex);
-    // The entry with the earliest key, due or not (Manual's runNext).
-    Entry* popEarliestLocked() REQUIRES(mutex);
     // Takes the entry out of whichever heap holds it (linear).
     void removeLocked(Entry& e) REQUIRES(mutex);
     // Gives a queued entry a new key and re-sorts (CB3: make_heap).
@@ -48,7 +43,6 @@ class TaskQueue {
     Clock::time_point nextWakeLocked() const REQUIRES(mutex);
     std::size_t readySizeLocked() const REQUIRES(mutex) { return ready_.size(); }
     std::size_t futureSizeLocked() const REQUIRES(mutex) { return future_.size(); }
-    void clearSelfRescheduledLocked() REQUIRES(mutex);
 
     mutable detail::Mutex mutex;
     std::condition_variable wakeup;

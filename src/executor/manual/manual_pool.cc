@@ -1,17 +1,13 @@
-// manual_pool.cc: ManualExecutorPool is the Classic scheduler without
-// threads; the caller drives it with runReady()/runNext().
-#include "executor/classic/scheduler.h"
+// manual_pool.cc: ManualExecutorPool over the Manual scheduler; the caller
+// drives it with runReady()/runNext().
+#include "executor/manual/manual_scheduler.h"
 #include "kvexec/manual_executor_pool.h"
 
 namespace kvexec {
 
-ManualExecutorPool::ManualExecutorPool()
-    : scheduler_(
-          std::make_unique<classic::Scheduler>(classic::Scheduler::Mode::Manual, PoolConfig{})) {}
+ManualExecutorPool::ManualExecutorPool() : scheduler_(std::make_unique<manual::Scheduler>()) {}
 
-ManualExecutorPool::~ManualExecutorPool() {
-    scheduler_->shutdown();
-}
+ManualExecutorPool::~ManualExecutorPool() = default;
 
 std::size_t ManualExecutorPool::runReady(TaskType type) {
     return scheduler_->runDue(type);

@@ -1,3 +1,4 @@
+// ready_queue.cc: the Wheel's per-type ready lists (one per priority) and idle-worker list.
 #include "executor/wheel/ready_queue.h"
 
 #include <algorithm>
@@ -15,7 +16,8 @@ ReadyQueue::PriorityList& ReadyQueue::listFor(int priority) {
 }
 
 void ReadyQueue::pushLocked(Record& r) {
-    assert(!r.inReadyList && r.readyPrev == nullptr && r.readyNext == nullptr &&
+    assert(r.loadState() != Record::State::Ready && r.readyPrev == nullptr &&
+           r.readyNext == nullptr &&
            "ReadyQueue: a record pushed while already linked (queued twice)");
     assert(!r.armed() && "ReadyQueue: a record pushed while still armed in the wheel");
     PriorityList& list = listFor(r.task->priority());
@@ -27,28 +29,38 @@ void ReadyQueue::pushLocked(Record& r) {
     r.readyNext = after != nullptr ? after->readyNext : list.head;
     (r.readyNext != nullptr ? r.readyNext->readyPrev : list.tail) = &r;
     (after != nullptr ? after->readyNext : list.head) = &r;
-    r.inReadyList = true;
+    r.setState(Record::State::Ready);
     ++size_;
 }
 
-void ReadyQueue::unlinkLocked(Record& r) {
+void ReadyQueue::detachLocked(Record& r) {
     PriorityList& list = listFor(r.task->priority());
-    assert(r.inReadyList && "ReadyQueue: a record unlinked that is not linked");
+    assert(r.loadState() == Record::State::Ready &&
+           "ReadyQueue: a record unlinked that is not linked");
     assert((r.readyPrev != nullptr ? r.readyPrev->readyNext : list.head) == &r &&
            (r.readyNext != nullptr ? r.readyNext->readyPrev : list.tail) == &r &&
            "ReadyQueue: a record unlinked from a list it is not in");
     (r.readyPrev != nullptr ? r.readyPrev->readyNext : list.head) = r.readyNext;
     (r.readyNext != nullptr ? r.readyNext->readyPrev : list.tail) = r.readyPrev;
     r.readyPrev = r.readyNext = nullptr;
-    r.inReadyList = false;
     --size_;
 }
 
+// The caller holds the record's shard lock too and arms or frees it next,
+// so no one sees it as Timer before it is.
+void ReadyQueue::unlinkLocked(Record& r) {
+    detachLocked(r);
+    r.setState(Record::State::Timer);
+}
+
+// Straight from Ready to Running: a reader under the shard lock alone must
+// never see a worker's record in another state.
 Record* ReadyQueue::popLocked() {
     for (PriorityList& list : lists_) {
         if (list.head != nullptr) {
             Record* r = list.head;
-            unlinkLocked(*r);
+            detachLocked(*r);
+            r->setState(Record::State::Running);
             return r;
         }
     }
@@ -58,7 +70,7 @@ Record* ReadyQueue::popLocked() {
 void ReadyQueue::clearLocked() {
     for (PriorityList& list : lists_) {
         for (Record* r = list.head; r != nullptr; r = r->readyNext) {
-            r->inReadyList = false;
+            r->setState(Record::State::Running);  // unlinked; about to be freed
         }
         list.head = list.tail = nullptr;
     }

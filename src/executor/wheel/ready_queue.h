@@ -22,8 +22,12 @@ namespace kvexec::wheel {
 
 class ReadyQueue {
   public:
+    // Links a record (state -> Ready). Requires its shard's lock too.
     void pushLocked(Record& r) REQUIRES(mutex);
+    // Takes the first record of the best priority (Ready -> Running).
     Record* popLocked() REQUIRES(mutex);
+    // Takes a Ready record out (state -> Timer). Requires its shard's lock
+    // too: the caller arms or frees it next.
     void unlinkLocked(Record& r) REQUIRES(mutex);
     std::size_t sizeLocked() const REQUIRES(mutex) { return size_; }
     // Forgets every record (shutdown; the records are about to be freed).
@@ -48,6 +52,7 @@ class ReadyQueue {
         Record* tail = nullptr;
     };
     PriorityList& listFor(int priority) REQUIRES(mutex);
+    void detachLocked(Record& r) REQUIRES(mutex);  // list links only
 
     std::vector<PriorityList> lists_ GUARDED_BY(mutex);  // sorted by priority, lowest first
     std::size_t size_ GUARDED_BY(mutex) = 0;

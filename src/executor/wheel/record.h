@@ -1,35 +1,57 @@
 // record.h: what the Wheel backend keeps for each task it holds.
 //
 // A Record is owned by its Shard's map from schedule() until the task is
-// dropped. It is in exactly one of three places at any time:
-//   Timer    (where == Timer): armed in its shard's wheel, possibly at a
-//            deadline earlier than `key` (lazy re-arm, see armLocked); in no
-//            ready list.
-//   Ready    (where == Queued, inReadyList): linked in the ready list of its
-//            task's type; not armed.
-//   Running  (where == Queued, !inReadyList): taken by one worker; neither
-//            armed nor linked.
-// Who may move it, and under which lock:
+// dropped. Its place and what happens after its run are one State:
+//
+//   state           where the record is                  armed  linked
+//   Timer           in its shard's wheel, possibly at a    yes    no
+//                   deadline earlier than `key` (lazy
+//                   re-arm, see armLocked)
+//   Ready           in the ready list of its task's type    no     yes
+//   Running         taken by one worker                     no     no
+//   RunningWoken    Running, and woken meanwhile: runs      no     no
+//                   again at once if the run returns true
+//   RunningRevived  Running, and scheduled again after a    no     no
+//                   cancel: runs again at once, whatever
+//                   the run returns
+//
+// Transitions, and the lock each needs:
+//   Timer   -> Ready      queueLocked() (shard, then ready queue)
+//   Ready   -> Running    ReadyQueue::popLocked() (ready queue only: a worker)
+//   Ready   -> Timer      a snooze: unlinkLocked() then armLocked() (both)
+//   Running -> RunningWoken, any Running* -> RunningRevived,
+//   Running* -> Running (cancel)                          (shard)
+//   Running* -> Timer / Ready / freed   its worker, after the run (shard)
+//   Timer / Ready -> freed              cancel, unregister (shard; and the
+//                                       ready queue to unlink a Ready one)
+// Who may link, arm and free:
 //   - Link: only WheelPool::queueLocked() (shard lock, then the ready
 //     queue's lock), which first takes the record out of the wheel. Every
 //     path that makes a record due (wake, snooze, rule 9, the timer) goes
 //     through it, so an old deadline can never fire later and link it again.
-//   - Unlink: a worker's ReadyQueue::popLocked() (queue lock only: Ready ->
-//     Running), or cancel and re-arm holding both locks.
+//   - Unlink: a worker's ReadyQueue::popLocked() (Ready -> Running), or
+//     cancel and re-arm holding both locks.
 //   - Arm: only a Timer record, or a Ready one right after its unlink; never
 //     a Running one (its worker places it again after the run).
 //   - Free: only WheelPool::eraseLocked() (shard lock), never while linked;
 //     a Running record only by its own worker, after the run.
 // ReadyQueue checks the link rules in builds with assertions on.
 //
-// Guarded by: the shard's mutex for where/key/notified/revived, the wheel
-// entry and the map; the ready queue's mutex for the list links and
-// inReadyList. Lock order: shard, then ready queue.
+// Guarded by: the shard's mutex for key and the wheel entry and the map;
+// the ready queue's mutex for the list links. `state` is written under the
+// shard's mutex, and a Ready record's only under its ready queue's mutex
+// as well, except by the worker that takes it (Ready -> Running, ready
+// queue's mutex alone). So it is atomic (relaxed: the locks order
+// everything else) for a reader holding only the shard's mutex: that
+// reader can tell Timer from queued and see the Running* flags, but must
+// take the ready queue's mutex to tell Ready from Running
+// (WheelPool::isRunningLocked). Lock order: shard, then ready queue.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 
+#include "executor/common/owner_registry.h"
 #include "kvexec/task.h"
 #include "kvexec/timer_wheel.h"
 
@@ -41,32 +63,26 @@ namespace kvexec::wheel {
 
 struct Shard;
 
-// An owner (Taskable) as the Wheel backend tracks it.
-struct OwnerState {
-    // Written under the pool's owners mutex; also read under a shard lock.
-    std::atomic<bool> unregistering{false};
-    std::atomic<std::size_t> tasks{0};  // records held; falls after release
-};
-
 struct Record : TimerWheel::Entry {
-    enum class Where : std::uint8_t { Timer, Queued };
+    enum class State : std::uint8_t { Timer, Ready, Running, RunningWoken, RunningRevived };
 
-    Record(TaskPtr t, OwnerState& o, Shard& s) : task(std::move(t)), owner(o), shard(s) {}
+    Record(TaskPtr t, detail::OwnerState& o, Shard& s) : task(std::move(t)), owner(o), shard(s) {}
+
+    State loadState() const noexcept { return state.load(std::memory_order_relaxed); }
+    void setState(State s) noexcept { state.store(s, std::memory_order_relaxed); }
+    bool running() const noexcept { return loadState() >= State::Running; }
 
     TaskPtr task;
-    OwnerState& owner;
+    detail::OwnerState& owner;  // outlives the record
     Shard& shard;
     Clock::time_point key{};  // wake time as the ready list orders it
-    Where where = Where::Timer;
-    bool notified = false;  // woken while running: run again at once
-    bool revived = false;   // scheduled again (after cancel) while running
+    std::atomic<State> state{State::Timer};
     // The task's kind in the pool's metrics: resolved by its first run,
     // then only touched by the worker running it.
     detail::KindMetrics* kind = nullptr;
 
     Record* readyPrev = nullptr;
     Record* readyNext = nullptr;
-    bool inReadyList = false;
 };
 
 }  // namespace kvexec::wheel

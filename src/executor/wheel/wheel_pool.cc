@@ -3,6 +3,7 @@
 // due), O(1), and never waits for another thread.
 #include "executor/wheel/wheel_pool.h"
 
+#include <cassert>
 #include <stdexcept>
 #include <string>
 
@@ -28,19 +29,18 @@ void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
     if (r.armed()) {
         r.shard.wheel.cancel(r);
     }
-    r.where = Record::Where::Queued;
     r.key = key;
     TaskAccess::setStateUnlessDead(*r.task, TaskState::Running);
     ReadyQueue& q = readyOf(r.task->type());
     detail::MutexLock lock(q.mutex);
-    q.pushLocked(r);
+    q.pushLocked(r);  // -> Ready
     if (Parker* p = q.takeIdleLocked()) {
         out.unparkLater(p);
     }
 }
 
-// Lazy re-arm: most timeouts are moved later again and again and never
-// fire (seed 001). Moving an armed entry later only records the new
+// Lazy re-arm: most timeouts (a SyncWrite's, re-armed on every write) are
+// moved later again and again and never fire. Moving an armed entry later only records the new
 // deadline in the record; the wheel keeps the earlier one, and when that
 // fires, fireExpired() re-arms the entry at its real deadline. So a re-arm
 // touches no wheel list (no cache misses on list neighbours), and an entry
@@ -50,11 +50,11 @@ void WheelPool::armLocked(Record& r, Clock::time_point deadline, Deferred& out) 
     // is never put to sleep (not by its own run, not by a snooze from
     // outside): it runs until it returns false, and unregister waits for it.
     // A record still armed (a lazy re-arm) leaves the wheel in queueLocked.
-    if (r.task->blocksShutdown() && r.owner.unregistering.load()) {
+    if (r.owner.mustNotSleep(*r.task)) {
         queueLocked(r, Clock::now(), out);
         return;
     }
-    r.where = Record::Where::Timer;
+    r.setState(Record::State::Timer);
     r.key = deadline;
     TaskAccess::setStateUnlessDead(*r.task, TaskState::Snoozed);
     if (r.armed() && r.deadline() <= deadline) {
@@ -67,14 +67,15 @@ void WheelPool::armLocked(Record& r, Clock::time_point deadline, Deferred& out) 
     }
 }
 
-// Queued and no longer in the ready list: a worker has it.
+// A worker has it. Ready and Running differ only under the ready queue's
+// lock (a worker takes a record holding that lock alone).
 bool WheelPool::isRunningLocked(const Record& r) {
-    if (r.where != Record::Where::Queued) {
+    if (r.loadState() == Record::State::Timer) {
         return false;
     }
     const ReadyQueue& q = readyOf(r.task->type());
     detail::MutexLock lock(q.mutex);
-    return !r.inReadyList;
+    return r.running();
 }
 
 void WheelPool::eraseLocked(Record& r, Deferred& out) {
@@ -82,23 +83,22 @@ void WheelPool::eraseLocked(Record& r, Deferred& out) {
         r.shard.wheel.cancel(r);
     }
     TaskPtr task = std::move(r.task);
+    detail::OwnerState& owner = r.owner;
     TaskAccess::setHost(*task, nullptr);
-    out.releasedOwners.push_back(&r.owner);
     r.shard.records.erase(task->id());  // frees r
-    out.released.push_back(std::move(task));
+    out.released.add(std::move(task), owner);
 }
 
 // Dead at once; dropped at once unless a worker is running it (then the
 // worker drops it when the run ends). Queued work is unlinked directly.
 void WheelPool::cancelLocked(Record& r, Deferred& out) {
     TaskAccess::setState(*r.task, TaskState::Dead);
-    r.notified = false;
-    r.revived = false;
-    if (r.where == Record::Where::Queued) {
+    if (r.loadState() != Record::State::Timer) {
         ReadyQueue& q = readyOf(r.task->type());
-        detail::UniqueLock lock(q.mutex);
-        if (!r.inReadyList) {
-            return;  // running
+        detail::MutexLock lock(q.mutex);
+        if (r.running()) {
+            r.setState(Record::State::Running);  // forget a wake or revive
+            return;
         }
         q.unlinkLocked(r);
     }
@@ -109,12 +109,13 @@ bool WheelPool::wakeLocked(Record& r, Deferred& out) {
     if (r.task->isDead()) {
         return false;
     }
-    if (r.where == Record::Where::Timer) {
+    if (r.loadState() == Record::State::Timer) {
         const auto now = Clock::now();
         TaskAccess::setWakeTime(*r.task, now);
         queueLocked(r, now, out);
-    } else if (isRunningLocked(r)) {
-        r.notified = true;  // no lost wake-up: runs again after this run
+    } else if (isRunningLocked(r) && r.loadState() == Record::State::Running) {
+        // No lost wake-up: runs again after this run (a revive already does).
+        r.setState(Record::State::RunningWoken);
     }
     return true;
 }
@@ -123,7 +124,7 @@ bool WheelPool::wakeLocked(Record& r, Deferred& out) {
 // it to the worker, which sees the snooze by its sequence number.
 void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred& out) {
     const auto when = r.task->wakeTime();
-    if (r.where == Record::Where::Timer) {
+    if (r.loadState() == Record::State::Timer) {
         if (when <= now) {
             queueLocked(r, when, out);
         } else {
@@ -133,7 +134,7 @@ void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred
     }
     ReadyQueue& q = readyOf(r.task->type());
     detail::UniqueLock lock(q.mutex);
-    if (r.inReadyList && when > now) {
+    if (r.loadState() == Record::State::Ready && when > now) {
         q.unlinkLocked(r);
         lock.unlock();
         armLocked(r, when, out);
@@ -152,33 +153,10 @@ void WheelPool::finish(Deferred& out) {
     if (out.notifyTimer) {
         notifyTimer();
     }
-    if (out.released.empty()) {
-        return;
-    }
-    out.released.clear();  // destructors run here, with no lock held
-    for (OwnerState* owner : out.releasedOwners) {
-        if (owner->tasks.fetch_sub(1) == 1) {
-            detail::MutexLock lock(ownersMutex_);
-            ownerDrained_.notify_all();
-        }
-    }
-    out.releasedOwners.clear();
+    owners_.release(out.released);  // destructors run here, with no lock held
 }
 
 // --- the API -------------------------------------------------------------
-
-OwnerState& WheelPool::ownerForScheduleLocked(const Task& task) {
-    if (stopping_) {
-        throw std::logic_error("kvexec: schedule() on a pool that is shutting down");
-    }
-    auto it = owners_.find(&task.owner());
-    if (it == owners_.end() || it->second->unregistering) {
-        throw std::logic_error("kvexec: schedule() of task '" + task.description() +
-                               "' whose owner '" + task.owner().name() +
-                               "' is not registered (or is being unregistered)");
-    }
-    return *it->second;
-}
 
 TaskId WheelPool::schedule(TaskPtr task) {
     if (!task) {
@@ -191,20 +169,21 @@ TaskId WheelPool::schedule(TaskPtr task) {
     const TaskId id = task->id();
     Deferred out;
     {
-        detail::MutexLock ownersLock(ownersMutex_);
-        OwnerState& owner = ownerForScheduleLocked(*task);
+        detail::MutexLock ownersLock(owners_.mutex);
+        detail::OwnerState& owner = owners_.admitLocked(*task);
         Shard& shard = shardOf(id);
         detail::MutexLock shardLock(shard.mutex);
         if (Record* held = shard.findLocked(id)) {
             // Held and Dead means a worker is running it: run it again after.
             if (task->isDead()) {
+                assert(held->running() && "a held Dead record that no worker runs");
                 TaskAccess::setState(*task, TaskState::Running);
-                held->revived = true;
+                held->setState(Record::State::RunningRevived);
             }
             return id;
         }
         auto [it, inserted] = shard.records.try_emplace(id, task, owner, shard);
-        owner.tasks.fetch_add(1);
+        owners_.addTaskLocked(owner);
         TaskAccess::setState(*task, TaskState::Running);
         TaskAccess::setHost(*task, this);
         heldFor(shard, it->second);

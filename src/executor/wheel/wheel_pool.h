@@ -12,16 +12,23 @@
 // shards (no tick), moves expired records to their ready queues, and is
 // woken early only when a task is armed before the time it sleeps until.
 //
+// Owners (register, unregister, the stats hold), worker threads and the
+// decision after a run are the rules every backend shares (common/).
+//
 // Locking (the ground rules):
-// - ownersMutex_ guards owners_ and stopping_; held by schedule() while it
-//   inserts, so unregisterTaskable() cannot miss a task being scheduled.
+// - owners_.mutex guards the owners; held by schedule() while it inserts,
+//   so unregisterTaskable() cannot miss a task being scheduled.
 // - Shard::mutex guards a shard's map, wheel and the records' states.
 // - ReadyQueue::mutex guards the ready lists and idle workers of a type.
-// - Order: ownersMutex_, then a shard, then a ready queue; never two shards
+// - Order: owners_.mutex, then a shard, then a ready queue; never two shards
 //   or two ready queues at once. timerMutex_ is taken alone.
 // - User code (run(), description(), hooks, task destructors) runs with no
-//   lock held; unpark() and timer notification happen after unlocking.
-// - resizeMutex_ serialises setThreadCount() and shutdown.
+//   lock held. unpark() and timer notification happen after unlocking
+//   (Deferred, finish()), with one exception: a worker that leaves the
+//   pool passes an unpark meant for work on to another idle worker under
+//   its ready queue's lock. unpark() never blocks (a store, and a futex
+//   wake only if that worker sleeps), so holding the lock there is safe.
+// - workers_ serialises setThreadCount() and shutdown.
 #pragma once
 
 #include <array>
@@ -32,6 +39,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "executor/common/owner_registry.h"
+#include "executor/common/worker_threads.h"
 #include "executor/observability/pool_metrics.h"
 #include "executor/task_access.h"
 #include "executor/thread_annotations.h"
@@ -68,8 +77,7 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
         Parker* unparkFirst = nullptr;
         std::vector<Parker*> unparkMore;
         bool notifyTimer = false;
-        std::vector<TaskPtr> released;  // erased: drop, then count out
-        std::vector<OwnerState*> releasedOwners;
+        detail::ReleasedTasks released;  // erased: drop, then count out
 
         void unparkLater(Parker* p) {
             if (unparkFirst == nullptr) {
@@ -109,16 +117,8 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     void notifyTimer();
     void fireExpired(Clock::time_point now, Deferred& out);
     void shutdown();
-    OwnerState& ownerForScheduleLocked(const Task& task) REQUIRES(ownersMutex_);
 
-    mutable detail::Mutex ownersMutex_;
-    mutable std::condition_variable ownerDrained_;
-    std::unordered_map<const Taskable*, std::unique_ptr<OwnerState>> owners_
-        GUARDED_BY(ownersMutex_);
-    bool stopping_ GUARDED_BY(ownersMutex_) = false;
-    // stats() calls holding task references: unregisterTaskable() waits for
-    // them too, so that it returns only when nothing holds the owner's tasks.
-    mutable std::size_t statsHoldingTasks_ GUARDED_BY(ownersMutex_) = 0;
+    detail::OwnerRegistry owners_;
     // Null when the pool records no metrics; outlives the workers.
     const std::unique_ptr<detail::PoolMetrics> metrics_;
 
@@ -136,8 +136,7 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     bool timerStop_ GUARDED_BY(timerMutex_) = false;
     std::thread timer_;
 
-    detail::Mutex resizeMutex_;
-    std::array<std::vector<std::thread>, kTaskTypeCount> workers_ GUARDED_BY(resizeMutex_);
+    detail::WorkerThreads workers_;
 };
 
 }  // namespace kvexec::wheel

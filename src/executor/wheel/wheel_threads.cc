@@ -1,13 +1,12 @@
-// wheel_run.cc: the threads of the Wheel backend: workers that run due
-// tasks and park when idle, and the timer thread that moves expired tasks
-// from the wheels to the ready queues.
+// wheel_threads.cc: the threads of the Wheel backend: workers that run due
+// tasks and park when idle, their count (threadCount, setThreadCount), and
+// the timer thread that moves expired tasks from the wheels to the ready
+// queues.
 #include <cassert>
-#include <stdexcept>
 
-#include "executor/task_runner.h"
+#include "executor/common/task_run.h"
 #include "executor/thread_name.h"
 #include "executor/wheel/wheel_pool.h"
-#include "executor/worker_identity.h"
 
 namespace kvexec::wheel {
 
@@ -17,21 +16,18 @@ using detail::TaskAccess;
 // (rules 4 and 5) or drops it.
 void WheelPool::runRecord(Record& r, detail::WorkerSlot* worker) {
     Task& task = *r.task;  // a running record is never erased by others
-    const std::uint32_t seqBefore = TaskAccess::snoozeSeq(task);
-    const bool ran = !task.isDead();
-    const bool again = ran && detail::runTask(task, {metrics_.get(), worker}, r.kind);
-    if (ran) {
+    const detail::TaskRun run(task, {metrics_.get(), worker}, r.kind);
+    if (run.ran()) {
         executed_[static_cast<std::size_t>(task.type())].fetch_add(1, std::memory_order_relaxed);
     }
     Deferred out;
     {
         detail::MutexLock lock(r.shard.mutex);
-        if (r.revived || (again && !task.isDead())) {
+        const Record::State state = r.loadState();
+        const bool revived = state == Record::State::RunningRevived;
+        if (run.requeue(revived)) {
             const auto now = Clock::now();
-            const bool snoozed = TaskAccess::snoozeSeq(task) != seqBefore;
-            const bool asap = r.revived || r.notified || !snoozed;
-            r.revived = false;
-            r.notified = false;
+            const bool asap = run.asap(revived, state == Record::State::RunningWoken);
             if (asap) {
                 TaskAccess::setWakeTime(task, now);
             }
@@ -44,12 +40,10 @@ void WheelPool::runRecord(Record& r, detail::WorkerSlot* worker) {
     finish(out);
 }
 
-// `slot` (the worker view) was added before the thread started, so that
-// stats() shows every worker as soon as setThreadCount() returns.
+// Started by workers_ (common/worker_threads.h), which names the thread
+// and keeps its worker-view `slot`.
 void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot* slot) {
-    detail::setCurrentThreadName(detail::workerThreadName(type, index));
     ReadyQueue& q = readyOf(type);
-    detail::setCurrentWorker(&q, index);
     Parker* me = nullptr;
     {
         detail::MutexLock lock(q.mutex);
@@ -88,42 +82,36 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
         }
         runRecord(*r, slot);
     }
-    if (slot != nullptr) {
-        metrics_->removeWorker(*slot);
-    }
+}
+
+std::size_t WheelPool::threadCount(TaskType type) const {
+    const ReadyQueue& q = readyOf(type);
+    detail::MutexLock lock(q.mutex);
+    return q.targetThreads;
 }
 
 void WheelPool::setThreadCount(TaskType type, std::size_t n) {
-    detail::MutexLock resizeLock(resizeMutex_);
     ReadyQueue& q = readyOf(type);
-    if (detail::callerIsWorkerAtOrAbove(&q, n)) {
-        throw std::logic_error("kvexec: setThreadCount() would stop the calling worker thread");
-    }
-    std::vector<Parker*> idle;
-    {
-        detail::MutexLock lock(q.mutex);
-        if (q.stopping) {
-            return;
+    const auto retarget = [&q, n] {
+        std::vector<Parker*> idle;
+        {
+            detail::MutexLock lock(q.mutex);
+            if (q.stopping) {
+                return false;
+            }
+            q.targetThreads = n;
+            q.parkerLocked(n == 0 ? 0 : n - 1);  // make the parkers before the threads
+            idle = q.takeAllIdleLocked();        // each re-checks whether it must stop
         }
-        q.targetThreads = n;
-        q.parkerLocked(n == 0 ? 0 : n - 1);  // make the parkers before the threads
-        idle = q.takeAllIdleLocked();        // each re-checks whether it must stop
-    }
-    for (Parker* p : idle) {
-        p->unpark();
-    }
-    auto& threads = workers_[static_cast<std::size_t>(type)];
-    for (std::size_t i = threads.size(); i < n; ++i) {
-        detail::WorkerSlot* slot =
-            metrics_ ? &metrics_->addWorker(type, detail::workerThreadName(type, i)) : nullptr;
-        threads.emplace_back([this, type, i, slot] { workerLoop(type, i, slot); });
-    }
-    for (std::size_t i = n; i < threads.size(); ++i) {
-        threads[i].join();  // a running task finishes its run first
-    }
-    if (threads.size() > n) {
-        threads.resize(n);
-    }
+        for (Parker* p : idle) {
+            p->unpark();
+        }
+        return true;
+    };
+    workers_.resize(type, n, &q, retarget,
+                    [this, type](std::size_t index, detail::WorkerSlot* slot) {
+                        workerLoop(type, index, slot);
+                    });
 }
 
 // --- the timer -------------------------------------------------------------
@@ -141,7 +129,8 @@ void WheelPool::fireExpired(Clock::time_point now, Deferred& out) {
             auto& r = static_cast<Record&>(e);
             shard->mutex.assertHeld();  // advance() calls back under it
             heldFor(*shard, r);
-            assert(r.where == Record::Where::Timer && "an armed record that is not in the timer");
+            assert(r.loadState() == Record::State::Timer &&
+                   "an armed record that is not in the timer");
             if (r.key > now) {
                 shard->wheel.arm(r, r.key);  // re-armed later meanwhile (lazy re-arm)
             } else {

@@ -1,11 +1,7 @@
-// wheel_lifecycle.cc: construction, shutdown, owners, thread counts and
-// stats of the Wheel backend.
-#include <stdexcept>
-
+// wheel_owners_stats.cc: the Wheel backend's construction and shutdown,
+// its owners (register, unregister) and stats().
 #include "executor/pool_config.h"
-#include "executor/stats_hold.h"
 #include "executor/task_info.h"
-#include "executor/task_runner.h"
 #include "executor/wheel/wheel_pool.h"
 
 namespace kvexec::wheel {
@@ -14,7 +10,8 @@ using detail::TaskAccess;
 
 WheelPool::WheelPool(const PoolConfig& config)
     : metrics_(config.recordMetrics ? std::make_unique<detail::PoolMetrics>() : nullptr),
-      timerWakeAt_(Clock::time_point::max().time_since_epoch().count()) {
+      timerWakeAt_(Clock::time_point::max().time_since_epoch().count()),
+      workers_(metrics_.get()) {
     for (auto& shard : shards_) {
         shard = std::make_unique<Shard>();
     }
@@ -39,10 +36,9 @@ WheelPool::~WheelPool() {
 // 3. Take every record out of the wheels and ready lists and drop the
 //    references once no lock is held.
 void WheelPool::shutdown() {
-    detail::MutexLock resizeLock(resizeMutex_);
     {
-        detail::MutexLock lock(ownersMutex_);
-        stopping_ = true;
+        detail::MutexLock lock(owners_.mutex);
+        owners_.stopLocked();
     }
     for (auto& shard : shards_) {
         detail::MutexLock lock(shard->mutex);
@@ -58,22 +54,20 @@ void WheelPool::shutdown() {
     if (timer_.joinable()) {
         timer_.join();
     }
-    for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
-        std::vector<Parker*> idle;
-        {
-            detail::MutexLock lock(ready_[i]->mutex);
-            ready_[i]->stopping = true;
-            idle = ready_[i]->takeAllIdleLocked();
+    workers_.stopAll([this] {
+        for (auto& q : ready_) {
+            std::vector<Parker*> idle;
+            {
+                detail::MutexLock lock(q->mutex);
+                q->stopping = true;
+                idle = q->takeAllIdleLocked();
+            }
+            for (Parker* p : idle) {
+                p->unpark();
+            }
         }
-        for (Parker* p : idle) {
-            p->unpark();
-        }
-        for (auto& t : workers_[i]) {
-            t.join();
-        }
-        workers_[i].clear();
-    }
-    std::vector<TaskPtr> dropped;
+    });
+    detail::ReleasedTasks dropped;
     for (auto& q : ready_) {
         detail::MutexLock lock(q->mutex);
         q->clearLocked();
@@ -85,51 +79,35 @@ void WheelPool::shutdown() {
                 shard->wheel.cancel(r);
             }
             TaskAccess::setHost(*r.task, nullptr);
-            dropped.push_back(std::move(r.task));
+            dropped.add(std::move(r.task), r.owner);
         }
         shard->records.clear();
     }
+    owners_.release(dropped);
 }
 
 void WheelPool::registerTaskable(Taskable& owner) {
-    detail::MutexLock lock(ownersMutex_);
-    if (stopping_) {
-        throw std::logic_error("kvexec: registerTaskable() on a pool that is shutting down");
-    }
-    auto [it, inserted] = owners_.try_emplace(&owner);
-    if (inserted) {
-        it->second = std::make_unique<OwnerState>();
-    } else if (it->second->unregistering) {
-        throw std::logic_error("kvexec: registerTaskable() of '" + owner.name() +
-                               "' while it is being unregistered");
-    }
+    owners_.registerOwner(owner);
 }
 
 std::size_t WheelPool::taskableCount() const {
-    detail::MutexLock lock(ownersMutex_);
-    return owners_.size();
+    return owners_.count();
 }
 
-// Unregistration, in order:
+// Unregistration (the steps of OwnerRegistry), in order:
 // 1. Refuse: from now on schedule() for this owner throws. schedule()
-//    inserts under ownersMutex_, so every earlier one is in a shard now.
+//    inserts under owners_.mutex, so every earlier one is in a shard now.
 // 2. In each shard, drop the owner's queued and snoozed tasks directly
 //    (blockShutdown ones are woken instead, unless force); running ones are
 //    dropped by their worker when the run ends.
 // 3. Wait until the pool holds none of them, then forget the owner.
 void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
-    const Task* current = detail::currentTask();
-    if (current != nullptr && &current->owner() == &owner) {
-        throw std::logic_error("kvexec: unregisterTaskable('" + owner.name() +
-                               "') from one of its own tasks would wait for itself");
-    }
+    detail::OwnerRegistry::checkNotOwnTask(owner);
     {
-        detail::MutexLock lock(ownersMutex_);
-        auto it = owners_.find(&owner);
-        if (it == owners_.end()) {
+        detail::MutexLock lock(owners_.mutex);
+        if (owners_.beginUnregisterLocked(owner) == nullptr) {
             return;
         }
-        it->second->unregistering = true;
     }
     for (auto& shard : shards_) {
         Deferred out;
@@ -152,18 +130,8 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
         }
         finish(out);
     }
-    detail::UniqueLock lock(ownersMutex_);
-    ownerDrained_.wait(lock.native(), [&]() REQUIRES(ownersMutex_) {
-        auto it = owners_.find(&owner);
-        return (it == owners_.end() || it->second->tasks.load() == 0) && statsHoldingTasks_ == 0;
-    });
-    owners_.erase(&owner);
-}
-
-std::size_t WheelPool::threadCount(TaskType type) const {
-    const ReadyQueue& q = readyOf(type);
-    detail::MutexLock lock(q.mutex);
-    return q.targetThreads;
+    detail::UniqueLock lock(owners_.mutex);
+    owners_.awaitDrainedLocked(owner, lock);
 }
 
 PoolStats WheelPool::stats() const {
@@ -176,11 +144,11 @@ PoolStats WheelPool::stats() const {
         stats.byType[i].ready = q.sizeLocked();
         stats.byType[i].executed = executed_[i].load(std::memory_order_relaxed);
     }
-    detail::StatsHold held(ownersMutex_, ownerDrained_, &statsHoldingTasks_);
+    detail::StatsHold held(owners_);
     for (const auto& shard : shards_) {
         detail::MutexLock lock(shard->mutex);
         for (const auto& [id, r] : shard->records) {
-            if (r.where == Record::Where::Timer) {
+            if (r.loadState() == Record::State::Timer) {
                 ++stats.byType[static_cast<std::size_t>(r.task->type())].future;
             }
             held.tasks.push_back(r.task);

@@ -1,0 +1,98 @@
+// owner_registry.cc: register, admit (rule 2), unregister and release of
+// owners, and the stats() hold: the owner rules of every backend.
+#include "executor/common/owner_registry.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "executor/task_runner.h"
+
+namespace kvexec::detail {
+
+void OwnerRegistry::registerOwner(Taskable& owner) {
+    MutexLock lock(mutex);
+    if (stopping_) {
+        throw std::logic_error("kvexec: registerTaskable() on a pool that is shutting down");
+    }
+    auto [it, inserted] = owners_.try_emplace(&owner);
+    if (inserted) {
+        it->second = std::make_unique<OwnerState>();
+    } else if (it->second->unregistering) {
+        throw std::logic_error("kvexec: registerTaskable() of '" + owner.name() +
+                               "' while it is being unregistered");
+    }
+}
+
+std::size_t OwnerRegistry::count() const {
+    MutexLock lock(mutex);
+    return owners_.size();
+}
+
+OwnerState& OwnerRegistry::admitLocked(const Task& task) {
+    if (stopping_) {
+        throw std::logic_error("kvexec: schedule() on a pool that is shutting down");
+    }
+    auto it = owners_.find(&task.owner());
+    if (it == owners_.end() || it->second->unregistering) {
+        throw std::logic_error("kvexec: schedule() of task '" + task.description() +
+                               "' whose owner '" + task.owner().name() +
+                               "' is not registered (or is being unregistered)");
+    }
+    return *it->second;
+}
+
+void OwnerRegistry::checkNotOwnTask(const Taskable& owner) {
+    const Task* current = currentTask();
+    if (current != nullptr && &current->owner() == &owner) {
+        throw std::logic_error("kvexec: unregisterTaskable('" + owner.name() +
+                               "') from one of its own tasks would wait for itself");
+    }
+}
+
+OwnerState* OwnerRegistry::beginUnregisterLocked(Taskable& owner) {
+    auto it = owners_.find(&owner);
+    if (it == owners_.end()) {
+        return nullptr;
+    }
+    it->second->unregistering = true;
+    return it->second.get();
+}
+
+void OwnerRegistry::awaitDrainedLocked(Taskable& owner, UniqueLock& lock) {
+    drained_.wait(lock.native(), [&]() REQUIRES(mutex) {
+        auto it = owners_.find(&owner);
+        return (it == owners_.end() || it->second->tasks.load() == 0) && statsHolding_ == 0;
+    });
+    owners_.erase(&owner);
+}
+
+// Counting out needs no lock; only the last task of an owner takes the
+// mutex, to wake a waiting unregisterTaskable(). That one may then free the
+// OwnerState at once: it is not touched after its count reaches zero.
+void OwnerRegistry::release(ReleasedTasks& released) {
+    if (released.tasks_.empty()) {
+        return;
+    }
+    released.tasks_.clear();  // destructors run here, with no lock held
+    for (OwnerState* owner : released.owners_) {
+        if (owner->tasks.fetch_sub(1) == 1) {
+            MutexLock lock(mutex);
+            drained_.notify_all();
+        }
+    }
+    released.owners_.clear();
+}
+
+StatsHold::StatsHold(const OwnerRegistry& registry) : registry_(registry) {
+    MutexLock lock(registry_.mutex);
+    ++registry_.statsHolding_;
+}
+
+StatsHold::~StatsHold() {
+    tasks.clear();
+    MutexLock lock(registry_.mutex);
+    --registry_.statsHolding_;
+    registry_.drained_.notify_all();
+}
+
+}  // namespace kvexec::detail

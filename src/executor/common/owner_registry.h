@@ -1,0 +1,125 @@
+// owner_registry.h: the owners (Taskables) a pool knows, and the rules for
+// them that every backend keeps: registering, refusing tasks of an owner
+// that is not registered or is being unregistered (rule 2), unregistering
+// (refuse, then wait until the pool holds none of its tasks: rule 9), and
+// the task references stats() holds, which unregistering waits for too.
+//
+// A backend keeps its own task table (Classic's locator, the Wheel's
+// shards) and calls in here at the steps below; what differs between
+// backends (how tasks are found and cancelled) stays with them.
+//
+// Thread safety: `mutex` guards the owner table and the stopping flag; a
+// backend may guard its own tables with it too (Classic does). OwnerState
+// is atomic: read under any lock, counted out without one. release() and
+// StatsHold's constructor and destructor take `mutex`: call them holding
+// none of the pool's locks (they drop task references, so a task's
+// destructor may run there).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "executor/thread_annotations.h"
+#include "kvexec/task.h"
+#include "kvexec/taskable.h"
+
+namespace kvexec::detail {
+
+// An owner as a pool tracks it. Lives from registerTaskable() until
+// unregisterTaskable() returns, so a held task's record may point at it.
+struct OwnerState {
+    // Set (under OwnerRegistry::mutex) when unregistering starts.
+    std::atomic<bool> unregistering{false};
+    std::atomic<std::size_t> tasks{0};  // held by the pool; falls after release
+
+    // Rule 9: while its owner is being unregistered, a blockShutdown task
+    // is never put to sleep: it runs until it returns false.
+    bool mustNotSleep(const Task& task) const {
+        return task.blocksShutdown() && unregistering.load();
+    }
+};
+
+// Task references a backend has erased from its tables under its locks,
+// to be dropped (and counted out of their owners) once the locks are
+// released: OwnerRegistry::release().
+class ReleasedTasks {
+  public:
+    void add(TaskPtr task, OwnerState& owner) {
+        tasks_.push_back(std::move(task));
+        owners_.push_back(&owner);
+    }
+    bool empty() const noexcept { return tasks_.empty(); }
+
+  private:
+    friend class OwnerRegistry;
+    std::vector<TaskPtr> tasks_;
+    std::vector<OwnerState*> owners_;
+};
+
+class OwnerRegistry {
+  public:
+    // registerTaskable(): again for a registered owner does nothing; throws
+    // std::logic_error while the pool stops or the owner is unregistering.
+    void registerOwner(Taskable& owner) EXCLUDES(mutex);
+    std::size_t count() const EXCLUDES(mutex);
+
+    // schedule(): the registered owner of `task`, which the caller then
+    // holds the task for (addTaskLocked once it is in the caller's table).
+    // Throws std::logic_error (rule 2, or the pool stops).
+    OwnerState& admitLocked(const Task& task) REQUIRES(mutex);
+    void addTaskLocked(OwnerState& owner) REQUIRES(mutex) { owner.tasks.fetch_add(1); }
+
+    // unregisterTaskable(), in order:
+    // 1. checkNotOwnTask(): from one of the owner's own tasks it would wait
+    //    for itself: throws std::logic_error.
+    static void checkNotOwnTask(const Taskable& owner);
+    // 2. beginUnregisterLocked(): refuse its tasks from now on. Null when
+    //    the owner is not registered (then there is nothing to do).
+    OwnerState* beginUnregisterLocked(Taskable& owner) REQUIRES(mutex);
+    // 3. (the backend cancels and drops the owner's tasks)
+    // 4. awaitDrainedLocked(): wait until the pool holds none of its tasks
+    //    and no stats() call holds any task, then forget the owner.
+    void awaitDrainedLocked(Taskable& owner, UniqueLock& lock) REQUIRES(mutex);
+
+    // Drops the references (their destructors may run here), then counts
+    // them out of their owners, waking unregisterTaskable().
+    void release(ReleasedTasks& released) EXCLUDES(mutex);
+
+    // Shutdown: refuse new owners and tasks from now on.
+    void stopLocked() REQUIRES(mutex) { stopping_ = true; }
+
+    mutable Mutex mutex;
+
+  private:
+    friend class StatsHold;
+
+    mutable std::condition_variable drained_;  // a task count or statsHolding_ fell
+    std::unordered_map<const Taskable*, std::unique_ptr<OwnerState>> owners_ GUARDED_BY(mutex);
+    bool stopping_ GUARDED_BY(mutex) = false;
+    // stats() calls holding task references (StatsHold).
+    mutable std::size_t statsHolding_ GUARDED_BY(mutex) = 0;
+};
+
+// The task references a stats() call holds, counted in the registry, so
+// that unregisterTaskable() returns only when nothing of the pool
+// references the owner's tasks. Construct and destroy holding no lock.
+class StatsHold {
+  public:
+    explicit StatsHold(const OwnerRegistry& registry);
+    // Drops the references first (a task's destructor may run here), then
+    // stops counting, even if describing them threw.
+    ~StatsHold();
+    StatsHold(const StatsHold&) = delete;
+    StatsHold& operator=(const StatsHold&) = delete;
+
+    std::vector<TaskPtr> tasks;
+
+  private:
+    const OwnerRegistry& registry_;
+};
+
+}  // namespace kvexec::detail

@@ -1,0 +1,49 @@
+// task_run.h: one run of a task a backend has taken from its queue, and
+// what the contract says happens after it (rules 1, 4 and 5), the same for
+// every backend:
+//   - re-queue it if the run returned true and the task is not Dead since,
+//     or if schedule() revived it while it ran; else drop it;
+//   - a re-queued task runs again as soon as possible, unless the run
+//     snoozed it, and no wake() or revive came while it ran: then at its
+//     wake time.
+// Where a backend re-queues it (heaps, a wheel) stays with the backend.
+//
+// Thread safety: construct (which runs the task) holding none of the
+// pool's locks, on the thread that took the task; call requeue() and
+// asap() under the backend's lock that orders wake(), cancel() and
+// schedule() with the end of the run.
+#pragma once
+
+#include <cstdint>
+
+#include "executor/task_access.h"
+#include "executor/task_runner.h"
+
+namespace kvexec::detail {
+
+class TaskRun {
+  public:
+    // Runs task.run() unless the task is Dead (see runTask()).
+    TaskRun(Task& task, RunSite site, KindMetrics*& kind)
+        : task_(task),
+          snoozeSeqBefore_(TaskAccess::snoozeSeq(task)),
+          ran_(!task.isDead()),
+          again_(ran_ && runTask(task, site, kind)) {}
+
+    bool ran() const noexcept { return ran_; }
+    // Rules 1 and 4: re-queue, or drop.
+    bool requeue(bool revived) const { return revived || (again_ && !task_.isDead()); }
+    // Rules 4 and 5: when re-queued, at once (else at its wake time).
+    bool asap(bool revived, bool woken) const {
+        const bool snoozed = TaskAccess::snoozeSeq(task_) != snoozeSeqBefore_;
+        return revived || woken || !snoozed;
+    }
+
+  private:
+    Task& task_;
+    const std::uint32_t snoozeSeqBefore_;
+    const bool ran_;
+    const bool again_;
+};
+
+}  // namespace kvexec::detail
