@@ -15,6 +15,11 @@
 // So a busy hand-off loop (wake, run, wake ...) is served by a spinning
 // worker, and an idle or lightly loaded pool parks at once and burns no CPU.
 //
+// The sleep is a plain private futex. std::atomic::wait() would do: on
+// libstdc++ 12 it first spins 16 rounds, the last four sched_yield() system
+// calls, and counts waiters in a process-wide table shared by every atomic
+// that waits; a worker that already spun (or chose not to) pays for both.
+//
 // Protocol: the worker calls prepare() and enlists itself as idle under its
 // ready queue's mutex, unlocks, then park(). A producer takes an idle
 // parker under the same mutex and calls unpark() after unlocking; it makes
@@ -30,6 +35,12 @@
 #include <chrono>
 #include <cstdint>
 #include <thread>
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace kvexec::wheel {
 
@@ -70,7 +81,7 @@ class Parker {
     // kSignalled before it waits or is registered before notify_one() looks.
     void unpark() noexcept {
         if (state_.exchange(kSignalled, std::memory_order_seq_cst) == kSleeping) {
-            state_.notify_one();
+            wakeSleeper();
         }
     }
 
@@ -118,9 +129,32 @@ class Parker {
             return;  // signalled meanwhile
         }
         while (!signalled()) {
-            state_.wait(kSleeping, std::memory_order_acquire);
+            waitWhileSleeping();
         }
     }
+
+#if defined(__linux__)
+    // Returns when woken, on a spurious wake, or at once if the state is no
+    // longer kSleeping (the kernel compares under its lock).
+    void waitWhileSleeping() noexcept {
+        syscall(SYS_futex, futexWord(), FUTEX_WAIT_PRIVATE, kSleeping, nullptr, nullptr, 0);
+    }
+    void wakeSleeper() noexcept {
+        syscall(SYS_futex, futexWord(), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    }
+    std::uint32_t* futexWord() noexcept {
+        return reinterpret_cast<std::uint32_t*>(&state_);
+    }
+    static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
+                  std::atomic<std::uint32_t>::is_always_lock_free);
+#else
+    void waitWhileSleeping() noexcept {
+        state_.wait(kSleeping, std::memory_order_acquire);
+    }
+    void wakeSleeper() noexcept {
+        state_.notify_one();
+    }
+#endif
 
     static void cpuRelax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
