@@ -11,11 +11,11 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 
 #include <sys/socket.h>
 
+#include "executor/thread_annotations.h"
 #include "pillowfight/latency_histogram.h"
 #include "pillowfight/options.h"
 
@@ -28,17 +28,17 @@ using Clock = std::chrono::steady_clock;
 class ErrorCounts {
   public:
     void add(const std::string& what, std::uint64_t n = 1) {
-        std::lock_guard lock(mutex_);
+        kvexec::detail::MutexLock lock(mutex_);
         counts_[what] += n;
     }
     std::map<std::string, std::uint64_t> snapshot() const {
-        std::lock_guard lock(mutex_);
+        kvexec::detail::MutexLock lock(mutex_);
         return counts_;
     }
 
   private:
-    mutable std::mutex mutex_;
-    std::map<std::string, std::uint64_t> counts_;  // guarded by mutex_
+    mutable kvexec::detail::Mutex mutex_;
+    std::map<std::string, std::uint64_t> counts_ GUARDED_BY(mutex_);
 };
 
 struct RunState {

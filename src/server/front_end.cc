@@ -60,7 +60,7 @@ void FrontEnd::stopAndJoin() {
 void FrontEnd::post(std::function<void()> work) {
     bool wasEmpty = false;
     {
-        std::lock_guard lock(mutex_);
+        kvexec::detail::MutexLock lock(mutex_);
         wasEmpty = queue_.empty();
         queue_.push_back(std::move(work));
     }
@@ -88,7 +88,7 @@ void FrontEnd::onInbox(evutil_socket_t, short, void* self) {
 void FrontEnd::drainInbox() {
     std::vector<std::function<void()>> work;
     {
-        std::lock_guard lock(mutex_);
+        kvexec::detail::MutexLock lock(mutex_);
         work.swap(queue_);
     }
     for (auto& item : work) {

@@ -13,11 +13,11 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "executor/thread_annotations.h"
 #include "server/server_context.h"
 
 namespace kvexec::server {
@@ -56,8 +56,8 @@ class FrontEnd {
     std::size_t index_;
     event_base* base_ = nullptr;
     event* inbox_ = nullptr;
-    std::mutex mutex_;
-    std::vector<std::function<void()>> queue_;  // guarded by mutex_
+    kvexec::detail::Mutex mutex_;
+    std::vector<std::function<void()>> queue_ GUARDED_BY(mutex_);
     std::thread thread_;
     std::thread::id threadId_;
     // Loop thread only.
