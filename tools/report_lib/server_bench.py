@@ -11,19 +11,16 @@ server process's CPU time (user + sys, all threads) per request.
 
 import os
 import re
-import select
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import tempfile
-import time
+
+from report_lib.servers import Server, start_memcached
 
 MIXES = [("90/10", 0.1, 0.9), ("set", 1.0, 0.0), ("get", 0.0, 1.0)]
 # mode -> (rounds, seconds per memcaslap run)
 MODES = {"quick": (3, 4), "full": (5, 10), "smoke": (1, 1)}
-READY = re.compile(r"^kvexec-server: ready on .*:(\d+)$")
 CLIENTS = ("memcaslap", "memcached")
 
 
@@ -32,64 +29,10 @@ def available():
     return all(shutil.which(tool) for tool in CLIENTS)
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _wait_listening(port, proc, deadline_s=60):
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit("memcached exited with %d before listening" % proc.returncode)
-        try:
-            socket.create_connection(("127.0.0.1", port), 1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("memcached did not listen on %d within %d s" % (port, deadline_s))
-
-
-def _start_memcached():
-    port = _free_port()
-    cmd = ["memcached", "-p", str(port), "-l", "127.0.0.1", "-t", "2", "-m", "1024", "-U", "0"]
-    if os.geteuid() == 0:
-        cmd += ["-u", "root"]  # memcached refuses to run as root without -u
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait_listening(port, proc)
-    return proc, port
-
-
-def _start_kvexec(binary, data_dir, deadline_s=60):
-    cmd = [binary, "--host", "127.0.0.1", "--port", "0", "--data-dir", data_dir,
-           "--sync", "none", "--frontend-threads", "2"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-        if ready:
-            line = proc.stdout.readline()
-            match = READY.match(line.strip())
-            if match:
-                return proc, int(match.group(1))
-            if not line:
-                break
-    proc.kill()
-    raise SystemExit("kvexec-server did not print its ready line within %d s" % deadline_s)
-
-
-def _stop(proc, name):
-    proc.send_signal(signal.SIGTERM)
-    code = proc.wait(timeout=120)
-    if code != 0:
-        raise SystemExit("%s exited with %d after SIGTERM" % (name, code))
+def _start_kvexec(binary, data_dir, log_path):
+    argv = [binary, "--host", "127.0.0.1", "--port", "0", "--data-dir", data_dir,
+            "--sync", "none", "--frontend-threads", "2"]
+    return Server(argv, log_path, ready_prefix="kvexec-server: ready on ")
 
 
 def _write_cfg(path, set_share, get_share):
@@ -97,13 +40,14 @@ def _write_cfg(path, set_share, get_share):
         f.write("key\n64 64 1\nvalue\n1024 1024 1\ncmd\n0 %s\n1 %s\n" % (set_share, get_share))
 
 
-def _load(pid, port, cfg, seconds):
+def _load(server, cfg, seconds):
     """One memcaslap run: {"tps", "ops", "cpu_us_per_request"}."""
-    before = _cpu_seconds(pid)
+    port = server.port
+    before = server.cpu_seconds()
     out = subprocess.run(["memcaslap", "--servers=127.0.0.1:%d" % port, "--binary",
                           "--threads=2", "--concurrency=16", "--time=%ds" % seconds,
                           "--cfg_cmd=" + cfg], capture_output=True, text=True, check=False)
-    used = _cpu_seconds(pid) - before
+    used = server.cpu_seconds() - before
     # memcslap exits 0 even when nothing answered: the counts decide.
     runs = re.findall(r"^Run time: \S+ Ops: (\d+) TPS: (\d+)", out.stdout, re.M)
     if not runs or int(runs[-1][0]) == 0:
@@ -119,20 +63,24 @@ def run(server_binary, mode, rounds=None, seconds=None):
     rounds = rounds or default_rounds
     seconds = seconds or default_seconds
     with tempfile.TemporaryDirectory(prefix="kvexec-server-bench-") as work:
-        mc, mc_port = _start_memcached()
-        kv, kv_port = _start_kvexec(server_binary, os.path.join(work, "data"))
+        mc = start_memcached(os.path.join(work, "memcached.log"))
+        kv = _start_kvexec(server_binary, os.path.join(work, "data"),
+                           os.path.join(work, "kvexec-server.log"))
         try:
             samples = {mix: {"memcached": [], "kvexec": []} for mix, _, _ in MIXES}
             for _ in range(rounds):
                 for mix, set_share, get_share in MIXES:
                     cfg = os.path.join(work, "mix.cfg")
                     _write_cfg(cfg, set_share, get_share)
-                    samples[mix]["memcached"].append(_load(mc.pid, mc_port, cfg, seconds))
-                    samples[mix]["kvexec"].append(_load(kv.pid, kv_port, cfg, seconds))
+                    samples[mix]["memcached"].append(_load(mc, cfg, seconds))
+                    samples[mix]["kvexec"].append(_load(kv, cfg, seconds))
         finally:
-            _stop(kv, "kvexec-server")
-            mc.terminate()
-            mc.wait(timeout=60)
+            code = kv.stop()
+            mc.stop()
+        if code != 0:  # the log goes with the temporary directory: show it now
+            with open(kv.log_path) as log:
+                raise SystemExit("kvexec-server exited with %d after SIGTERM:\n%s"
+                                 % (code, log.read()))
     return {"rounds": rounds, "seconds": seconds, "load_avg_at_end": list(os.getloadavg()),
             "mixes": [_summary(mix, samples[mix]) for mix, _, _ in MIXES]}
 
