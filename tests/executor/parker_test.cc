@@ -22,7 +22,7 @@ TEST(Parker, AnUnparkBeforeParkMakesParkReturnAtOnce) {
     Parker p;
     p.prepare();
     p.unpark();
-    p.park(gate);  // would hang if the unpark were lost
+    p.park(gate, [] {});  // would hang if the unpark were lost
     SUCCEED();
 }
 
@@ -38,7 +38,7 @@ TEST(Parker, NoUnparkIsLostInThousandsOfHandOffs) {
         for (int i = 0; i < kRounds; ++i) {
             p.prepare();
             prepared.store(true, std::memory_order_release);
-            p.park(gate);
+            p.park(gate, [] {});
             round.fetch_add(1, std::memory_order_release);
         }
     });
@@ -86,7 +86,7 @@ TEST(Parker, AWorkerDeniedASpinSleepsAndStillWakes) {
     std::atomic<bool> woke{false};
     p.prepare();
     std::thread worker([&] {
-        p.park(gate);
+        p.park(gate, [] {});
         woke.store(true);
     });
     p.unpark();

@@ -16,9 +16,11 @@
 // destructor may run there).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <iterator>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -53,6 +55,13 @@ class ReleasedTasks {
         owners_.push_back(&owner);
     }
     bool empty() const noexcept { return tasks_.empty(); }
+    // Moves every reference of `other` here (a worker keeping them a while).
+    void takeAll(ReleasedTasks& other) {
+        std::move(other.tasks_.begin(), other.tasks_.end(), std::back_inserter(tasks_));
+        owners_.insert(owners_.end(), other.owners_.begin(), other.owners_.end());
+        other.tasks_.clear();
+        other.owners_.clear();
+    }
 
   private:
     friend class OwnerRegistry;
@@ -97,7 +106,8 @@ class OwnerRegistry {
   private:
     friend class StatsHold;
 
-    mutable std::condition_variable drained_;  // a task count or statsHolding_ fell
+    mutable std::condition_variable drained_;   // a task count or statsHolding_ fell
+    std::atomic<std::size_t> drainWaiters_{0};  // threads in awaitDrainedLocked()
     std::unordered_map<const Taskable*, std::unique_ptr<OwnerState>> owners_ GUARDED_BY(mutex);
     bool stopping_ GUARDED_BY(mutex) = false;
     // stats() calls holding task references (StatsHold).

@@ -36,6 +36,8 @@
 #include <cstdint>
 #include <thread>
 
+#include "executor/cpu_relax.h"
+
 #if defined(__linux__)
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -85,7 +87,11 @@ class Parker {
         }
     }
 
-    void park(SpinGate& gate) noexcept {
+    // Spins (see above), then calls beforeSleep() and sleeps, until
+    // unpark(). beforeSleep is for what the worker deferred while it might
+    // get work at once.
+    template <class BeforeSleep>
+    void park(SpinGate& gate, BeforeSleep&& beforeSleep) {
         if (spinPays_ && gate.tryEnter()) {
             const bool caught = spin();
             gate.leave();
@@ -94,6 +100,7 @@ class Parker {
             }
             spinPays_ = false;
         }
+        beforeSleep();
         const auto parkedAt = Clock::now();
         sleep();
         spinPays_ = Clock::now() - parkedAt < kShortPark;
@@ -115,7 +122,7 @@ class Parker {
                 if (signalled()) {
                     return true;
                 }
-                cpuRelax();
+                detail::cpuRelax();
             }
             if (Clock::now() >= until) {
                 return signalled();
@@ -155,14 +162,6 @@ class Parker {
         state_.notify_one();
     }
 #endif
-
-    static void cpuRelax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        asm volatile("yield");
-#endif
-    }
 
     std::atomic<std::uint32_t> state_{kWaiting};
     bool spinPays_ = true;  // owner-only

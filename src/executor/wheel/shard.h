@@ -9,7 +9,10 @@
 #pragma once
 
 #include <cassert>
+#include <memory>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "executor/thread_annotations.h"
 #include "executor/wheel/record.h"
@@ -28,6 +31,12 @@ struct ShardIdHash {
 };
 
 struct Shard {
+    using Records = std::unordered_map<TaskId, Record, ShardIdHash>;
+    using Node = Records::node_type;
+    // Spare nodes kept per shard: enough for the tasks that come and go at
+    // once (one-shot jobs), small against a pool's footprint.
+    static constexpr std::size_t kMaxSpareNodes = 32;
+
     Shard() : wheel(Clock::now(), std::chrono::milliseconds(1)) {}
 
     Record* findLocked(TaskId id) REQUIRES(mutex) {
@@ -35,10 +44,39 @@ struct Shard {
         return it == records.end() ? nullptr : &it->second;
     }
 
+    // A new record for `task`, in a spare node when there is one: a
+    // one-shot task then costs no allocation under this lock.
+    Record& addLocked(TaskPtr task, detail::OwnerState& owner) REQUIRES(mutex) {
+        const TaskId id = task->id();
+        if (spareNodes.empty()) {
+            return records.try_emplace(id, std::move(task), owner, *this).first->second;
+        }
+        Node node = std::move(spareNodes.back());
+        spareNodes.pop_back();
+        node.key() = id;
+        std::destroy_at(&node.mapped());
+        std::construct_at(&node.mapped(), std::move(task), owner, *this);
+        return records.insert(std::move(node)).position->second;
+    }
+
+    // Takes the record of `id` out of the map (its task already moved out).
+    // Kept as a spare, or handed back to be freed once the lock is released:
+    // a free() can wait on the allocator's own lock, which must not happen
+    // while callers queue on this one.
+    Node removeLocked(TaskId id) REQUIRES(mutex) {
+        Node node = records.extract(id);
+        if (spareNodes.size() < kMaxSpareNodes) {
+            spareNodes.push_back(std::move(node));
+            return {};
+        }
+        return node;
+    }
+
     detail::Mutex mutex;
     // Records live in the map's nodes (stable addresses, one allocation,
     // one cache miss fewer per lookup than a pointer to a separate record).
-    std::unordered_map<TaskId, Record, ShardIdHash> records GUARDED_BY(mutex);
+    Records records GUARDED_BY(mutex);
+    std::vector<Node> spareNodes GUARDED_BY(mutex);
     TimerWheel wheel GUARDED_BY(mutex);
 };
 

@@ -35,7 +35,7 @@ void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
     detail::MutexLock lock(q.mutex);
     q.pushLocked(r);  // -> Ready
     if (Parker* p = q.takeIdleLocked()) {
-        out.unparkLater(p);
+        out.unpark.add(p);
     }
 }
 
@@ -68,10 +68,13 @@ void WheelPool::armLocked(Record& r, Clock::time_point deadline, Deferred& out) 
 }
 
 // A worker has it. Ready and Running differ only under the ready queue's
-// lock (a worker takes a record holding that lock alone).
+// lock (a worker takes a record holding that lock alone). A record seen
+// Running* needs no look there: only its worker moves it on, under the
+// shard lock held here.
 bool WheelPool::isRunningLocked(const Record& r) {
-    if (r.loadState() == Record::State::Timer) {
-        return false;
+    const Record::State state = r.loadState();
+    if (state != Record::State::Ready) {
+        return state != Record::State::Timer;
     }
     const ReadyQueue& q = readyOf(r.task->type());
     detail::MutexLock lock(q.mutex);
@@ -85,7 +88,9 @@ void WheelPool::eraseLocked(Record& r, Deferred& out) {
     TaskPtr task = std::move(r.task);
     detail::OwnerState& owner = r.owner;
     TaskAccess::setHost(*task, nullptr);
-    r.shard.records.erase(task->id());  // frees r
+    if (Shard::Node node = r.shard.removeLocked(task->id())) {  // r is gone from here
+        out.freedNodes.add(std::move(node));
+    }
     out.released.add(std::move(task), owner);
 }
 
@@ -132,9 +137,12 @@ void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred
         }
         return;
     }
+    if (r.loadState() != Record::State::Ready || when <= now) {
+        return;  // running (its worker places it after the run), or due anyway
+    }
     ReadyQueue& q = readyOf(r.task->type());
     detail::UniqueLock lock(q.mutex);
-    if (r.loadState() == Record::State::Ready && when > now) {
+    if (r.loadState() == Record::State::Ready) {  // not taken by a worker meanwhile
         q.unlinkLocked(r);
         lock.unlock();
         armLocked(r, when, out);
@@ -144,16 +152,12 @@ void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred
 // --- after the locks -----------------------------------------------------
 
 void WheelPool::finish(Deferred& out) {
-    if (out.unparkFirst != nullptr) {
-        out.unparkFirst->unpark();
-    }
-    for (Parker* p : out.unparkMore) {
-        p->unpark();
-    }
+    out.unpark.forEach([](Parker* p) { p->unpark(); });
     if (out.notifyTimer) {
         notifyTimer();
     }
     owners_.release(out.released);  // destructors run here, with no lock held
+    out.freedNodes = {};
 }
 
 // --- the API -------------------------------------------------------------
@@ -182,12 +186,12 @@ TaskId WheelPool::schedule(TaskPtr task) {
             }
             return id;
         }
-        auto [it, inserted] = shard.records.try_emplace(id, task, owner, shard);
+        Record& r = shard.addLocked(task, owner);
         owners_.addTaskLocked(owner);
         TaskAccess::setState(*task, TaskState::Running);
         TaskAccess::setHost(*task, this);
-        heldFor(shard, it->second);
-        placeLocked(it->second, task->wakeTime(), Clock::now(), out);
+        heldFor(shard, r);
+        placeLocked(r, task->wakeTime(), Clock::now(), out);
     }
     finish(out);
     return id;

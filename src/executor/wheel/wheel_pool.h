@@ -70,22 +70,37 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     PoolStats stats() const override;
 
   private:
-    // What a locked section leaves to do once its locks are released.
-    struct Deferred {
-        // Workers to unpark: nearly always at most one, kept inline so that
-        // a wake allocates nothing.
-        Parker* unparkFirst = nullptr;
-        std::vector<Parker*> unparkMore;
-        bool notifyTimer = false;
-        detail::ReleasedTasks released;  // erased: drop, then count out
+    // Nearly always at most one item: the first is kept inline, so that a
+    // wake or a one-shot run allocates nothing.
+    template <class T>
+    struct OneOrMore {
+        T first{};
+        std::vector<T> more;
 
-        void unparkLater(Parker* p) {
-            if (unparkFirst == nullptr) {
-                unparkFirst = p;
+        void add(T item) {
+            if (!first) {
+                first = std::move(item);
             } else {
-                unparkMore.push_back(p);
+                more.push_back(std::move(item));
             }
         }
+        template <class F>
+        void forEach(F&& f) {
+            if (first) {
+                f(first);
+            }
+            for (T& item : more) {
+                f(item);
+            }
+        }
+    };
+
+    // What a locked section leaves to do once its locks are released.
+    struct Deferred {
+        OneOrMore<Parker*> unpark;
+        bool notifyTimer = false;
+        detail::ReleasedTasks released;     // erased: drop, then count out
+        OneOrMore<Shard::Node> freedNodes;  // erased records not kept as spares
     };
 
     // detail::TaskHost
@@ -111,7 +126,7 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     void eraseLocked(Record& r, Deferred& out) REQUIRES(r.shard.mutex);
     void finish(Deferred& out);
 
-    void runRecord(Record& r, detail::WorkerSlot* worker);
+    void runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped);
     void workerLoop(TaskType type, std::size_t index, detail::WorkerSlot* slot);
     void timerLoop();
     void notifyTimer();

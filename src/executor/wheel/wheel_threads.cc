@@ -13,8 +13,8 @@ namespace kvexec::wheel {
 using detail::TaskAccess;
 
 // Runs a record a worker took from its ready queue, then re-queues it
-// (rules 4 and 5) or drops it.
-void WheelPool::runRecord(Record& r, detail::WorkerSlot* worker) {
+// (rules 4 and 5) or leaves it in `dropped` for the worker to drop.
+void WheelPool::runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped) {
     Task& task = *r.task;  // a running record is never erased by others
     const detail::TaskRun run(task, {metrics_.get(), worker}, r.kind);
     if (run.ran()) {
@@ -37,6 +37,7 @@ void WheelPool::runRecord(Record& r, detail::WorkerSlot* worker) {
             eraseLocked(r, out);
         }
     }
+    dropped.takeAll(out.released);
     finish(out);
 }
 
@@ -49,6 +50,13 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
         detail::MutexLock lock(q.mutex);
         me = &q.parkerLocked(index);
     }
+    // Tasks whose last run ended here, dropped (and counted out of their
+    // owners) once this worker has taken its next record or is about to
+    // sleep: right after a run, the thread the run signalled is likely
+    // allocating its next task, and freeing this one then meets it on the
+    // allocator's lock (glibc's sleeps at once on a collision).
+    detail::ReleasedTasks dropped;
+    const auto dropAll = [this, &dropped] { owners_.release(dropped); };
     for (;;) {
         Record* r = nullptr;
         Parker* helper = nullptr;
@@ -74,14 +82,16 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
             }
         }
         if (r == nullptr) {
-            me->park(spinGate_);
+            me->park(spinGate_, dropAll);
             continue;
         }
         if (helper != nullptr) {
             helper->unpark();
         }
-        runRecord(*r, slot);
+        dropAll();
+        runRecord(*r, slot, dropped);
     }
+    dropAll();
 }
 
 std::size_t WheelPool::threadCount(TaskType type) const {
