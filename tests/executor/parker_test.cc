@@ -22,7 +22,7 @@ TEST(Parker, AnUnparkBeforeParkMakesParkReturnAtOnce) {
     Parker p;
     p.prepare();
     p.unpark();
-    p.park(gate, [] {});  // would hang if the unpark were lost
+    p.park(gate, SpinMode::Pause, [] {});  // would hang if the unpark were lost
     SUCCEED();
 }
 
@@ -38,7 +38,7 @@ TEST(Parker, NoUnparkIsLostInThousandsOfHandOffs) {
         for (int i = 0; i < kRounds; ++i) {
             p.prepare();
             prepared.store(true, std::memory_order_release);
-            p.park(gate, [] {});
+            p.park(gate, SpinMode::Pause, [] {});
             round.fetch_add(1, std::memory_order_release);
         }
     });
@@ -58,19 +58,27 @@ TEST(Parker, NoUnparkIsLostInThousandsOfHandOffs) {
     worker.join();
 }
 
+// Yield spinners up to one per core, Pause spinners up to half the cores,
+// counted together.
 TEST(SpinGate, AdmitsAtMostItsLimitAtOnce) {
     SpinGate gate;
-    ASSERT_GE(gate.limit(), 1u);
-    for (unsigned i = 0; i < gate.limit(); ++i) {
-        EXPECT_TRUE(gate.tryEnter());
+    ASSERT_GE(gate.limit(SpinMode::Pause), 1u);
+    ASSERT_GE(gate.limit(SpinMode::Yield), gate.limit(SpinMode::Pause));
+    for (unsigned i = 0; i < gate.limit(SpinMode::Pause); ++i) {
+        EXPECT_TRUE(gate.tryEnter(SpinMode::Pause));
     }
-    EXPECT_FALSE(gate.tryEnter());
+    EXPECT_FALSE(gate.tryEnter(SpinMode::Pause));
+    const unsigned moreYielding = gate.limit(SpinMode::Yield) - gate.limit(SpinMode::Pause);
+    for (unsigned i = 0; i < moreYielding; ++i) {
+        EXPECT_TRUE(gate.tryEnter(SpinMode::Yield));
+    }
+    EXPECT_FALSE(gate.tryEnter(SpinMode::Yield));
     gate.leave();
-    EXPECT_TRUE(gate.tryEnter());
-    for (unsigned i = 0; i < gate.limit(); ++i) {
+    EXPECT_TRUE(gate.tryEnter(SpinMode::Yield));
+    for (unsigned i = 0; i < gate.limit(SpinMode::Yield); ++i) {
         gate.leave();
     }
-    EXPECT_TRUE(gate.tryEnter());
+    EXPECT_TRUE(gate.tryEnter(SpinMode::Pause));
     gate.leave();
 }
 
@@ -79,20 +87,20 @@ TEST(SpinGate, AdmitsAtMostItsLimitAtOnce) {
 // wakes it. (The sleeping case is forced in NoUnparkIsLostInThousandsOfHandOffs.)
 TEST(Parker, AWorkerDeniedASpinSleepsAndStillWakes) {
     SpinGate gate;
-    for (unsigned i = 0; i < gate.limit(); ++i) {
-        ASSERT_TRUE(gate.tryEnter());
+    for (unsigned i = 0; i < gate.limit(SpinMode::Yield); ++i) {
+        ASSERT_TRUE(gate.tryEnter(SpinMode::Yield));
     }
     Parker p;
     std::atomic<bool> woke{false};
     p.prepare();
     std::thread worker([&] {
-        p.park(gate, [] {});
+        p.park(gate, SpinMode::Pause, [] {});
         woke.store(true);
     });
     p.unpark();
     EXPECT_TRUE(waitFor([&] { return woke.load(); }));
     worker.join();
-    for (unsigned i = 0; i < gate.limit(); ++i) {
+    for (unsigned i = 0; i < gate.limit(SpinMode::Yield); ++i) {
         gate.leave();
     }
 }

@@ -1,19 +1,27 @@
 // parker.h: how an idle Wheel worker waits for work.
 //
-// An idle worker may spin for a short while before it parks in a futex
-// (C++20 atomic wait). A hand-off to a spinning worker costs one store and
-// no system call; a hand-off to a parked one costs a futex wake, and on a
-// VM whose idle vCPU halts that is 50-100 us before the worker runs. But a
-// spinning worker holds a core that the rest of the process may need, so
-// spinning is adaptive and capped (SpinGate):
-// - at most SpinGate::limit() workers of a pool spin at once (half the
-//   hardware threads, at least one);
+// An idle worker may spin for a short while before it parks in a futex. A
+// hand-off to a spinning worker costs one store and no system call; a
+// hand-off to a parked one costs a futex wake, and on a VM whose idle vCPU
+// halts that is 5-100 us before the worker runs. But a spinning worker
+// holds a core that the rest of the process may need, so spinning is
+// adaptive and capped (SpinGate):
+// - how a worker spins depends on its task type's worker count against the
+//   cores (SpinMode, chosen by the pool): with no more workers than cores,
+//   it yields the core between rounds of pauses (Yield), so that a producer
+//   or a busy worker on the same core still runs, and up to one worker per
+//   core may spin; with more workers than cores the busy ones need every
+//   core, so at most half the cores' worth spin, with pauses only (Pause);
 // - a worker spins at most kSpinWindow, and only while spinning pays: a
 //   spin that ends without work turns spinning off for that worker, and it
 //   comes back on when a park turns out short (work arrived within
 //   kShortPark), which is when a spin would have caught it.
 // So a busy hand-off loop (wake, run, wake ...) is served by a spinning
 // worker, and an idle or lightly loaded pool parks at once and burns no CPU.
+// (Measured on 2 vCPUs, LongLivedScheduleRun with 2 benchmark threads: Pause
+// with one spinner ~300k items/s, the producer preempted by the worker it
+// woke and the worker sleeping after every run; Yield with two ~500k/s at
+// less CPU per item. With 4 or 16 workers, Yield spinners halve the rate.)
 //
 // The sleep is a plain private futex. std::atomic::wait() would do: on
 // libstdc++ 12 it first spins 16 rounds, the last four sched_yield() system
@@ -46,15 +54,20 @@
 
 namespace kvexec::wheel {
 
+enum class SpinMode { Pause, Yield };
+
 // How many workers of one pool may spin at the same time.
 class SpinGate {
   public:
-    SpinGate() : limit_(std::max(1u, std::thread::hardware_concurrency() / 2)) {}
+    SpinGate() : cores_(std::max(1u, std::thread::hardware_concurrency())) {}
 
-    unsigned limit() const noexcept { return limit_; }
+    unsigned cores() const noexcept { return cores_; }
+    unsigned limit(SpinMode mode) const noexcept {
+        return mode == SpinMode::Yield ? cores_ : std::max(1u, cores_ / 2);
+    }
 
-    bool tryEnter() noexcept {
-        if (spinning_.fetch_add(1, std::memory_order_relaxed) < limit_) {
+    bool tryEnter(SpinMode mode) noexcept {
+        if (spinning_.fetch_add(1, std::memory_order_relaxed) < limit(mode)) {
             return true;
         }
         leave();
@@ -63,7 +76,7 @@ class SpinGate {
     void leave() noexcept { spinning_.fetch_sub(1, std::memory_order_relaxed); }
 
   private:
-    const unsigned limit_;
+    const unsigned cores_;
     std::atomic<unsigned> spinning_{0};
 };
 
@@ -91,9 +104,9 @@ class Parker {
     // unpark(). beforeSleep is for what the worker deferred while it might
     // get work at once.
     template <class BeforeSleep>
-    void park(SpinGate& gate, BeforeSleep&& beforeSleep) {
-        if (spinPays_ && gate.tryEnter()) {
-            const bool caught = spin();
+    void park(SpinGate& gate, SpinMode mode, BeforeSleep&& beforeSleep) {
+        if (spinPays_ && gate.tryEnter(mode)) {
+            const bool caught = spin(mode);
             gate.leave();
             if (caught) {
                 return;
@@ -115,7 +128,7 @@ class Parker {
 
     // True if work arrived within kSpinWindow. The clock is read once per
     // 32 pauses: a pause takes 10-150 cycles depending on the CPU.
-    bool spin() const noexcept {
+    bool spin(SpinMode mode) const noexcept {
         const auto until = Clock::now() + kSpinWindow;
         for (;;) {
             for (int i = 0; i < 32; ++i) {
@@ -123,6 +136,9 @@ class Parker {
                     return true;
                 }
                 detail::cpuRelax();
+            }
+            if (mode == SpinMode::Yield) {
+                std::this_thread::yield();
             }
             if (Clock::now() >= until) {
                 return signalled();

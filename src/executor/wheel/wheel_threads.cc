@@ -60,6 +60,7 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
     for (;;) {
         Record* r = nullptr;
         Parker* helper = nullptr;
+        SpinMode spinMode = SpinMode::Pause;
         {
             detail::MutexLock lock(q.mutex);
             if (q.stopping || index >= q.targetThreads) {
@@ -77,12 +78,13 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
             if (r == nullptr) {
                 me->prepare();
                 q.enlistIdleLocked(*me);
+                spinMode = q.targetThreads <= spinGate_.cores() ? SpinMode::Yield : SpinMode::Pause;
             } else if (q.sizeLocked() > 0) {
                 helper = q.takeIdleLocked();  // more work queued: share it
             }
         }
         if (r == nullptr) {
-            me->park(spinGate_, dropAll);
+            me->park(spinGate_, spinMode, dropAll);
             continue;
         }
         if (helper != nullptr) {
