@@ -87,7 +87,7 @@ const Task* currentTask() noexcept {
 
 bool runTask(Task& task, RunSite site, KindMetrics*& kind) {
     if (site.metrics != nullptr && kind == nullptr) {
-        kind = &site.metrics->kindFor(task);
+        kind = &site.metrics->kindFor(task, site.worker);
     }
     Taskable& owner = task.owner();
     const auto start = Clock::now();

@@ -32,8 +32,22 @@ WorkerInfo workerInfoOf(const WorkerSlot& slot, Clock::time_point now) {
 }
 }  // namespace
 
-KindMetrics& PoolMetrics::kindFor(const Task& task) {
+KindMetrics& PoolMetrics::kindFor(const Task& task, WorkerSlot* worker) {
     KindKey key{task.type(), task.description()};  // user code: no lock held
+    if (worker != nullptr) {
+        KindMetrics* last = worker->lastKind();
+        if (last != nullptr && last->type == key.first && last->description == key.second) {
+            return *last;
+        }
+    }
+    KindMetrics& kind = findOrAddKind(std::move(key));
+    if (worker != nullptr) {
+        worker->rememberKind(kind);
+    }
+    return kind;
+}
+
+KindMetrics& PoolMetrics::findOrAddKind(KindKey key) {
     MutexLock lock(mutex_);
     auto it = kinds_.find(key);
     if (it != kinds_.end()) {

@@ -11,7 +11,8 @@
 // 2. Each run: `detail::runTask(task, RunSite{metrics, slot}, entry.kind)`
 //    (task_runner.h), where `entry.kind` is a `KindMetrics*` the backend
 //    keeps per held task, starting null: runTask resolves it on the task's
-//    first run (one description() call) and reuses it after. The backend
+//    first run (one description() call; the registry's mutex only when the
+//    worker's last kind differs) and reuses it after. The backend
 //    must hand the entry from run to run under its own synchronisation (a
 //    task never runs on two threads at once, so this is already so).
 // 3. stats(): `metrics->fill(stats)` with no backend lock held (it takes
@@ -50,8 +51,9 @@ struct KindMetrics {
 class PoolMetrics {
   public:
     // The kind of a task (its type and description()), created on first
-    // use. Calls task.description(): call with no pool lock held.
-    KindMetrics& kindFor(const Task& task) EXCLUDES(mutex_);
+    // use. Calls task.description(): call with no pool lock held. With the
+    // calling worker's slot, its last kind is tried first (no lock).
+    KindMetrics& kindFor(const Task& task, WorkerSlot* worker) EXCLUDES(mutex_);
 
     WorkerSlot& addWorker(TaskType type, std::string name) EXCLUDES(mutex_);
     void removeWorker(WorkerSlot& slot) EXCLUDES(mutex_);
@@ -61,6 +63,7 @@ class PoolMetrics {
 
   private:
     using KindKey = std::pair<TaskType, std::string>;
+    KindMetrics& findOrAddKind(KindKey key) EXCLUDES(mutex_);
 
     mutable Mutex mutex_;
     std::map<KindKey, std::unique_ptr<KindMetrics>> kinds_ GUARDED_BY(mutex_);

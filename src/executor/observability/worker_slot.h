@@ -40,6 +40,13 @@ class WorkerSlot {
     TaskType type() const noexcept { return type_; }
     const std::string& name() const noexcept { return name_; }
 
+    // The kind this worker resolved last (PoolMetrics::kindFor): a worker
+    // running one kind of task after another, one-shot tasks of one kind
+    // above all, finds it here instead of under the registry's mutex.
+    // Owner thread only.
+    KindMetrics* lastKind() const noexcept { return lastKind_; }
+    void rememberKind(KindMetrics& kind) noexcept { lastKind_ = &kind; }
+
   private:
     void publish(TaskId task, const KindMetrics* kind, Clock::rep start) noexcept;
 
@@ -49,6 +56,7 @@ class WorkerSlot {
     std::atomic<TaskId> task_{0};
     std::atomic<const KindMetrics*> kind_{nullptr};
     std::atomic<Clock::rep> start_{0};
+    KindMetrics* lastKind_ = nullptr;
 };
 
 }  // namespace kvexec::detail
