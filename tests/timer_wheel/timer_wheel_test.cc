@@ -226,6 +226,23 @@ TEST_F(TimerWheelTest, RearmEarlierMovesTheDeadline) {
     EXPECT_TRUE(advanceTo(kStart + 31s).empty()) << "the old deadline is forgotten";
 }
 
+// Ticks 16384..20479 (ms after start) are one level-2 slot, so every
+// re-arm below moves the entry within the slot that holds it.
+TEST_F(TimerWheelTest, RearmWithinItsSlotKeepsTheExactDeadline) {
+    Timer t(1);
+    wheel.arm(t, kStart + 20s);
+    wheel.arm(t, kStart + 17s);
+    wheel.arm(t, kStart + 20400ms);
+    wheel.arm(t, kStart + 18s);
+    EXPECT_EQ(wheel.size(), 1u);
+    EXPECT_EQ(t.deadline(), kStart + 18s);
+    ASSERT_TRUE(wheel.nextExpiry().has_value());
+    EXPECT_LE(*wheel.nextExpiry(), kStart + 18s) << "would sleep past the deadline";
+    EXPECT_TRUE(advanceTo(kStart + 18s - 1ms).empty());
+    EXPECT_EQ(ids(advanceTo(kStart + 18s)), std::vector<int>{1});
+    EXPECT_TRUE(advanceTo(kStart + 30s).empty()) << "the earlier deadlines are forgotten";
+}
+
 TEST_F(TimerWheelTest, CancelPreventsFiring) {
     Timer a(1), b(2);
     wheel.arm(a, kStart + 5ms);
