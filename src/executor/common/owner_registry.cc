@@ -62,26 +62,29 @@ void OwnerRegistry::awaitDrainedLocked(Taskable& owner, UniqueLock& lock) {
     drainWaiters_.fetch_add(1);  // before the first look at the counts: see release()
     drained_.wait(lock.native(), [&]() REQUIRES(mutex) {
         auto it = owners_.find(&owner);
-        return (it == owners_.end() || it->second->tasks.load() == 0) && statsHolding_ == 0;
+        return (it == owners_.end() || it->second->held() == 0) && statsHolding_ == 0;
     });
     drainWaiters_.fetch_sub(1);
     owners_.erase(&owner);
 }
 
-// Counting out needs no lock; only the last task of an owner takes the
-// mutex, and only while an unregisterTaskable() waits, to wake it. (The
-// waiter counts itself before it reads the task counts, and both sides are
-// seq_cst: either it sees this count fall or this sees it waiting.) That
-// one may then free the OwnerState at once: it is not touched after its
-// count reaches zero. Without the waiter check, a pool running one task at
-// a time took the mutex after every run, against schedule() taking it too.
+// Counting out needs no lock, and takes the mutex only while an
+// unregisterTaskable() waits, to wake it. (The waiter counts itself before
+// it reads the counts, and both sides are seq_cst: either it sees this
+// count rise or this sees it waiting.) Nothing here touches an OwnerState
+// after counting a task out of it: the waiter may free it at once. `added`
+// no longer changes once unregistering has begun (admission stops under
+// the mutex), so the waiter's held() is exact. Without the waiter check, a
+// pool running one task at a time took the mutex after every run, against
+// schedule() taking it too.
 void OwnerRegistry::release(ReleasedTasks& released) {
     if (released.tasks_.empty()) {
         return;
     }
     released.tasks_.clear();  // destructors run here, with no lock held
     for (OwnerState* owner : released.owners_) {
-        if (owner->tasks.fetch_sub(1) == 1 && drainWaiters_.load() > 0) {
+        owner->released.fetch_add(1);
+        if (drainWaiters_.load() > 0) {
             MutexLock lock(mutex);
             drained_.notify_all();
         }

@@ -36,7 +36,14 @@ namespace kvexec::detail {
 struct OwnerState {
     // Set (under OwnerRegistry::mutex) when unregistering starts.
     std::atomic<bool> unregistering{false};
-    std::atomic<std::size_t> tasks{0};  // held by the pool; falls after release
+    // Tasks the pool holds: added - released. Two counters, each on its own
+    // cache line: the thread that schedules a task writes only `added` (under
+    // OwnerRegistry::mutex), the worker that drops it only `released`, so a
+    // one-shot hand-off moves no counter line between their cores.
+    alignas(64) std::atomic<std::size_t> added{0};
+    alignas(64) std::atomic<std::size_t> released{0};
+
+    std::size_t held() const noexcept { return added.load() - released.load(); }
 
     // Rule 9: while its owner is being unregistered, a blockShutdown task
     // is never put to sleep: it runs until it returns false.
@@ -80,7 +87,7 @@ class OwnerRegistry {
     // holds the task for (addTaskLocked once it is in the caller's table).
     // Throws std::logic_error (rule 2, or the pool stops).
     OwnerState& admitLocked(const Task& task) REQUIRES(mutex);
-    void addTaskLocked(OwnerState& owner) REQUIRES(mutex) { owner.tasks.fetch_add(1); }
+    void addTaskLocked(OwnerState& owner) REQUIRES(mutex) { owner.added.fetch_add(1); }
 
     // unregisterTaskable(), in order:
     // 1. checkNotOwnTask(): from one of the owner's own tasks it would wait
