@@ -80,7 +80,9 @@ class SpinGate {
     std::atomic<unsigned> spinning_{0};
 };
 
-class Parker {
+// One cache line per parker: a waker's store to one worker's parker must
+// not disturb another worker spinning on its own.
+class alignas(64) Parker {
   public:
     using Clock = std::chrono::steady_clock;
     // Longest spin. Yield: covers a round trip through a caller that was
@@ -187,6 +189,11 @@ class Parker {
 
     std::atomic<std::uint32_t> state_{kWaiting};
     bool spinPays_ = true;  // owner-only
+
+  public:
+    // The next idle worker of its ready queue; guarded by that queue's
+    // mutex (ReadyQueue keeps its idle workers as a stack through this).
+    Parker* nextIdle = nullptr;
 };
 
 }  // namespace kvexec::wheel

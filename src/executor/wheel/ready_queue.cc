@@ -77,18 +77,29 @@ void ReadyQueue::clearLocked() {
     size_ = 0;
 }
 
+// The idle workers are a stack linked through their parkers: enlisting
+// and taking one write the parker the worker and its waker touch anyway.
+void ReadyQueue::enlistIdleLocked(Parker& p) {
+    p.nextIdle = idleTop_;
+    idleTop_ = &p;
+    ++idleCount_;
+}
+
 Parker* ReadyQueue::takeIdleLocked() {
-    if (idle_.empty()) {
-        return nullptr;
+    Parker* p = idleTop_;
+    if (p != nullptr) {
+        idleTop_ = p->nextIdle;
+        p->nextIdle = nullptr;
+        --idleCount_;
     }
-    Parker* p = idle_.back();
-    idle_.pop_back();
     return p;
 }
 
 std::vector<Parker*> ReadyQueue::takeAllIdleLocked() {
     std::vector<Parker*> all;
-    all.swap(idle_);
+    while (Parker* p = takeIdleLocked()) {
+        all.push_back(p);
+    }
     return all;
 }
 

@@ -33,15 +33,25 @@ class ReadyQueue {
     // Forgets every record (shutdown; the records are about to be freed).
     void clearLocked() REQUIRES(mutex);
 
-    void enlistIdleLocked(Parker& p) REQUIRES(mutex) { idle_.push_back(&p); }
+    void enlistIdleLocked(Parker& p) REQUIRES(mutex);
     // The most recently idle worker, taken off the idle list; or null.
     Parker* takeIdleLocked() REQUIRES(mutex);
     std::vector<Parker*> takeAllIdleLocked() REQUIRES(mutex);
-    std::size_t idleLocked() const REQUIRES(mutex) { return idle_.size(); }
+    std::size_t idleLocked() const REQUIRES(mutex) { return idleCount_; }
     // The parker of worker `index`, made on first use; lives as long as this.
     Parker& parkerLocked(std::size_t index) REQUIRES(mutex);
 
-    mutable detail::Mutex mutex;
+    // The mutex and what every hand-off writes under it (the count of
+    // queued records, the idle stack) share one cache line: a hand-off
+    // between two cores moves that line, and no second one.
+    alignas(64) mutable detail::Mutex mutex;
+
+  private:
+    std::size_t size_ GUARDED_BY(mutex) = 0;
+    Parker* idleTop_ GUARDED_BY(mutex) = nullptr;  // linked through Parker::nextIdle
+    std::size_t idleCount_ GUARDED_BY(mutex) = 0;
+
+  public:
     std::size_t targetThreads GUARDED_BY(mutex) = 0;  // workers with index >= this exit
     bool stopping GUARDED_BY(mutex) = false;
 
@@ -55,8 +65,6 @@ class ReadyQueue {
     void detachLocked(Record& r) REQUIRES(mutex);  // list links only
 
     std::vector<PriorityList> lists_ GUARDED_BY(mutex);  // sorted by priority, lowest first
-    std::size_t size_ GUARDED_BY(mutex) = 0;
-    std::vector<Parker*> idle_ GUARDED_BY(mutex);
     std::vector<std::unique_ptr<Parker>> parkers_ GUARDED_BY(mutex);
 };
 
