@@ -54,6 +54,8 @@
 
 namespace kvexec::wheel {
 
+class ReadyQueue;
+
 enum class SpinMode { Pause, Yield };
 
 // How many workers of one pool may spin at the same time.
@@ -190,10 +192,10 @@ class alignas(64) Parker {
     std::atomic<std::uint32_t> state_{kWaiting};
     bool spinPays_ = true;  // owner-only
 
-  public:
-    // The next idle worker of its ready queue; guarded by that queue's
-    // mutex (ReadyQueue keeps its idle workers as a stack through this).
-    Parker* nextIdle = nullptr;
+    // The next idle worker of its ready queue, which keeps its idle workers
+    // as a stack through this; guarded by that queue's mutex.
+    friend class ReadyQueue;
+    Parker* nextIdle_ = nullptr;
 };
 
 }  // namespace kvexec::wheel

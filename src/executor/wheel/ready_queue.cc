@@ -80,19 +80,25 @@ void ReadyQueue::clearLocked() {
 // The idle workers are a stack linked through their parkers: enlisting
 // and taking one write the parker the worker and its waker touch anyway.
 void ReadyQueue::enlistIdleLocked(Parker& p) {
-    p.nextIdle = idleTop_;
+    p.nextIdle_ = idleTop_;
     idleTop_ = &p;
-    ++idleCount_;
 }
 
 Parker* ReadyQueue::takeIdleLocked() {
     Parker* p = idleTop_;
     if (p != nullptr) {
-        idleTop_ = p->nextIdle;
-        p->nextIdle = nullptr;
-        --idleCount_;
+        idleTop_ = p->nextIdle_;
+        p->nextIdle_ = nullptr;
     }
     return p;
+}
+
+std::size_t ReadyQueue::idleLocked() const {
+    std::size_t n = 0;
+    for (const Parker* p = idleTop_; p != nullptr; p = p->nextIdle_) {
+        ++n;
+    }
+    return n;
 }
 
 std::vector<Parker*> ReadyQueue::takeAllIdleLocked() {

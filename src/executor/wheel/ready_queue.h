@@ -37,7 +37,7 @@ class ReadyQueue {
     // The most recently idle worker, taken off the idle list; or null.
     Parker* takeIdleLocked() REQUIRES(mutex);
     std::vector<Parker*> takeAllIdleLocked() REQUIRES(mutex);
-    std::size_t idleLocked() const REQUIRES(mutex) { return idleCount_; }
+    std::size_t idleLocked() const REQUIRES(mutex);  // O(idle workers): for stats()
     // The parker of worker `index`, made on first use; lives as long as this.
     Parker& parkerLocked(std::size_t index) REQUIRES(mutex);
 
@@ -48,8 +48,7 @@ class ReadyQueue {
 
   private:
     std::size_t size_ GUARDED_BY(mutex) = 0;
-    Parker* idleTop_ GUARDED_BY(mutex) = nullptr;  // linked through Parker::nextIdle
-    std::size_t idleCount_ GUARDED_BY(mutex) = 0;
+    Parker* idleTop_ GUARDED_BY(mutex) = nullptr;  // linked through Parker::nextIdle_
 
   public:
     std::size_t targetThreads GUARDED_BY(mutex) = 0;  // workers with index >= this exit
