@@ -78,18 +78,20 @@ void OwnerRegistry::awaitDrainedLocked(Taskable& owner, UniqueLock& lock) {
 // pool running one task at a time took the mutex after every run, against
 // schedule() taking it too.
 void OwnerRegistry::release(ReleasedTasks& released) {
-    if (released.tasks_.empty()) {
+    if (released.items_.empty()) {
         return;
     }
-    released.tasks_.clear();  // destructors run here, with no lock held
-    for (OwnerState* owner : released.owners_) {
-        owner->released.fetch_add(1);
+    for (auto& item : released.items_) {
+        item.task.reset();  // destructors run here, with no lock held
+    }
+    for (auto& item : released.items_) {
+        item.owner->released.fetch_add(1);
         if (drainWaiters_.load() > 0) {
             MutexLock lock(mutex);
             drained_.notify_all();
         }
     }
-    released.owners_.clear();
+    released.items_.clear();
 }
 
 StatsHold::StatsHold(const OwnerRegistry& registry) : registry_(registry) {

@@ -57,23 +57,23 @@ struct OwnerState {
 // released: OwnerRegistry::release().
 class ReleasedTasks {
   public:
-    void add(TaskPtr task, OwnerState& owner) {
-        tasks_.push_back(std::move(task));
-        owners_.push_back(&owner);
-    }
-    bool empty() const noexcept { return tasks_.empty(); }
+    void add(TaskPtr task, OwnerState& owner) { items_.push_back({std::move(task), &owner}); }
+    bool empty() const noexcept { return items_.empty(); }
     // Moves every reference of `other` here (a worker keeping them a while).
     void takeAll(ReleasedTasks& other) {
-        std::move(other.tasks_.begin(), other.tasks_.end(), std::back_inserter(tasks_));
-        owners_.insert(owners_.end(), other.owners_.begin(), other.owners_.end());
-        other.tasks_.clear();
-        other.owners_.clear();
+        std::move(other.items_.begin(), other.items_.end(), std::back_inserter(items_));
+        other.items_.clear();
     }
 
   private:
     friend class OwnerRegistry;
-    std::vector<TaskPtr> tasks_;
-    std::vector<OwnerState*> owners_;
+    // One vector (not one per field): a pool's hand-off path builds one of
+    // these per run, and the lock holders' Deferred structs stay small.
+    struct Item {
+        TaskPtr task;
+        OwnerState* owner;
+    };
+    std::vector<Item> items_;
 };
 
 class OwnerRegistry {

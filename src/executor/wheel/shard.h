@@ -1,6 +1,6 @@
 // shard.h: one slice of the Wheel backend's tasks, chosen by task id.
 //
-// Each shard has its own mutex, its own id -> Record map and its own timing
+// Each shard has its own mutex, its own id -> Record index and its own timing
 // wheel, so that callers re-arming different tasks (TimeoutAddCancel from
 // several front-end threads) rarely meet on a lock.
 //
@@ -10,73 +10,70 @@
 
 #include <cassert>
 #include <memory>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "executor/thread_annotations.h"
+#include "executor/wheel/id_table.h"
 #include "executor/wheel/record.h"
+#include "executor/wheel/record_slab.h"
 #include "kvexec/timer_wheel.h"
 
 namespace kvexec::wheel {
 
 // A task's shard is id % kShardCount, so id / kShardCount numbers a
-// shard's ids densely: tasks created one after another land in neighbouring
-// buckets, and re-arming a million timeouts in turn reads one bucket line per
-// eight re-arms instead of one per re-arm (the 1M/1k flatness of
-// TimeoutAddCancel went from about 0.5 to about 0.75).
+// shard's ids densely: the index (id_table.h) keeps tasks created one after
+// another in neighbouring slots.
 inline constexpr std::size_t kShardCount = 16;
-struct ShardIdHash {
-    std::size_t operator()(TaskId id) const noexcept { return id / kShardCount; }
-};
 
-struct Shard {
-    using Records = std::unordered_map<TaskId, Record, ShardIdHash>;
-    using Node = Records::node_type;
-    // Spare nodes kept per shard: enough for the tasks that come and go at
-    // once (one-shot jobs), small against a pool's footprint.
-    static constexpr std::size_t kMaxSpareNodes = 32;
-
+// Cache-line aligned: threads working in neighbouring shards must not
+// share a line (one's mutex beside the other's wheel).
+struct alignas(64) Shard {
     Shard() : wheel(Clock::now(), std::chrono::milliseconds(1)) {}
-
-    Record* findLocked(TaskId id) REQUIRES(mutex) {
-        auto it = records.find(id);
-        return it == records.end() ? nullptr : &it->second;
+    ~Shard() {
+        for (Record* r : records.takeAll()) {
+            slab.destroy(r);
+        }
     }
+    Shard(const Shard&) = delete;
+    Shard& operator=(const Shard&) = delete;
 
-    // A new record for `task`, in a spare node when there is one: a
-    // one-shot task then costs no allocation under this lock.
+    using Records = IdTable<Record, Task, kShardCount>;
+
+    Record* findLocked(TaskId id) REQUIRES(mutex) { return records.find(id).value; }
+    // The record and its task, both from the index: a caller can start
+    // fetching the task without waiting for the record.
+    Records::Hit findWithTaskLocked(TaskId id) REQUIRES(mutex) { return records.find(id); }
+
     Record& addLocked(TaskPtr task, detail::OwnerState& owner) REQUIRES(mutex) {
         const TaskId id = task->id();
-        if (spareNodes.empty()) {
-            return records.try_emplace(id, std::move(task), owner, *this).first->second;
-        }
-        Node node = std::move(spareNodes.back());
-        spareNodes.pop_back();
-        node.key() = id;
-        std::destroy_at(&node.mapped());
-        std::construct_at(&node.mapped(), std::move(task), owner, *this);
-        return records.insert(std::move(node)).position->second;
+        Record* r = slab.make(std::move(task), owner, *this);
+        records.insert(id, r, r->task.get());
+        return *r;
     }
 
-    // Takes the record of `id` out of the map (its task already moved out).
-    // Kept as a spare, or handed back to be freed once the lock is released:
-    // a free() can wait on the allocator's own lock, which must not happen
-    // while callers queue on this one.
-    Node removeLocked(TaskId id) REQUIRES(mutex) {
-        Node node = records.extract(id);
-        if (spareNodes.size() < kMaxSpareNodes) {
-            spareNodes.push_back(std::move(node));
-            return {};
-        }
-        return node;
+    // Takes the record of `id` out of the index and frees it (its task
+    // already moved out).
+    void removeLocked(TaskId id) REQUIRES(mutex) {
+        Record* r = records.erase(id);
+        assert(r != nullptr);
+        freeLocked(r);
     }
+
+    // Every record, for the rare walks (shutdown, unregister, stats).
+    template <class F>
+    void forEachLocked(F&& f) REQUIRES(mutex) {
+        records.forEach(f);
+    }
+
+    // Shutdown: forgets every record; the caller frees each (freeLocked)
+    // once done with it.
+    std::vector<Record*> takeAllLocked() REQUIRES(mutex) { return records.takeAll(); }
+    void freeLocked(Record* r) REQUIRES(mutex) { slab.destroy(r); }
 
     detail::Mutex mutex;
-    // Records live in the map's nodes (stable addresses, one allocation,
-    // one cache miss fewer per lookup than a pointer to a separate record).
+    RecordSlab slab GUARDED_BY(mutex);  // before `records`: outlives the walk in ~Shard
     Records records GUARDED_BY(mutex);
-    std::vector<Node> spareNodes GUARDED_BY(mutex);
     TimerWheel wheel GUARDED_BY(mutex);
 };
 

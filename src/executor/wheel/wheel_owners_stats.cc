@@ -42,9 +42,7 @@ void WheelPool::shutdown() {
     }
     for (auto& shard : shards_) {
         detail::MutexLock lock(shard->mutex);
-        for (auto& [id, r] : shard->records) {
-            TaskAccess::setState(*r.task, TaskState::Dead);
-        }
+        shard->forEachLocked([](Record& r) { TaskAccess::setState(*r.task, TaskState::Dead); });
     }
     {
         detail::MutexLock lock(timerMutex_);
@@ -74,14 +72,14 @@ void WheelPool::shutdown() {
     }
     for (auto& shard : shards_) {
         detail::MutexLock lock(shard->mutex);
-        for (auto& [id, r] : shard->records) {
-            if (r.armed()) {
-                shard->wheel.cancel(r);
+        for (Record* r : shard->takeAllLocked()) {
+            if (r->armed()) {
+                shard->wheel.cancel(*r);
             }
-            TaskAccess::setHost(*r.task, nullptr);
-            dropped.add(std::move(r.task), r.owner);
+            TaskAccess::setHost(*r->task, nullptr);
+            dropped.add(std::move(r->task), r->owner);
+            shard->freeLocked(r);
         }
-        shard->records.clear();
     }
     owners_.release(dropped);
 }
@@ -114,11 +112,11 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
         {
             detail::MutexLock lock(shard->mutex);
             std::vector<Record*> owned;
-            for (auto& [id, r] : shard->records) {
+            shard->forEachLocked([&](Record& r) {
                 if (&r.task->owner() == &owner) {
                     owned.push_back(&r);
                 }
-            }
+            });
             for (Record* r : owned) {
                 heldFor(*shard, *r);
                 if (force || !r->task->blocksShutdown()) {
@@ -147,12 +145,12 @@ PoolStats WheelPool::stats() const {
     detail::StatsHold held(owners_);
     for (const auto& shard : shards_) {
         detail::MutexLock lock(shard->mutex);
-        for (const auto& [id, r] : shard->records) {
+        shard->forEachLocked([&](const Record& r) {
             if (r.loadState() == Record::State::Timer) {
                 ++stats.byType[static_cast<std::size_t>(r.task->type())].future;
             }
             held.tasks.push_back(r.task);
-        }
+        });
     }
     stats.tasks = detail::describeTasks(held.tasks);  // user code: no lock held
     if (metrics_) {

@@ -88,9 +88,7 @@ void WheelPool::eraseLocked(Record& r, Deferred& out) {
     TaskPtr task = std::move(r.task);
     detail::OwnerState& owner = r.owner;
     TaskAccess::setHost(*task, nullptr);
-    if (Shard::Node node = r.shard.removeLocked(task->id())) {  // r is gone from here
-        out.freedNodes.add(std::move(node));
-    }
+    r.shard.removeLocked(task->id());  // r is gone from here
     out.released.add(std::move(task), owner);
 }
 
@@ -157,7 +155,6 @@ void WheelPool::finish(Deferred& out) {
         notifyTimer();
     }
     owners_.release(out.released);  // destructors run here, with no lock held
-    out.freedNodes = {};
 }
 
 // --- the API -------------------------------------------------------------
@@ -233,18 +230,21 @@ bool WheelPool::snoozeAndWait(TaskId id, Clock::duration d) {
     {
         Shard& shard = shardOf(id);
         detail::MutexLock lock(shard.mutex);
-        Record* r = shard.findLocked(id);
+        const auto [r, task] = shard.findWithTaskLocked(id);
         if (r == nullptr) {
             return false;
         }
-        // Among a million timeouts the task is rarely in cache: start
-        // fetching it, and read the clock while it comes.
-        __builtin_prefetch(r->task.get(), 1);
+        // Among a million timeouts neither the task nor the record is
+        // likely in cache: start fetching both (the index gives the task's
+        // address, so this need not wait for the record), and read the
+        // clock while they come.
+        TaskAccess::prefetchForSnooze(*task);
+        r->prefetch();
         const auto now = Clock::now();
-        if (r->task->isDead()) {
+        if (task->isDead()) {
             return false;
         }
-        TaskAccess::snoozeUntil(*r->task, detail::deadlineAfter(now, d));
+        TaskAccess::snoozeUntil(*task, detail::deadlineAfter(now, d));
         heldFor(shard, *r);
         rekeyToWakeTimeLocked(*r, now, out);
     }

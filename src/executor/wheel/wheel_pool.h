@@ -99,9 +99,12 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     struct Deferred {
         OneOrMore<Parker*> unpark;
         bool notifyTimer = false;
-        detail::ReleasedTasks released;     // erased: drop, then count out
-        OneOrMore<Shard::Node> freedNodes;  // erased records not kept as spares
+        detail::ReleasedTasks released;  // erased: drop, then count out
     };
+    // Every call builds one, zeroed: above 80 bytes GCC zeroes it with a
+    // `rep stos`, whose start-up cost was 8% of a re-arm (TimeoutAddCancel
+    // with 1,000 timeouts, 17.3M -> 15.9M items/s at 120 bytes).
+    static_assert(sizeof(Deferred) <= 80, "keep Deferred small: see above");
 
     // detail::TaskHost
     void onTaskSnoozed(Task& task) noexcept override;
