@@ -25,6 +25,15 @@
 
 #include "executor/wheel/record.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define KVEXEC_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define KVEXEC_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define KVEXEC_POISON(p, n) ((void)(p), (void)(n))
+#define KVEXEC_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace kvexec::wheel {
 
 class RecordSlab {
@@ -38,13 +47,17 @@ class RecordSlab {
     template <class... Args>
     Record* make(Args&&... args) {
         Slot* slot = takeSlot();
+        KVEXEC_UNPOISON(slot, sizeof(Slot));
         return ::new (static_cast<void*>(slot->bytes)) Record(std::forward<Args>(args)...);
     }
 
+    // Under AddressSanitizer a freed slot, but for its free-list link, is
+    // poisoned: a use of a freed record traps as it would after free().
     void destroy(Record* r) noexcept {
         std::destroy_at(r);
         auto* slot = reinterpret_cast<Slot*>(r);
         ::new (static_cast<void*>(slot->bytes)) FreeLink{free_};
+        KVEXEC_POISON(slot->bytes + sizeof(FreeLink), sizeof(Slot) - sizeof(FreeLink));
         free_ = slot;
     }
 
@@ -77,3 +90,6 @@ class RecordSlab {
 };
 
 }  // namespace kvexec::wheel
+
+#undef KVEXEC_POISON
+#undef KVEXEC_UNPOISON
