@@ -10,10 +10,11 @@
 // Layout: open addressing, linear probing in Robin Hood order, power-of-two
 // capacity, at most half full; erase shifts later entries back (no
 // tombstones). A lookup, an insert and an erase touch the probe run of one
-// home slot, not the whole run of occupied slots around it. The home slot of an id is id / Spread
-// (a shard's ids are Spread apart, see shard.h) modulo the capacity: tasks
-// created one after another sit in neighbouring slots, and re-arming many
-// of them in turn walks the table sequentially, which the CPU prefetches.
+// home slot, not the whole run of occupied slots around it. The home slot
+// of an id is id / Spread (a shard's ids are Spread apart, see shard.h)
+// modulo the capacity: tasks created one after another sit in neighbouring
+// slots, and re-arming many of them in turn walks the table sequentially,
+// which the CPU prefetches.
 // (A hash that scatters the slots made TimeoutAddCancel with 1,000,000
 // timeouts a third slower: a miss per lookup.) The cost: ids that repeat
 // with a period of a power of two share home slots, and their probe runs

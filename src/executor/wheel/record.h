@@ -1,7 +1,8 @@
 // record.h: what the Wheel backend keeps for each task it holds.
 //
-// A Record is owned by its Shard (its slab and id index) from schedule() until the task is
-// dropped. Its place and what happens after its run are one State:
+// A Record is owned by its Shard (its slab and id index) from schedule()
+// until the task is dropped. Its place and what happens after its run are
+// one State:
 //
 //   state           where the record is                  armed  linked
 //   Timer           in its shard's wheel, possibly at a    yes    no

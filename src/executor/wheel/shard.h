@@ -35,11 +35,9 @@ inline constexpr std::size_t kShardCount = 8;
 // share a line (one's mutex beside the other's wheel).
 struct alignas(64) Shard {
     Shard() : wheel(Clock::now(), std::chrono::milliseconds(1)) {}
-    ~Shard() {
-        for (Record* r : records.takeAll()) {
-            slab.destroy(r);
-        }
-    }
+    // WheelPool::shutdown() (run by the pool's destructor) frees every
+    // record first: the slab's chunks go without running destructors.
+    ~Shard() { assert(records.size() == 0); }
     Shard(const Shard&) = delete;
     Shard& operator=(const Shard&) = delete;
 
@@ -48,7 +46,11 @@ struct alignas(64) Shard {
     Record* findLocked(TaskId id) REQUIRES(mutex) { return records.find(id).value; }
     // The record and its task, both from the index: a caller can start
     // fetching the task without waiting for the record.
-    Records::Hit findWithTaskLocked(TaskId id) REQUIRES(mutex) { return records.find(id); }
+    Records::Hit findWithTaskLocked(TaskId id) REQUIRES(mutex) {
+        const Records::Hit hit = records.find(id);
+        assert(hit.value == nullptr || hit.value->task.get() == hit.companion);
+        return hit;
+    }
 
     Record& addLocked(TaskPtr task, detail::OwnerState& owner) REQUIRES(mutex) {
         const TaskId id = task->id();
@@ -77,7 +79,7 @@ struct alignas(64) Shard {
     void freeLocked(Record* r) REQUIRES(mutex) { slab.destroy(r); }
 
     detail::Mutex mutex;
-    RecordSlab slab GUARDED_BY(mutex);  // before `records`: outlives the walk in ~Shard
+    RecordSlab slab GUARDED_BY(mutex);
     Records records GUARDED_BY(mutex);
     TimerWheel wheel GUARDED_BY(mutex);
 };
