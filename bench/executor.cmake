@@ -9,6 +9,7 @@ pkg_check_modules(kvexec_libevent REQUIRED IMPORTED_TARGET libevent_core libeven
 add_executable(executor_bench
     ${CMAKE_CURRENT_LIST_DIR}/executor_bench.cc
     ${CMAKE_CURRENT_LIST_DIR}/executor/floor.cc
+    ${CMAKE_CURRENT_LIST_DIR}/executor/parallel_run.cc
     ${CMAKE_CURRENT_LIST_DIR}/executor/footprint.cc
     ${CMAKE_CURRENT_LIST_DIR}/executor/options.cc
     ${CMAKE_CURRENT_LIST_DIR}/executor/pool_targets.cc

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "executor/delays.h"
-#include "executor/process_cpu.h"
+#include "executor/parallel_run.h"
 #include "executor/signal.h"
 
 namespace kvexec::bench {
@@ -50,13 +50,13 @@ void pingPong(benchmark::State& state) {
         for (auto& p : partners)
             p = std::make_unique<Partner>();
     }
-    const CpuPerItem cpu(state);
-    for (auto _ : state) {
+    ParallelRun run(state);
+    for (auto _ : run.loop()) {
         Partner& p = *partners[t];
         p.ping.post();
         p.pong.wait();
     }
-    cpu.record(state);
+    run.record(state);
     state.SetItemsProcessed(state.iterations());
     if (t == 0)
         partners.clear();

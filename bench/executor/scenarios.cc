@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "executor/parallel_run.h"
 #include "executor/process_cpu.h"
 
 namespace kvexec::bench {
@@ -50,13 +51,13 @@ void oneShot(benchmark::State& state, const OneShotFactory& make) {
         const auto n = static_cast<std::size_t>(state.threads());
         oneShotWorld.reset(new OneShotWorld{Signals(n), make(n)});
     }
-    const CpuPerItem cpu(state);
-    for (auto _ : state) {
+    ParallelRun run(state);
+    for (auto _ : run.loop()) {
         OneShotWorld& w = *oneShotWorld;
         w.target->runOnce(w.signals[t]);
         w.signals[t].wait();
     }
-    cpu.record(state);
+    run.record(state);
     state.SetItemsProcessed(state.iterations());
     if (t == 0) {
         checkRuns(state, oneShotWorld->target->runs());
@@ -94,15 +95,15 @@ void longLived(benchmark::State& state, const LongLivedFactory& make) {
                                         static_cast<std::size_t>(state.range(0)), make);
     }
     std::size_t next = 0;
-    const CpuPerItem cpu(state);
-    for (auto _ : state) {
+    ParallelRun run(state);
+    for (auto _ : run.loop()) {
         LongLivedWorld& w = *longLivedWorld;
         const auto& mine = w.owned[t];
         w.target->wake(mine[next]);
         next = (next + 1 == mine.size()) ? 0 : next + 1;
         w.signals[t].wait();
     }
-    cpu.record(state);
+    run.record(state);
     state.SetItemsProcessed(state.iterations());
     if (t == 0) {
         checkRuns(state, longLivedWorld->target->runs());
@@ -151,14 +152,14 @@ void timeoutAddCancel(benchmark::State& state, const std::string& key, const Tim
         timeoutTarget = &cachedTimeouts(key + "/" + std::to_string(count), count, make);
     DelayTable delays(/*seed=*/t + 1);
     std::size_t index = t;
-    const CpuPerItem cpu(state);
-    for (auto _ : state) {
+    ParallelRun run(state);
+    for (auto _ : run.loop()) {
         timeoutTarget->rearm(index, delays.next());
         index += n;
         if (index >= count)
             index = t;
     }
-    cpu.record(state);
+    run.record(state);
     state.SetItemsProcessed(state.iterations());
 }
 

@@ -9,9 +9,13 @@
 //   <family>/LongLivedOversubscribed_<label>/Tasks:K/real_time/threads:16
 //   <family>/SparseWakeCpu_<label>/Tasks:16/iterations:1/real_time/threads:16
 //
-// items_per_second counts completed round trips (OneShot, LongLived) or
-// re-arms (TimeoutAddCancel), summed over the N benchmark threads; the
-// counter cpu_ns_per_item is the process's CPU per item (process_cpu.h).
+// Items are completed round trips (OneShot, LongLived) or re-arms
+// (TimeoutAddCancel), summed over the N benchmark threads. The counter
+// wall_items_per_second is their rate over the whole run, first thread's
+// start to last thread's end, and cpu_ns_per_item the process's CPU per
+// item over that span (parallel_run.h: Google Benchmark's own
+// items_per_second divides by the threads' average time, which overstates
+// the rate when threads finish apart).
 // SparseWakeCpu wakes 1,000 tasks/s in all and reports cpu_pct, the
 // process's CPU over its window in % of one core.
 #pragma once

@@ -7,14 +7,16 @@ Run by CTest: python3 results_test.py <repository root>. Refresh the saved
 file when a benchmark is added or renamed on purpose.
 """
 
+import json
 import os
 import sys
+import tempfile
 import unittest
 
 ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
-from report_lib import results  # noqa: E402
+from report_lib import compare, results  # noqa: E402
 
 SAVED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "executor_bench_smoke.json")
 
@@ -61,6 +63,64 @@ class SavedResultsTest(unittest.TestCase):
     def test_times_are_in_nanoseconds_and_positive(self):
         for r in self.rows:
             self.assertGreater(r.real_ns, 0.0, r.name)
+
+
+
+def _run(name, gb_rate, span_rate=None, repetitions=1):
+    """A results.json holding `repetitions` runs of one threaded row."""
+    runs = []
+    for i in range(repetitions):
+        run = {"name": name, "run_name": name, "run_type": "iteration", "threads": 16,
+               "iterations": 1000, "real_time": 1.0, "cpu_time": 1.0, "time_unit": "us",
+               "items_per_second": gb_rate + i, "cpu_ns_per_item": 3000.0}
+        if span_rate is not None:
+            run["wall_items_per_second"] = span_rate + i
+        runs.append(run)
+    return {"benchmarks": runs}
+
+
+ROW = "ExecutorPoolFixture<Wheel>/OneShotOversubscribed_Wheel/real_time/threads:16"
+
+
+class SpanRateTest(unittest.TestCase):
+    """items/s is the wall-span rate when a run measured it: Google
+    Benchmark's own figure overstates threaded rows whose threads finish
+    apart, and would favour the implementation that lets some run ahead."""
+
+    def test_span_rate_is_the_rate_and_gb_rate_is_kept(self):
+        [row] = results.rows_from(_run(ROW, gb_rate=900e3, span_rate=650e3, repetitions=3))
+        self.assertEqual(row.items_per_second, 650e3 + 1)  # the median of three
+        self.assertEqual(row.gb_items_per_second, 900e3 + 1)
+        self.assertTrue(results.measured_over_span(row))
+
+    def test_run_without_span_keeps_gb_rate(self):
+        [row] = results.rows_from(_run(ROW, gb_rate=900e3))
+        self.assertEqual(row.items_per_second, 900e3)
+        self.assertFalse(results.measured_over_span(row))
+
+    def _compare(self, a, b):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for label, data in (("a", a), ("b", b)):
+                paths.append(os.path.join(d, label + ".json"))
+                with open(paths[-1], "w") as f:
+                    json.dump(data, f)
+            return compare.compare(*paths)
+
+    def test_compare_of_mixed_runs_is_like_for_like(self):
+        # Before: Google Benchmark's figure only. After: span 700k, GB 1M.
+        # Like for like, 1M over 800k: 1.25x, not 700k over 800k.
+        text = self._compare(_run(ROW, gb_rate=800e3), _run(ROW, 1000e3, span_rate=700e3))
+        line = next(l for l in text.splitlines() if l.startswith(ROW))
+        self.assertIn("1.25x", line)
+        self.assertIn("items/s*", line)
+        self.assertIn("only one run measured items/s over its wall span", text)
+
+    def test_compare_of_span_runs_uses_the_span(self):
+        text = self._compare(_run(ROW, 1000e3, span_rate=500e3), _run(ROW, 800e3, span_rate=600e3))
+        line = next(l for l in text.splitlines() if l.startswith(ROW))
+        self.assertIn("1.20x", line)
+        self.assertNotIn("*", line)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,13 @@ class Row:
     real_ns: float = 0.0   # medians over repetitions
     cpu_ns: float = 0.0
     iterations: int = 0
+    # Items over the run's wall span, first thread's start to last thread's
+    # end (counter wall_items_per_second, bench/executor/parallel_run.h);
+    # Google Benchmark's own figure for runs that do not measure it.
     items_per_second: float = 0.0
+    # Google Benchmark's own: items over the threads' average loop time,
+    # which reads higher than the span's rate when threads finish apart.
+    gb_items_per_second: float = 0.0
     counters: dict = field(default_factory=dict)
     samples: int = 1
 
@@ -60,6 +66,14 @@ STANDARD_KEYS = {"name", "run_name", "run_type", "family_index", "per_family_ins
                  "aggregate_unit", "error_occurred", "error_message", "label"}
 
 
+SPAN_RATE = "wall_items_per_second"
+
+
+def measured_over_span(row):
+    """True if row.items_per_second is the wall-span rate."""
+    return SPAN_RATE in row.counters
+
+
 def _median(values):
     return statistics.median(values) if values else 0.0
 
@@ -77,13 +91,16 @@ def rows_from(data):
         unit = TIME_UNITS_NS[runs[0].get("time_unit", "ns")]
         family, impl, scenario, param, value, threads = _classify(name)
         counter_keys = [k for k in runs[0] if k not in STANDARD_KEYS]
+        gb_rate = _median([r.get("items_per_second", 0.0) for r in runs])
+        span_rates = [r[SPAN_RATE] for r in runs if SPAN_RATE in r]
         rows.append(Row(
             name=name, family=family, impl=impl, scenario=scenario, param=param, value=value,
             threads=threads,
             real_ns=_median([r["real_time"] * unit for r in runs]),
             cpu_ns=_median([r["cpu_time"] * unit for r in runs]),
             iterations=int(_median([r["iterations"] for r in runs])),
-            items_per_second=_median([r.get("items_per_second", 0.0) for r in runs]),
+            items_per_second=_median(span_rates) if span_rates else gb_rate,
+            gb_items_per_second=gb_rate,
             counters={k: _median([r[k] for r in runs if k in r]) for k in counter_keys},
             samples=len(runs)))
     return rows

@@ -28,8 +28,8 @@ def seed_table(rows):
     lines = ["-" * len(head), head, "-" * len(head)]
     for r in rows:
         counters = []
-        if r.items_per_second:
-            counters.append("items_per_second=%s/s" % human_rate(r.items_per_second))
+        if r.gb_items_per_second:  # as Google Benchmark printed it
+            counters.append("items_per_second=%s/s" % human_rate(r.gb_items_per_second))
         counters += ["%s=%.4g" % (k, v) for k, v in sorted(r.counters.items())]
         lines.append("%-*s %s %s %12d %s" % (width, r.name, human_time(r.real_ns),
                                               human_time(r.cpu_ns), r.iterations,
@@ -201,6 +201,9 @@ def summary(rows, data):
     load = ctx.get("load_avg", [])
     out = ["== Summary: items/s (medians of %s repetitions); ratios are geometric means "
            "across the columns ==" % max([r.samples for r in rows] + [1]),
+           "items/s: items over each run's wall span, first thread's start to last thread's "
+           "end (wall_items_per_second; Google Benchmark's items_per_second divides by the "
+           "threads' average time and reads higher when threads finish apart)",
            "machine: %s CPUs, load average at start %s, at end %s" % (
                ctx.get("num_cpus", "?"), ", ".join("%.2f" % x for x in load),
                ", ".join("%.2f" % x for x in data.get("load_avg_at_end", [])))]
