@@ -16,7 +16,7 @@ import unittest
 ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
-from report_lib import compare, results  # noqa: E402
+from report_lib import compare, results, tables  # noqa: E402
 
 SAVED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "executor_bench_smoke.json")
 
@@ -97,6 +97,14 @@ class SpanRateTest(unittest.TestCase):
         [row] = results.rows_from(_run(ROW, gb_rate=900e3))
         self.assertEqual(row.items_per_second, 900e3)
         self.assertFalse(results.measured_over_span(row))
+
+    def test_summary_says_which_rate_it_shows(self):
+        span = tables.summary(results.rows_from(_run(ROW, 900e3, span_rate=650e3)), {})
+        self.assertIn("items over each run's wall span", span)
+        self.assertIn("650k", span)
+        self.assertNotIn("900k", span)
+        old = tables.summary(results.rows_from(_run(ROW, 900e3)), {})
+        self.assertIn("this run predates the wall-span rate", old)
 
     def _compare(self, a, b):
         with tempfile.TemporaryDirectory() as d:

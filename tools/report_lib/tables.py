@@ -2,6 +2,8 @@
 
 import math
 
+from report_lib import results
+
 BACKENDS = ("ExecutorPoolFixture",)
 PEERS = ("Peer",)
 
@@ -196,14 +198,22 @@ def floor_block(rows):
     return "\n".join(lines)
 
 
+def _rate_definition(rows):
+    if any(results.measured_over_span(r) for r in rows):
+        return ("items/s: items over each run's wall span, first thread's start to last "
+                "thread's end (wall_items_per_second; Google Benchmark's items_per_second "
+                "divides by the threads' average time and reads higher when threads finish "
+                "apart)")
+    return ("items/s: Google Benchmark's items_per_second (items over the threads' average "
+            "loop time; this run predates the wall-span rate)")
+
+
 def summary(rows, data):
     ctx = data.get("context", {})
     load = ctx.get("load_avg", [])
     out = ["== Summary: items/s (medians of %s repetitions); ratios are geometric means "
            "across the columns ==" % max([r.samples for r in rows] + [1]),
-           "items/s: items over each run's wall span, first thread's start to last thread's "
-           "end (wall_items_per_second; Google Benchmark's items_per_second divides by the "
-           "threads' average time and reads higher when threads finish apart)",
+           _rate_definition(rows),
            "machine: %s CPUs, load average at start %s, at end %s" % (
                ctx.get("num_cpus", "?"), ", ".join("%.2f" % x for x in load),
                ", ".join("%.2f" % x for x in data.get("load_avg_at_end", [])))]
