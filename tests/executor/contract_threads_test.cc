@@ -150,6 +150,29 @@ TYPED_TEST(ThreadRules, Rule12_StatsAreExactWhenIdle) {
     EXPECT_EQ(info.wakeTime, Clock::time_point::max());
 }
 
+// The count of runs is the sum of what every worker ran, those that left
+// included: workers come and go here while tasks run.
+TYPED_TEST(ThreadRules, Rule12_ExecutedCountsEveryRunAsWorkersComeAndGo) {
+    std::atomic<int> runs{0};
+    const auto readerStats = [this] {
+        return this->pool->stats().byType[static_cast<std::size_t>(TaskType::Reader)];
+    };
+    const auto runBatch = [&](int n) {
+        for (int i = 0; i < n; ++i) {
+            this->pool->schedule(countingTask(this->owner, runs, false, TaskType::Reader));
+        }
+    };
+    this->pool->setThreadCount(TaskType::Reader, 4);
+    runBatch(200);
+    this->pool->setThreadCount(TaskType::Reader, 1);  // three leave, maybe mid-batch
+    runBatch(100);
+    this->pool->setThreadCount(TaskType::Reader, 3);  // two come back
+    runBatch(100);
+    ASSERT_TRUE(waitFor([&] { return runs == 400; }));
+    ASSERT_TRUE(waitFor([&] { return readerStats().sleeping == 3; }));
+    EXPECT_EQ(readerStats().executed, 400u);
+}
+
 TYPED_TEST(RunRules, Rule13_DestructorIsPromptWithManyTasksSnoozedFarAhead) {
     constexpr int kTasks = 20000;
     std::atomic<int> runs{0};

@@ -100,6 +100,16 @@ class alignas(64) Parker {
 
     void prepare() noexcept { state_.store(kWaiting, std::memory_order_relaxed); }
 
+    // The worker's count of task runs, for stats(). Here because this is
+    // the one cache line a worker owns and writes anyway: a count shared
+    // by the pool's workers sat beside the pointers every schedule() and
+    // wake() reads, and each run took that line from the caller's core.
+    // One writer (the owner), so a plain add; any thread may read.
+    void countRun() noexcept {
+        runs_.store(runs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    std::uint64_t runs() const noexcept { return runs_.load(std::memory_order_relaxed); }
+
     // seq_cst on both sides (this exchange, the sleeper's compare-exchange
     // and the waiter count that notify_one() reads): a sleeper either sees
     // kSignalled before it waits or is registered before notify_one() looks.
@@ -190,7 +200,8 @@ class alignas(64) Parker {
 #endif
 
     std::atomic<std::uint32_t> state_{kWaiting};
-    bool spinPays_ = true;  // owner-only
+    bool spinPays_ = true;                // owner-only
+    std::atomic<std::uint64_t> runs_{0};  // see countRun()
 
     // The next idle worker of its ready queue, which keeps its idle workers
     // as a stack through this; guarded by that queue's mutex.

@@ -109,6 +109,14 @@ std::vector<Parker*> ReadyQueue::takeAllIdleLocked() {
     return all;
 }
 
+std::uint64_t ReadyQueue::runsLocked() const {
+    std::uint64_t runs = 0;
+    for (const auto& p : parkers_) {
+        runs += p->runs();
+    }
+    return runs;
+}
+
 Parker& ReadyQueue::parkerLocked(std::size_t index) {
     while (parkers_.size() <= index) {
         parkers_.push_back(std::make_unique<Parker>());

@@ -40,6 +40,9 @@ class ReadyQueue {
     std::size_t idleLocked() const REQUIRES(mutex);  // O(idle workers): for stats()
     // The parker of worker `index`, made on first use; lives as long as this.
     Parker& parkerLocked(std::size_t index) REQUIRES(mutex);
+    // Runs of this type's tasks so far: every worker's count, in its
+    // parker (workers that left keep theirs there).
+    std::uint64_t runsLocked() const REQUIRES(mutex);
 
     // The mutex and what every hand-off writes under it (the count of
     // queued records, the idle stack) share one cache line: a hand-off

@@ -140,7 +140,7 @@ PoolStats WheelPool::stats() const {
         stats.byType[i].threads = q.targetThreads;
         stats.byType[i].sleeping = q.idleLocked();
         stats.byType[i].ready = q.sizeLocked();
-        stats.byType[i].executed = executed_[i].load(std::memory_order_relaxed);
+        stats.byType[i].executed = q.runsLocked();
     }
     detail::StatsHold held(owners_);
     for (const auto& shard : shards_) {

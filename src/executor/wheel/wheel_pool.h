@@ -129,7 +129,7 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     void eraseLocked(Record& r, Deferred& out) REQUIRES(r.shard.mutex);
     void finish(Deferred& out);
 
-    void runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped);
+    bool runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped);
     void workerLoop(TaskType type, std::size_t index, detail::WorkerSlot* slot);
     void timerLoop();
     void notifyTimer();
@@ -142,7 +142,6 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
 
     std::array<std::unique_ptr<Shard>, kShardCount> shards_;
     std::array<std::unique_ptr<ReadyQueue>, kTaskTypeCount> ready_;
-    std::array<std::atomic<std::uint64_t>, kTaskTypeCount> executed_{};
     SpinGate spinGate_;  // caps the idle workers spinning at once (parker.h)
 
     // The timer thread sleeps until timerWakeAt_; arming anything earlier

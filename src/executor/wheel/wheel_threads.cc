@@ -13,13 +13,11 @@ namespace kvexec::wheel {
 using detail::TaskAccess;
 
 // Runs a record a worker took from its ready queue, then re-queues it
-// (rules 4 and 5) or leaves it in `dropped` for the worker to drop.
-void WheelPool::runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped) {
+// (rules 4 and 5) or leaves it in `dropped` for the worker to drop. False
+// if the task was Dead and did not run.
+bool WheelPool::runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped) {
     Task& task = *r.task;  // a running record is never erased by others
     const detail::TaskRun run(task, {metrics_.get(), worker}, r.kind);
-    if (run.ran()) {
-        executed_[static_cast<std::size_t>(task.type())].fetch_add(1, std::memory_order_relaxed);
-    }
     Deferred out;
     {
         detail::MutexLock lock(r.shard.mutex);
@@ -39,6 +37,7 @@ void WheelPool::runRecord(Record& r, detail::WorkerSlot* worker, detail::Release
     }
     dropped.takeAll(out.released);
     finish(out);
+    return run.ran();
 }
 
 // Started by workers_ (common/worker_threads.h), which names the thread
@@ -91,7 +90,9 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
             helper->unpark();
         }
         dropAll();
-        runRecord(*r, slot, dropped);
+        if (runRecord(*r, slot, dropped)) {
+            me->countRun();
+        }
     }
     dropAll();
 }
