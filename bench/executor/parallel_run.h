@@ -35,7 +35,9 @@ class ParallelRun {
   public:
     explicit ParallelRun(benchmark::State& state) : state_(state) {}
 
-    // The loop's range: `for (auto _ : run.loop())`.
+    // The loop's range: `for (auto _ : run.loop())`. It calls the state's
+    // begin() and end() once each, in the order a range-for over the
+    // state itself would, and marks the start between them.
     class Loop {
       public:
         explicit Loop(ParallelRun& run) : run_(run) {}
