@@ -135,7 +135,7 @@ void engineSet(benchmark::State& state, Backend backend) {
                                   }
                               });
     }
-    run.record(state);
+    run.record();
     state.SetItemsProcessed(state.iterations());
     if (state.thread_index() == 0) {
         setEnv.reset();

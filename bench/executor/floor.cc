@@ -56,7 +56,7 @@ void pingPong(benchmark::State& state) {
         p.ping.post();
         p.pong.wait();
     }
-    run.record(state);
+    run.record();
     state.SetItemsProcessed(state.iterations());
     if (t == 0)
         partners.clear();

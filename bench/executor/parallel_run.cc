@@ -31,10 +31,10 @@ void ParallelRun::markStart() {
     }
 }
 
-void ParallelRun::record(benchmark::State& state) const {
-    const auto threads = static_cast<std::size_t>(state.threads());
-    const double items = double(state.iterations()) * double(threads);
-    if (state.thread_index() != 0 || threads > kMaxThreads || items <= 0) {
+void ParallelRun::record() const {
+    const auto threads = static_cast<std::size_t>(state_.threads());
+    const double items = double(state_.iterations()) * double(threads);
+    if (state_.thread_index() != 0 || threads > kMaxThreads || items <= 0) {
         return;
     }
     const Clock::time_point endWall = Clock::now();
@@ -46,9 +46,9 @@ void ParallelRun::record(benchmark::State& state) const {
     }
     const double wallSeconds = std::chrono::duration<double>(endWall - first.wall).count();
     if (wallSeconds > 0) {
-        state.counters["wall_items_per_second"] = items / wallSeconds;
+        state_.counters["wall_items_per_second"] = items / wallSeconds;
     }
-    state.counters["cpu_ns_per_item"] = (endCpu - first.cpuSeconds) * 1e9 / items;
+    state_.counters["cpu_ns_per_item"] = (endCpu - first.cpuSeconds) * 1e9 / items;
 }
 
 }  // namespace kvexec::bench

@@ -14,7 +14,7 @@
 // Use, in every benchmark thread:
 //   ParallelRun run(state);
 //   for (auto _ : run.loop()) { ... }
-//   run.record(state);
+//   run.record();
 // loop() starts the span once Google Benchmark's start barrier has let the
 // threads go; record() reads the end after its end barrier, where every
 // thread has finished, so thread 0 sees the last thread's end and every
@@ -54,7 +54,7 @@ class ParallelRun {
     Loop loop() { return Loop(*this); }
 
     // Sets the counters (thread 0; the others only finish their part).
-    void record(benchmark::State& state) const;
+    void record() const;
 
   private:
     void markStart();

@@ -57,7 +57,7 @@ void oneShot(benchmark::State& state, const OneShotFactory& make) {
         w.target->runOnce(w.signals[t]);
         w.signals[t].wait();
     }
-    run.record(state);
+    run.record();
     state.SetItemsProcessed(state.iterations());
     if (t == 0) {
         checkRuns(state, oneShotWorld->target->runs());
@@ -103,7 +103,7 @@ void longLived(benchmark::State& state, const LongLivedFactory& make) {
         next = (next + 1 == mine.size()) ? 0 : next + 1;
         w.signals[t].wait();
     }
-    run.record(state);
+    run.record();
     state.SetItemsProcessed(state.iterations());
     if (t == 0) {
         checkRuns(state, longLivedWorld->target->runs());
@@ -159,7 +159,7 @@ void timeoutAddCancel(benchmark::State& state, const std::string& key, const Tim
         if (index >= count)
             index = t;
     }
-    run.record(state);
+    run.record();
     state.SetItemsProcessed(state.iterations());
 }
 
