@@ -20,7 +20,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
-#include <iterator>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -59,11 +58,6 @@ class ReleasedTasks {
   public:
     void add(TaskPtr task, OwnerState& owner) { items_.push_back({std::move(task), &owner}); }
     bool empty() const noexcept { return items_.empty(); }
-    // Moves every reference of `other` here (a worker keeping them a while).
-    void takeAll(ReleasedTasks& other) {
-        std::move(other.items_.begin(), other.items_.end(), std::back_inserter(items_));
-        other.items_.clear();
-    }
 
   private:
     friend class OwnerRegistry;

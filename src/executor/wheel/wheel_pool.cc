@@ -81,7 +81,7 @@ bool WheelPool::isRunningLocked(const Record& r) {
     return r.running();
 }
 
-void WheelPool::eraseLocked(Record& r, Deferred& out) {
+void WheelPool::eraseLocked(Record& r, detail::ReleasedTasks& released) {
     if (r.armed()) {
         r.shard.wheel.cancel(r);
     }
@@ -89,7 +89,7 @@ void WheelPool::eraseLocked(Record& r, Deferred& out) {
     detail::OwnerState& owner = r.owner;
     TaskAccess::setHost(*task, nullptr);
     r.shard.removeLocked(task->id());  // r is gone from here
-    out.released.add(std::move(task), owner);
+    released.add(std::move(task), owner);
 }
 
 // Dead at once; dropped at once unless a worker is running it (then the
@@ -105,7 +105,7 @@ void WheelPool::cancelLocked(Record& r, Deferred& out) {
         }
         q.unlinkLocked(r);
     }
-    eraseLocked(r, out);
+    eraseLocked(r, out.released);
 }
 
 bool WheelPool::wakeLocked(Record& r, Deferred& out) {

@@ -126,7 +126,9 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     bool wakeLocked(Record& r, Deferred& out) REQUIRES(r.shard.mutex);
     void rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred& out)
         REQUIRES(r.shard.mutex);
-    void eraseLocked(Record& r, Deferred& out) REQUIRES(r.shard.mutex);
+    // Frees the record; its task reference goes to `released`, dropped
+    // once the locks are released.
+    void eraseLocked(Record& r, detail::ReleasedTasks& released) REQUIRES(r.shard.mutex);
     void finish(Deferred& out);
 
     bool runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped);

@@ -32,10 +32,9 @@ bool WheelPool::runRecord(Record& r, detail::WorkerSlot* worker, detail::Release
             placeLocked(r, asap ? now : task.wakeTime(), now, out);
         } else {
             TaskAccess::setState(task, TaskState::Dead);
-            eraseLocked(r, out);
+            eraseLocked(r, dropped);
         }
     }
-    dropped.takeAll(out.released);
     finish(out);
     return run.ran();
 }
