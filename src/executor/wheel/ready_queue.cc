@@ -33,8 +33,7 @@ void ReadyQueue::pushLocked(Record& r) {
     ++size_;
 }
 
-void ReadyQueue::detachLocked(Record& r) {
-    PriorityList& list = listFor(r.task->priority());
+void ReadyQueue::detachLocked(Record& r, PriorityList& list) {
     assert(r.loadState() == Record::State::Ready &&
            "ReadyQueue: a record unlinked that is not linked");
     assert((r.readyPrev != nullptr ? r.readyPrev->readyNext : list.head) == &r &&
@@ -49,7 +48,7 @@ void ReadyQueue::detachLocked(Record& r) {
 // The caller holds the record's shard lock too and arms or frees it next,
 // so no one sees it as Timer before it is.
 void ReadyQueue::unlinkLocked(Record& r) {
-    detachLocked(r);
+    detachLocked(r, listFor(r.task->priority()));
     r.setState(Record::State::Timer);
 }
 
@@ -59,7 +58,7 @@ Record* ReadyQueue::popLocked() {
     for (PriorityList& list : lists_) {
         if (list.head != nullptr) {
             Record* r = list.head;
-            detachLocked(*r);
+            detachLocked(*r, list);  // not by its priority: that reads the task
             r->setState(Record::State::Running);
             return r;
         }

@@ -64,7 +64,7 @@ class ReadyQueue {
         Record* tail = nullptr;
     };
     PriorityList& listFor(int priority) REQUIRES(mutex);
-    void detachLocked(Record& r) REQUIRES(mutex);  // list links only
+    void detachLocked(Record& r, PriorityList& list) REQUIRES(mutex);  // list links only
 
     std::vector<PriorityList> lists_ GUARDED_BY(mutex);  // sorted by priority, lowest first
     std::vector<std::unique_ptr<Parker>> parkers_ GUARDED_BY(mutex);

@@ -168,6 +168,10 @@ TaskId WheelPool::schedule(TaskPtr task) {
         throw std::logic_error("kvexec: schedule() of a task held by another pool");
     }
     const TaskId id = task->id();
+    // The shard's and the ready queue's lock lines were last written by a
+    // worker: start taking them over while the owners lock is taken.
+    __builtin_prefetch(&shardOf(id), 1);
+    __builtin_prefetch(&readyOf(task->type()).mutex, 1);
     Deferred out;
     {
         detail::MutexLock ownersLock(owners_.mutex);
