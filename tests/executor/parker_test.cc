@@ -21,6 +21,7 @@ TEST(Parker, AnUnparkBeforeParkMakesParkReturnAtOnce) {
     SpinGate gate;
     Parker p;
     p.prepare();
+    ASSERT_TRUE(p.claimSpin(gate, SpinMode::Pause));
     p.unpark();
     p.park(gate, SpinMode::Pause, [] {});  // would hang if the unpark were lost
     SUCCEED();
@@ -37,6 +38,7 @@ TEST(Parker, NoUnparkIsLostInThousandsOfHandOffs) {
     std::thread worker([&] {
         for (int i = 0; i < kRounds; ++i) {
             p.prepare();
+            p.claimSpin(gate, SpinMode::Pause);  // spins while spinning pays
             prepared.store(true, std::memory_order_release);
             p.park(gate, SpinMode::Pause, [] {});
             round.fetch_add(1, std::memory_order_release);
@@ -93,6 +95,7 @@ TEST(Parker, AWorkerDeniedASpinSleepsAndStillWakes) {
     Parker p;
     std::atomic<bool> woke{false};
     p.prepare();
+    EXPECT_FALSE(p.claimSpin(gate, SpinMode::Pause));
     std::thread worker([&] {
         p.park(gate, SpinMode::Pause, [] {});
         woke.store(true);
@@ -101,6 +104,26 @@ TEST(Parker, AWorkerDeniedASpinSleepsAndStillWakes) {
     EXPECT_TRUE(waitFor([&] { return woke.load(); }));
     worker.join();
     for (unsigned i = 0; i < gate.limit(SpinMode::Yield); ++i) {
+        gate.leave();
+    }
+}
+
+// A worker that will spin holds its place in the gate from claimSpin(),
+// when it enlists, until its park() ends: the cap counts it while wakers
+// may already prefer it, and it gives the place back after.
+TEST(Parker, AClaimedSpinHoldsAPlaceInTheGateUntilParkEnds) {
+    SpinGate gate;
+    Parker p;
+    p.prepare();
+    ASSERT_TRUE(p.claimSpin(gate, SpinMode::Pause));
+    for (unsigned i = 1; i < gate.limit(SpinMode::Pause); ++i) {
+        ASSERT_TRUE(gate.tryEnter(SpinMode::Pause));
+    }
+    EXPECT_FALSE(gate.tryEnter(SpinMode::Pause));
+    p.unpark();
+    p.park(gate, SpinMode::Pause, [] {});
+    EXPECT_TRUE(gate.tryEnter(SpinMode::Pause));
+    for (unsigned i = 0; i < gate.limit(SpinMode::Pause); ++i) {
         gate.leave();
     }
 }

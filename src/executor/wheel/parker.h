@@ -28,13 +28,14 @@
 // calls, and counts waiters in a process-wide table shared by every atomic
 // that waits; a worker that already spun (or chose not to) pays for both.
 //
-// Protocol: the worker calls prepare() and enlists itself as idle under its
-// ready queue's mutex, unlocks, then park(). A producer takes an idle
+// Protocol: the worker calls prepare() and claimSpin(), enlists itself as
+// idle under its ready queue's mutex (among the spinning or the sleeping
+// workers, by what claimSpin() said), unlocks, then park(). A producer takes an idle
 // parker under the same mutex and calls unpark() after unlocking; it makes
 // the futex system call only if the worker really sleeps. Parkers live as
 // long as their pool, so a late unpark() never touches freed memory.
 //
-// Thread safety: prepare()/park() only by the owning worker; unpark() by
+// Thread safety: prepare()/claimSpin()/park() only by the owning worker; unpark() by
 // any thread, once per prepare(). SpinGate: any thread.
 #pragma once
 
@@ -122,9 +123,18 @@ class alignas(64) Parker {
     // Spins (see above), then calls beforeSleep() and sleeps, until
     // unpark(). beforeSleep is for what the worker deferred while it might
     // get work at once.
+    // Whether this worker will spin when it parks next: decided before it
+    // enlists as idle, so that it can enlist where wakers look first.
+    // True holds a place in the gate until park() gives it back.
+    bool claimSpin(SpinGate& gate, SpinMode mode) noexcept {
+        willSpin_ = spinPays_ && gate.tryEnter(mode);
+        return willSpin_;
+    }
+
     template <class BeforeSleep>
     void park(SpinGate& gate, SpinMode mode, BeforeSleep&& beforeSleep) {
-        if (spinPays_ && gate.tryEnter(mode)) {
+        if (willSpin_) {
+            willSpin_ = false;
             const bool caught = spin(mode);
             gate.leave();
             if (caught) {
@@ -201,6 +211,7 @@ class alignas(64) Parker {
 
     std::atomic<std::uint32_t> state_{kWaiting};
     bool spinPays_ = true;                // owner-only
+    bool willSpin_ = false;               // owner-only: claimSpin() until park()
     std::atomic<std::uint64_t> runs_{0};  // see countRun()
 
     // The next idle worker of its ready queue, which keeps its idle workers

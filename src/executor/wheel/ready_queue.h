@@ -3,8 +3,8 @@
 // Records are kept in intrusive lists, one per priority (lower first), each
 // sorted by key (wake time). Insertion scans from the tail: tasks mostly
 // become due in wake-time order, so it is O(1) in practice; unlink is O(1).
-// Idle workers enlist here; a producer that queues work takes the most
-// recently idle one (the likeliest to be still spinning) to unpark.
+// Idle workers enlist here; a producer that queues work takes one that
+// spins, else the most recently idle one, to unpark.
 //
 // Thread safety: every member ending in Locked requires `mutex`; so do the
 // public fields.
@@ -33,8 +33,10 @@ class ReadyQueue {
     // Forgets every record (shutdown; the records are about to be freed).
     void clearLocked() REQUIRES(mutex);
 
-    void enlistIdleLocked(Parker& p) REQUIRES(mutex);
-    // The most recently idle worker, taken off the idle list; or null.
+    // `spinning`: the worker will spin before it sleeps (Parker::claimSpin).
+    void enlistIdleLocked(Parker& p, bool spinning) REQUIRES(mutex);
+    // The most recently idle worker that spins, else the most recently
+    // idle one; taken off its list. Null if none is idle.
     Parker* takeIdleLocked() REQUIRES(mutex);
     std::vector<Parker*> takeAllIdleLocked() REQUIRES(mutex);
     std::size_t idleLocked() const REQUIRES(mutex);  // O(idle workers): for stats()
@@ -51,7 +53,9 @@ class ReadyQueue {
 
   private:
     std::size_t size_ GUARDED_BY(mutex) = 0;
-    Parker* idleTop_ GUARDED_BY(mutex) = nullptr;  // linked through Parker::nextIdle_
+    // Idle workers, two stacks linked through Parker::nextIdle_.
+    Parker* idleSpinning_ GUARDED_BY(mutex) = nullptr;
+    Parker* idleSleeping_ GUARDED_BY(mutex) = nullptr;
 
   public:
     std::size_t targetThreads GUARDED_BY(mutex) = 0;  // workers with index >= this exit

@@ -4,9 +4,9 @@
 //
 // How a wake() reaches a worker (read top to bottom in wheel_pool.cc):
 //   caller -> shard of the id (lock) -> record leaves the wheel (O(1)
-//   unlink) -> ready queue of its type (lock) -> the most recently idle
-//   worker of that type is taken -> locks released -> unpark (a store, plus
-//   a futex wake only if that worker sleeps).
+//   unlink) -> ready queue of its type (lock) -> an idle worker of that
+//   type is taken (one that spins, else the most recently idle) -> locks
+//   released -> unpark (a store, plus a futex wake only if it sleeps).
 // The caller never waits for another thread. Snoozed tasks sit in their
 // shard's wheel; a timer thread sleeps until the earliest deadline of all
 // shards (no tick), moves expired records to their ready queues, and is

@@ -75,8 +75,8 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
             r = q.popLocked();
             if (r == nullptr) {
                 me->prepare();
-                q.enlistIdleLocked(*me);
                 spinMode = q.targetThreads <= spinGate_.cores() ? SpinMode::Yield : SpinMode::Pause;
+                q.enlistIdleLocked(*me, me->claimSpin(spinGate_, spinMode));
             } else if (q.sizeLocked() > 0) {
                 helper = q.takeIdleLocked();  // more work queued: share it
             }
