@@ -30,13 +30,14 @@
 //
 // Protocol: the worker calls prepare() and claimSpin(), enlists itself as
 // idle under its ready queue's mutex (among the spinning or the sleeping
-// workers, by what claimSpin() said), unlocks, then park(). A producer takes an idle
-// parker under the same mutex and calls unpark() after unlocking; it makes
-// the futex system call only if the worker really sleeps. Parkers live as
-// long as their pool, so a late unpark() never touches freed memory.
+// workers, by what claimSpin() said), unlocks, then park(). A producer
+// takes an idle parker under the same mutex and calls unpark() after
+// unlocking; it makes the futex system call only if the worker really
+// sleeps. Parkers live as long as their pool, so a late unpark() never
+// touches freed memory.
 //
-// Thread safety: prepare()/claimSpin()/park() only by the owning worker; unpark() by
-// any thread, once per prepare(). SpinGate: any thread.
+// Thread safety: prepare()/claimSpin()/park() only by the owning worker;
+// unpark() by any thread, once per prepare(). SpinGate: any thread.
 #pragma once
 
 #include <algorithm>
@@ -120,9 +121,6 @@ class alignas(64) Parker {
         }
     }
 
-    // Spins (see above), then calls beforeSleep() and sleeps, until
-    // unpark(). beforeSleep is for what the worker deferred while it might
-    // get work at once.
     // Whether this worker will spin when it parks next: decided before it
     // enlists as idle, so that it can enlist where wakers look first.
     // True holds a place in the gate until park() gives it back.
@@ -131,6 +129,9 @@ class alignas(64) Parker {
         return willSpin_;
     }
 
+    // Spins if claimSpin() said so (see above), then calls beforeSleep()
+    // and sleeps, until unpark(). beforeSleep is for what the worker
+    // deferred while it might get work at once.
     template <class BeforeSleep>
     void park(SpinGate& gate, SpinMode mode, BeforeSleep&& beforeSleep) {
         if (willSpin_) {
@@ -215,7 +216,8 @@ class alignas(64) Parker {
     std::atomic<std::uint64_t> runs_{0};  // see countRun()
 
     // The next idle worker of its ready queue, which keeps its idle workers
-    // as a stack through this; guarded by that queue's mutex.
+    // as two stacks (spinning, sleeping) through this; guarded by that
+    // queue's mutex.
     friend class ReadyQueue;
     Parker* nextIdle_ = nullptr;
 };

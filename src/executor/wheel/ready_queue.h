@@ -47,7 +47,7 @@ class ReadyQueue {
     std::uint64_t runsLocked() const REQUIRES(mutex);
 
     // The mutex and what every hand-off writes under it (the count of
-    // queued records, the idle stack) share one cache line: a hand-off
+    // queued records, the two idle stacks) share one cache line: a hand-off
     // between two cores moves that line, and no second one.
     alignas(64) mutable detail::Mutex mutex;
 
