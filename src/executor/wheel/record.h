@@ -6,8 +6,8 @@
 //
 //   state           where the record is                  armed  linked
 //   Timer           in its shard's wheel, possibly at a    yes    no
-//                   deadline earlier than `key` (lazy
-//                   re-arm, see armLocked)
+//                   deadline earlier than its task's wake
+//                   time (lazy re-arm, see armLocked)
 //   Ready           in the ready list of its task's type    no     yes
 //   Running         taken by one worker                     no     no
 //   RunningWoken    Running, and woken meanwhile: runs      no     no
@@ -83,7 +83,10 @@ struct Record : TimerWheel::Entry {
     TaskPtr task;
     detail::OwnerState& owner;  // outlives the record
     Shard& shard;
-    Clock::time_point key{};  // wake time as the ready list orders it
+    // A Ready record's wake time, as the ready list orders it. A Timer
+    // record's deadline is its task's wake time instead (fireExpired() reads
+    // it), so that re-arming a timeout need not write the record.
+    Clock::time_point key{};
     std::atomic<State> state{State::Timer};
     // The task's kind in the pool's metrics: resolved by its first run,
     // then only touched by the worker running it.

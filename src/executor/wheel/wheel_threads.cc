@@ -143,10 +143,11 @@ void WheelPool::fireExpired(Clock::time_point now, Deferred& out) {
             heldFor(*shard, r);
             assert(r.loadState() == Record::State::Timer &&
                    "an armed record that is not in the timer");
-            if (r.key > now) {
-                shard->wheel.arm(r, r.key);  // re-armed later meanwhile (lazy re-arm)
+            const Clock::time_point deadline = r.task->wakeTime();
+            if (deadline > now) {
+                shard->wheel.arm(r, deadline);  // re-armed later meanwhile (lazy re-arm)
             } else {
-                queueLocked(r, r.key, out);
+                queueLocked(r, deadline, out);
             }
         });
     }
