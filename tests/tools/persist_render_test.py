@@ -5,8 +5,10 @@ on a small hand-made results.json (no server needed).
 Run by CTest: python3 persist_render_test.py <repository root>.
 """
 
+import json
 import os
 import sys
+import tempfile
 import unittest
 
 ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
@@ -68,6 +70,17 @@ class PersistRenderTest(unittest.TestCase):
         self.assertEqual(persist_render.durable_rate(chosen[0]), 5000)
         self.assertIn("9000/s (mean 20ms), 1000/s (mean 20ms), 5000/s (mean 20ms)",
                       persist_render.rounds_lines(data))
+
+    def test_report_block_names_the_runs_own_machine(self):
+        # tools/report shows the latest saved run, which may come from
+        # another machine than the report's: its own core count.
+        with tempfile.TemporaryDirectory() as repo:
+            run_dir = os.path.join(repo, "out", "persist-latency", "20261124T000000Z-quick")
+            os.makedirs(run_dir)
+            with open(os.path.join(run_dir, "results.json"), "w") as f:
+                json.dump(DATA, f)
+            block = persist_render.report_block(repo)
+        self.assertIn("[machine: 2 cores]", block.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Tests for tools/report_lib/results.py: every benchmark executor_bench
 runs (saved from `executor_bench --smoke --benchmark_format=json` in
 executor_bench_smoke.json) is classified into a known family, so a renamed
-benchmark cannot silently fall into "Other" and out of the report's tables.
+benchmark cannot silently fall into "Other" and out of the report's tables;
+and tables.py / compare.py: the wall-span rate, the 8-thread column, the
+machine's cores beside every table.
 
 Run by CTest: python3 results_test.py <repository root>. Refresh the saved
 file when a benchmark is added or renamed on purpose.
@@ -16,7 +18,7 @@ import unittest
 ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
-from report_lib import compare, results, tables  # noqa: E402
+from report_lib import compare, engine_table, results, runner, server_bench, tables  # noqa: E402
 
 SAVED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "executor_bench_smoke.json")
 
@@ -79,6 +81,17 @@ def _run(name, gb_rate, span_rate=None, repetitions=1):
     return {"benchmarks": runs}
 
 
+def _compare(a, b):
+    """compare.compare() of two runs saved as a.json and b.json."""
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for label, data in (("a", a), ("b", b)):
+            paths.append(os.path.join(d, label + ".json"))
+            with open(paths[-1], "w") as f:
+                json.dump(data, f)
+        return compare.compare(*paths)
+
+
 ROW = "ExecutorPoolFixture<Wheel>/OneShotOversubscribed_Wheel/real_time/threads:16"
 
 
@@ -106,29 +119,99 @@ class SpanRateTest(unittest.TestCase):
         old = tables.summary(results.rows_from(_run(ROW, 900e3)), {})
         self.assertIn("this run predates the wall-span rate", old)
 
-    def _compare(self, a, b):
-        with tempfile.TemporaryDirectory() as d:
-            paths = []
-            for label, data in (("a", a), ("b", b)):
-                paths.append(os.path.join(d, label + ".json"))
-                with open(paths[-1], "w") as f:
-                    json.dump(data, f)
-            return compare.compare(*paths)
-
     def test_compare_of_mixed_runs_is_like_for_like(self):
         # Before: Google Benchmark's figure only. After: span 700k, GB 1M.
         # Like for like, 1M over 800k: 1.25x, not 700k over 800k.
-        text = self._compare(_run(ROW, gb_rate=800e3), _run(ROW, 1000e3, span_rate=700e3))
+        text = _compare(_run(ROW, gb_rate=800e3), _run(ROW, 1000e3, span_rate=700e3))
         line = next(l for l in text.splitlines() if l.startswith(ROW))
         self.assertIn("1.25x", line)
         self.assertIn("items/s*", line)
         self.assertIn("only one run measured items/s over its wall span", text)
 
     def test_compare_of_span_runs_uses_the_span(self):
-        text = self._compare(_run(ROW, 1000e3, span_rate=500e3), _run(ROW, 800e3, span_rate=600e3))
+        text = _compare(_run(ROW, 1000e3, span_rate=500e3), _run(ROW, 800e3, span_rate=600e3))
         line = next(l for l in text.splitlines() if l.startswith(ROW))
         self.assertIn("1.20x", line)
         self.assertNotIn("*", line)
+
+
+def _threaded_run(cores, mhz=None, threads=(1, 2, 4, 8, 16)):
+    """OneShot rows of Classic and Wheel at `threads`, from a machine of
+    `cores` cores as Google Benchmark's context records it."""
+    runs = []
+    for impl in ("Classic", "Wheel"):
+        for t in threads:
+            name = ("ExecutorPoolFixture<%s>/OneShotScheduleRun_%s/real_time/threads:%d"
+                    % (impl, impl, t))
+            runs += _run(name, gb_rate=1000.0 * t)["benchmarks"]
+    context = {"num_cpus": cores}
+    if mhz:
+        context["mhz_per_cpu"] = mhz
+    return {"context": context, "benchmarks": runs}
+
+
+class ThreadColumnsAndMachineTest(unittest.TestCase):
+    """Issue 25: the 8-thread column, and the machine's cores beside every
+    table (8 threads on 2 cores and on 16 are different experiments)."""
+
+    def test_summary_has_the_8_thread_column(self):
+        text = tables.summary(results.rows_from(_threaded_run(2)), _threaded_run(2))
+        head = next(l for l in text.splitlines() if l.startswith("threads"))
+        self.assertEqual(head.split()[1:6], ["1", "2", "4", "8", "16"])
+
+    def test_every_table_title_names_the_machine(self):
+        data = _threaded_run(16, mhz=3000)
+        text = tables.summary(results.rows_from(data), data)
+        titles = [l for l in text.splitlines() if "OneShotScheduleRun:" in l or "CPU per item" in l]
+        self.assertEqual(len(titles), 2)
+        for title in titles:
+            self.assertIn("[machine: 16 cores, 3000 MHz]", title)
+        machine = tables.machine_note(tables.machine_of(data))
+        seed = tables.seed_table(results.rows_from(data), machine)
+        self.assertEqual(seed.splitlines()[0], "machine: 16 cores, 3000 MHz")
+
+    def test_recorded_cores_and_unknown_cores(self):
+        recorded = {"machine": {"cores": 4, "usable_cores": 2}, "context": {"num_cpus": 4}}
+        self.assertEqual(tables.machine_note(tables.machine_of(recorded)),
+                         "machine: 4 cores (2 usable by the run)")
+        self.assertEqual(tables.machine_note(tables.machine_of({})), "machine: ? cores")
+
+    def test_runner_records_this_machine(self):
+        self.assertEqual(runner.machine()["cores"], os.cpu_count())
+
+    def test_quick_mode_runs_8_threads(self):
+        import re
+        quick = re.compile(runner.MODES["quick"]["filter"])
+        for name in ("ExecutorPoolFixture<Wheel>/OneShotScheduleRun_Wheel/real_time/threads:8",
+                     "Peer<TBB>/LongLivedScheduleRun_TBB/Tasks:16/real_time/threads:8",
+                     "PingPong/real_time/threads:8"):
+            self.assertTrue(quick.search(name), name)
+
+    def test_engine_set_line_shows_every_thread_count(self):
+        data = {"benchmarks": []}
+        for t in (1, 8, 16):
+            data["benchmarks"] += _run("EngineSet/Wheel/real_time/threads:%d" % t,
+                                       gb_rate=1000.0 * t)["benchmarks"]
+        text = engine_table.engine_block(results.rows_from(data), "machine: 2 cores")
+        self.assertIn("[machine: 2 cores]", text.splitlines()[0])
+        self.assertIn("1: 1k, 8: 8k, 16: 16k", text)
+
+    def test_server_table_names_the_machine(self):
+        mix = {"mix": "set", "memcached_tps": 1.0, "kvexec_tps": 1.0, "ratio": 1.0,
+               "memcached_cpu_us_per_request": 1.0, "kvexec_cpu_us_per_request": 1.0}
+        text = server_bench.table({"rounds": 1, "seconds": 1, "mixes": [mix]}, "machine: 2 cores")
+        self.assertIn("[machine: 2 cores]", text.splitlines()[0])
+
+    def test_compare_prints_each_runs_cores_and_warns_when_they_differ(self):
+        text = _compare(_threaded_run(2, mhz=2300), _threaded_run(16, mhz=3000))
+        self.assertRegex(text, r"A: .*a\.json  \[machine: 2 cores, 2300 MHz\]")
+        self.assertRegex(text, r"B: .*b\.json  \[machine: 16 cores, 3000 MHz\]")
+        self.assertIn("WARNING: A ran on 2 cores and B on 16", text)
+        self.assertIn("threads:8", text)
+
+    def test_compare_of_one_machine_does_not_warn(self):
+        text = _compare(_threaded_run(2), _threaded_run(2))
+        self.assertNotIn("WARNING", text)
 
 
 if __name__ == "__main__":

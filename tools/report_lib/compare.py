@@ -3,11 +3,27 @@
 import math
 
 from report_lib import results
-from report_lib.tables import cpu_per_item, human_ns, human_rate
+from report_lib.tables import (cpu_per_item, cores_text, human_ns, human_rate, machine_note,
+                               machine_of)
 
 
 def _by_name(data):
     return {r.name: r for r in results.rows_from(data)}
+
+
+def _machine_lines(path_a, path_b, data_a, data_b):
+    """Each run's machine, from its own JSON (the runs may come from two
+    machines), and a warning when their core counts differ: a row with more
+    threads than cores oversubscribes one run and not the other, so its B/A
+    measures the machines as much as the code."""
+    ma, mb = machine_of(data_a), machine_of(data_b)
+    lines = ["A: %s  [%s]" % (path_a, machine_note(ma)),
+             "B: %s  [%s]" % (path_b, machine_note(mb))]
+    if ma["cores"] and mb["cores"] and ma["cores"] != mb["cores"]:
+        lines.append("WARNING: A ran on %s cores and B on %s: the ratios compare the machines "
+                     "as well as the code, most of all in rows with more than %s threads"
+                     % (ma["cores"], mb["cores"], min(ma["cores"], mb["cores"])))
+    return lines
 
 
 def _metric(row, like_for_like=False):
@@ -34,11 +50,13 @@ def _ratio(v):
 def compare(path_a, path_b):
     """Rows present in both runs: A, B and B/A, then the geometric mean of
     the improvement per implementation and scenario (> 1: B is better)."""
-    a, b = _by_name(results.load(path_a)), _by_name(results.load(path_b))
+    data_a, data_b = results.load(path_a), results.load(path_b)
+    a, b = _by_name(data_a), _by_name(data_b)
     common = [n for n in b if n in a]
     width = max([len(n) for n in common] + [40]) + 2
-    lines = ["%-*s %12s %12s %9s  %-8s %21s" % (width, "Benchmark", "before (A)", "after (B)",
-                                                "B/A", "metric", "CPU/item A -> B"), ""]
+    machines = _machine_lines(path_a, path_b, data_a, data_b)
+    lines = machines + ["", "%-*s %12s %12s %9s  %-8s %21s" % (
+        width, "Benchmark", "before (A)", "after (B)", "B/A", "metric", "CPU/item A -> B"), ""]
     groups = {}
     mixed = 0
     for name in common:
@@ -64,7 +82,8 @@ def compare(path_a, path_b):
                   "compare Google Benchmark's items_per_second (threads' average time); CPU/item\n"
                   "  is over thread 0's loop in a run without the span, over the span in one "
                   "with it" % mixed]
-    lines += ["", "Improvement, B over A (geometric mean; > 1 is better):"]
+    lines += ["", "Improvement, B over A (geometric mean; > 1 is better):  [A: %s; B: %s]" % (
+        cores_text(machine_of(data_a)), cores_text(machine_of(data_b)))]
     for (impl, scenario), values in groups.items():
         lines.append("  %-10s %-22s %9s  (%d rows)" % (impl, scenario, _ratio(_geomean(values)),
                                                        len(values)))

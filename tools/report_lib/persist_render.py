@@ -10,6 +10,8 @@ results.json: {"mode", "machine", "settings",
 import glob
 import os
 
+from report_lib import tables
+
 HISTOGRAM = "sync_write_commit_persist_to_majority"
 
 
@@ -245,8 +247,11 @@ def report_block(repo):
         return ""
     with open(path) as f:
         data = json.load(f)
-    lines = ["Seed 002 persistence latency (tools/persist-latency, %s, %s mode):" % (
-        os.path.basename(os.path.dirname(path)), data["mode"])]
+    # Its own machine, not the report's: the saved run may be older, or
+    # copied from another machine.
+    machine = tables.machine_note({"cores": data.get("machine", {}).get("cpus")})
+    lines = [tables.titled("Seed 002 persistence latency (tools/persist-latency, %s, %s mode):"
+                           % (os.path.basename(os.path.dirname(path)), data["mode"]), machine)]
     lines += comparison_table(representative_runs(data)).splitlines()[-2:]
     lines += bound_lines(data).splitlines()
     none = none_lines(data).splitlines()

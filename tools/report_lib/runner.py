@@ -10,15 +10,17 @@ from report_lib import server_bench
 # Modes: which rows, how long each, how many repetitions (medians are taken
 # over the repetitions). Footprint rows measure for a fixed time and always
 # run once, in a fresh process, before anything else has used memory.
+# Quick mode runs every thread count of the hand-off rows (the summary's
+# columns; 8 adds ~11 rows, ~10 s on 2 cores) but fewer timeout grids.
 SCENARIOS_QUICK = "|".join([
-    "OneShotScheduleRun_[A-Za-z]+/real_time/threads:(1|2|4|16)$",
-    "LongLivedScheduleRun_[A-Za-z]+/Tasks:16/real_time/threads:(1|2|4|16)$",
+    "OneShotScheduleRun_[A-Za-z]+/real_time/threads:(1|2|4|8|16)$",
+    "LongLivedScheduleRun_[A-Za-z]+/Tasks:16/real_time/threads:(1|2|4|8|16)$",
     "TimeoutAddCancel_[A-Za-z]+/Timeouts:(1000|4096|30000)/real_time/threads:(1|4)$",
     "TimeoutAddCancel_[A-Za-z]+/Timeouts:1000000/real_time/threads:1$",
     "OneShotOversubscribed_[A-Za-z]+/real_time/threads:16$",
     "LongLivedOversubscribed_[A-Za-z]+/Tasks:16/real_time/threads:16$",
     "SparseWakeCpu_",
-    "^PingPong/real_time/threads:(1|2|4|16)$",
+    "^PingPong/real_time/threads:(1|2|4|8|16)$",
     "^Baseline",
 ])
 SCENARIOS_ALL = "^(ExecutorPoolFixture|Peer|PingPong|Baseline)"
@@ -62,6 +64,13 @@ def _scenario_args(mode):
     return args
 
 
+def machine():
+    """The cores of the machine running the report, saved with its results:
+    every table prints them, and --compare warns when two runs differ.
+    usable: the cores this process may run on (taskset, cpusets)."""
+    return {"cores": os.cpu_count(), "usable_cores": len(os.sched_getaffinity(0))}
+
+
 def run(binaries, mode, outdir):
     """Runs every benchmark of `mode`; writes and returns the merged JSON."""
     console_path = os.path.join(outdir, "console.txt")
@@ -76,7 +85,7 @@ def run(binaries, mode, outdir):
         if "engine_bench" in binaries:
             parts.append(_invoke(binaries["engine_bench"], MODES[mode]["engine_args"],
                                  os.path.join(outdir, "engine.json"), console))
-    merged = {"context": parts[1]["context"], "mode": mode,
+    merged = {"context": parts[1]["context"], "machine": machine(), "mode": mode,
               "load_avg_at_end": list(os.getloadavg()),
               "benchmarks": [b for p in parts for b in p["benchmarks"]]}
     if "kvexec-server" in binaries and server_bench.available():

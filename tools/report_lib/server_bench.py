@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 
 from report_lib.servers import Server, start_memcached
+from report_lib.tables import titled
 
 MIXES = [("90/10", 0.1, 0.9), ("set", 1.0, 0.0), ("get", 0.0, 1.0)]
 # mode -> (rounds, seconds per memcaslap run)
@@ -96,11 +97,13 @@ def _summary(mix, runs):
     return out
 
 
-def table(data):
-    """The seed-style block the report prints."""
-    lines = ["kvexec-server vs memcached 1.6.18 (memcaslap binary, 2 threads, 16 connections,"
+def table(data, machine_line=""):
+    """The seed-style block the report prints; machine_line (the machine the
+    run was on) goes beside its title."""
+    title = ("kvexec-server vs memcached 1.6.18 (memcaslap binary, 2 threads, 16 connections,"
              " median of %d x %d s rounds; CPU = server process per request)"
-             % (data["rounds"], data["seconds"]),
+             % (data["rounds"], data["seconds"]))
+    lines = [titled(title, machine_line),
              "%-6s %14s %12s %7s %15s %13s" % ("mix", "memcached TPS", "kvexec TPS", "ratio",
                                                "memcached us/rq", "kvexec us/rq")]
     for m in data["mixes"]:

@@ -22,12 +22,44 @@ def human_time(ns):
     return "%10.0f ns" % ns
 
 
-def seed_table(rows):
-    """Name, Time, CPU, Iterations, counters: the seeds' layout."""
+def machine_of(data):
+    """{"cores", "usable", "mhz"} of the machine that ran `data` (None where
+    not recorded): the cores tools/report counted when it ran (os.cpu_count()
+    and the ones this process may use), else Google Benchmark's context
+    (num_cpus), so that a run saved on another machine keeps its own count."""
+    ctx = data.get("context", {})
+    recorded = data.get("machine", {})
+    return {"cores": recorded.get("cores") or ctx.get("num_cpus"),
+            "usable": recorded.get("usable_cores"), "mhz": ctx.get("mhz_per_cpu")}
+
+
+def cores_text(machine):
+    """'2 cores, 2300 MHz' ('? cores' where the run did not record them)."""
+    text = "%s cores" % (machine.get("cores") or "?")
+    if machine.get("usable") and machine["usable"] != machine.get("cores"):
+        text += " (%d usable by the run)" % machine["usable"]
+    return text + (", %s MHz" % machine["mhz"] if machine.get("mhz") else "")
+
+
+def machine_note(machine):
+    """'machine: 2 cores, 2300 MHz', printed with every table: a row's thread
+    count reads differently on 2 cores than on 16 (8 threads oversubscribe
+    the one and not the other)."""
+    return "machine: " + cores_text(machine)
+
+
+def titled(title, machine_line):
+    """A table's title with the machine beside it, when there is one."""
+    return "%s  [%s]" % (title, machine_line) if machine_line else title
+
+
+def seed_table(rows, machine_line=""):
+    """Name, Time, CPU, Iterations, counters: the seeds' layout, under the
+    machine's line (where Google Benchmark prints "Run on (N X MHz CPU s)")."""
     width = max([len(r.name) for r in rows] + [40]) + 2
     head = "%-*s %13s %13s %12s %s" % (width, "Benchmark", "Time", "CPU", "Iterations",
                                         "UserCounters...")
-    lines = ["-" * len(head), head, "-" * len(head)]
+    lines = ([machine_line] if machine_line else []) + ["-" * len(head), head, "-" * len(head)]
     for r in rows:
         counters = []
         if r.gb_items_per_second:  # as Google Benchmark printed it
@@ -107,11 +139,11 @@ def human_ns(ns):
 
 
 def scenario_block(rows, title, scenario, param_value=None, axis="threads", extra=(),
-                   metric=items_per_second):
+                   metric=items_per_second, machine_line=""):
     """One summary table: implementations down, thread counts (or timeout
-    counts) across, items/s (or, with metric=cpu_per_item, CPU per item:
-    the best peer is then the cheapest) in the cells, ratio columns at the
-    right."""
+    counts) across, every one the rows have (1, 2, 4, 8, 16 in a full run),
+    items/s (or, with metric=cpu_per_item, CPU per item: the best peer is
+    then the cheapest) in the cells, ratio columns at the right."""
     grid = _grid(rows, scenario, param_value, axis, also=extra, metric=metric)
     if not grid:
         return ""
@@ -121,7 +153,7 @@ def scenario_block(rows, title, scenario, param_value=None, axis="threads", extr
     xs = sorted({x for cells in grid.values() for x in cells})
     label = "threads" if axis == "threads" else "timeouts"
     head = "%-10s" % label + "".join("%10s" % x for x in xs) + "   x Classic  x best peer"
-    lines = [title, head]
+    lines = [titled(title, machine_line), head]
     for impl in order:
         cells = "".join("%10s" % ((human_ns if cpu else human_rate)(grid[impl][x])
                                   if x in grid[impl] else "-") for x in xs)
@@ -130,11 +162,14 @@ def scenario_block(rows, title, scenario, param_value=None, axis="threads", extr
     return "\n".join(lines)
 
 
-def throughput_and_cpu(rows, title, scenario, param_value=None, axis="threads", extra=()):
+def throughput_and_cpu(rows, title, scenario, param_value=None, axis="threads", extra=(),
+                       machine_line=""):
     """The items/s table of a scenario, then its CPU-per-item table."""
-    rate = scenario_block(rows, title, scenario, param_value, axis, extra)
+    rate = scenario_block(rows, title, scenario, param_value, axis, extra,
+                          machine_line=machine_line)
     cpu = scenario_block(rows, "  ... CPU per item (whole process, user + sys; lower is "
-                         "better)", scenario, param_value, axis, extra, metric=cpu_per_item)
+                         "better)", scenario, param_value, axis, extra, metric=cpu_per_item,
+                         machine_line=machine_line)
     return "\n".join(b for b in (rate, cpu) if b)
 
 
@@ -152,11 +187,11 @@ def timeout_slowdown(rows, impl="Classic", threads=1, small=1000, large=30000):
     return None
 
 
-def footprint_block(rows):
+def footprint_block(rows, machine_line=""):
     fp = [r for r in rows if r.family == "Footprint"]
     if not fp:
         return ""
-    lines = ["Idle pool and memory (per backend)",
+    lines = [titled("Idle pool and memory (per backend)", machine_line),
              "%-10s %22s %18s %18s" % ("backend", "idle CPU, % of a core", "bytes/task (RSS)",
                                         "bytes/task (heap)")]
     for impl in _impls(fp, ("Footprint",)):
@@ -173,24 +208,24 @@ def footprint_block(rows):
     return "\n".join(lines)
 
 
-def sparse_wake_block(rows):
+def sparse_wake_block(rows, machine_line=""):
     sparse = [r for r in rows if r.scenario == "SparseWakeCpu" and "cpu_pct" in r.counters]
     if not sparse:
         return ""
-    lines = ["Sparse wakes: 16 threads wake their tasks at 1,000 wakes/s in all, pool at 2 "
-             "workers: process CPU, % of a core"]
+    lines = [titled("Sparse wakes: 16 threads wake their tasks at 1,000 wakes/s in all, pool "
+                    "at 2 workers: process CPU, % of a core", machine_line)]
     lines += ["%-10s %8.3g" % (r.impl, r.counters["cpu_pct"]) for r in sparse]
     return "\n".join(lines)
 
 
-def floor_block(rows):
+def floor_block(rows, machine_line=""):
     pp = {r.threads: r for r in rows if r.scenario == "PingPong"}
     base = [r for r in rows if r.scenario == "Baseline"]
     lines = []
     if pp:
-        lines.append("Floor: PingPong round trips/s (atomic wait/notify_one), by threads: " +
-                     ", ".join("%d: %s" % (t, human_rate(pp[t].items_per_second))
-                               for t in sorted(pp)))
+        rates = ", ".join("%d: %s" % (t, human_rate(pp[t].items_per_second)) for t in sorted(pp))
+        lines.append(titled("Floor: PingPong round trips/s (atomic wait/notify_one), by "
+                            "threads: " + rates, machine_line))
     notes = {"ClockNow": "steady_clock::now(), paid inside every re-arm",
              "RandomDelay": "a 10-30 s random draw, made before timing (not in any row)"}
     for r in base:
@@ -211,32 +246,35 @@ def _rate_definition(rows):
 def summary(rows, data):
     ctx = data.get("context", {})
     load = ctx.get("load_avg", [])
+    machine = machine_note(machine_of(data))  # beside every table's title
     out = ["== Summary: items/s (medians of %s repetitions); ratios are geometric means "
            "across the columns ==" % max([r.samples for r in rows] + [1]),
            _rate_definition(rows),
-           "machine: %s CPUs, load average at start %s, at end %s" % (
-               ctx.get("num_cpus", "?"), ", ".join("%.2f" % x for x in load),
+           "%s; load average at start %s, at end %s" % (
+               machine, ", ".join("%.2f" % x for x in load),
                ", ".join("%.2f" % x for x in data.get("load_avg_at_end", [])))]
     blocks = [throughput_and_cpu(rows, "OneShotScheduleRun: round trips/s",
-                                 "OneShotScheduleRun", extra=("PingPong",))]
+                                 "OneShotScheduleRun", extra=("PingPong",),
+                                 machine_line=machine)]
     for tasks in sorted({r.value for r in rows if r.scenario == "LongLivedScheduleRun"}):
         blocks.append(throughput_and_cpu(rows, "LongLivedScheduleRun, Tasks:%d: wakes/s" % tasks,
-                                         "LongLivedScheduleRun", tasks, extra=("PingPong",)))
+                                         "LongLivedScheduleRun", tasks, extra=("PingPong",),
+                                         machine_line=machine))
     blocks.append(throughput_and_cpu(
         rows, "OneShotScheduleRun oversubscribed (pool at 2 workers): round trips/s",
-        "OneShotOversubscribed"))
+        "OneShotOversubscribed", machine_line=machine))
     for tasks in sorted({r.value for r in rows if r.scenario == "LongLivedOversubscribed"}):
         blocks.append(throughput_and_cpu(
             rows, "LongLivedScheduleRun oversubscribed (pool at 2 workers), Tasks:%d: wakes/s"
-            % tasks, "LongLivedOversubscribed", tasks))
-    blocks.append(sparse_wake_block(rows))
+            % tasks, "LongLivedOversubscribed", tasks, machine_line=machine))
+    blocks.append(sparse_wake_block(rows, machine))
     for threads in sorted({r.threads for r in rows if r.scenario == "TimeoutAddCancel"}):
         blocks.append(throughput_and_cpu(
             rows, "TimeoutAddCancel, threads:%d: re-arms/s by timeouts in flight" % threads,
-            "TimeoutAddCancel", threads, axis="value"))
-    blocks += [footprint_block(rows), floor_block(rows), shape_line(rows)]
+            "TimeoutAddCancel", threads, axis="value", machine_line=machine))
+    blocks += [footprint_block(rows, machine), floor_block(rows, machine), shape_line(rows)]
     from report_lib.engine_table import engine_block  # engine_table imports this module
-    blocks.append(engine_block(rows))
+    blocks.append(engine_block(rows, machine))
     out += [b for b in blocks if b]
     return "\n\n".join(out)
 
