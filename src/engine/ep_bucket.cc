@@ -167,6 +167,9 @@ void BucketImpl::get(Vbid vbid, std::string key, GetCallback done) {
             }
         } else {
             result.item = Item{vbid, key, it->second.value, it->second.meta};
+            if (vb.lockCasLocked(key, unixNow()) != 0) {
+                result.item.meta.cas = kLockedCas;
+            }
         }
     }
     if (expiredNow) {

@@ -5,6 +5,7 @@
 //   mutations.cc    store / remove / arithmetic / touch / flush: one
 //                   mutate() path that checks, queues and (for a SyncWrite)
 //                   hands over to the durability monitor
+//   locks.cc        getLocked / unlock
 //   durability.cc   resolving SyncWrites (queue, persistence), the
 //                   completion task, the timeout tasks, aborts
 //   flusher.cc      per-shard ready queues and the Writer flusher tasks
@@ -52,6 +53,9 @@ class BucketImpl final : public Bucket {
     void remove(RemoveRequest request, MutationCallback done) override;
     void arithmetic(ArithmeticRequest request, ArithmeticCallback done) override;
     void touch(Vbid vbid, std::string key, std::uint32_t expiry, GetCallback done) override;
+    void getLocked(Vbid vbid, std::string key, std::chrono::seconds lockTime,
+                   GetCallback done) override;
+    void unlock(Vbid vbid, std::string key, std::uint64_t cas, StatusCallback done) override;
     void flush(StatusCallback done) override;
     void compact(Vbid vbid, StatusCallback done) override;
     ObserveSeqnoResult observeSeqno(Vbid vbid) const override;
@@ -100,8 +104,17 @@ class BucketImpl final : public Bucket {
 
     // Checks shared by every operation; Success or the error to return.
     Status admit(Vbid vbid, const std::string& key);
-    void mutate(Vbid vbid, std::string key, Durability durability, const Decide& decide,
-                SyncWriteDone done);
+    // `cas`: the request's CAS (0: none), which must be the lock's when the
+    // document is locked; `decide` then sees the lock's CAS as the
+    // document's. A mutation that succeeds releases the lock.
+    void mutate(Vbid vbid, std::string key, std::uint64_t cas, Durability durability,
+                const Decide& decide, SyncWriteDone done);
+    // The live value `decide` sees for key: null, the committed value, or a
+    // copy of it in `asLocked` carrying the lock's CAS. Locked when `cas`
+    // is not the lock's.
+    Status currentForWriteLocked(VBucket& vb, const std::string& key, std::uint64_t cas,
+                                 StoredValue& asLocked, const StoredValue*& current)
+        REQUIRES(vb.mutex);
     Status checkDurability(const Durability& durability) const;
     // Queues a tombstone for an expired key (lazy expiry); returns the
     // bytes accounted.

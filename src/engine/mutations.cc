@@ -42,8 +42,25 @@ Status BucketImpl::checkDurability(const Durability& durability) const {
     return Status::Success;
 }
 
-void BucketImpl::mutate(Vbid vbid, std::string key, Durability durability, const Decide& decide,
-                        SyncWriteDone done) {
+Status BucketImpl::currentForWriteLocked(VBucket& vb, const std::string& key, std::uint64_t cas,
+                                         StoredValue& asLocked, const StoredValue*& current) {
+    const auto now = unixNow();
+    current = vb.liveLocked(key, now);
+    const std::uint64_t lockCas = current == nullptr ? 0 : vb.lockCasLocked(key, now);
+    if (lockCas == 0) {
+        return Status::Success;
+    }
+    if (cas != lockCas) {
+        return Status::Locked;
+    }
+    asLocked = *current;
+    asLocked.meta.cas = lockCas;
+    current = &asLocked;
+    return Status::Success;
+}
+
+void BucketImpl::mutate(Vbid vbid, std::string key, std::uint64_t cas, Durability durability,
+                        const Decide& decide, SyncWriteDone done) {
     Status status = admit(vbid, key);
     if (status == Status::Success) {
         status = checkDurability(durability);
@@ -56,14 +73,17 @@ void BucketImpl::mutate(Vbid vbid, std::string key, Durability durability, const
     const bool durable = durability.level != DurabilityLevel::None;
     const auto timeout =
         durability.timeout.count() == 0 ? config_.defaultSyncWriteTimeout : durability.timeout;
-    std::uint64_t cas = 0;
+    std::uint64_t newCas = 0;
     MutationToken token;
     {
         kvexec::detail::MutexLock lock(vb.mutex);
+        StoredValue asLocked;
+        const StoredValue* current = nullptr;
         if (vb.pendingByKey.contains(key)) {
             status = Status::SyncWriteInProgress;
-        } else {
-            auto proposal = decide(vb.liveLocked(key, unixNow()));
+        } else if (status = currentForWriteLocked(vb, key, cas, asLocked, current);
+                   status == Status::Success) {
+            auto proposal = decide(current);
             status = proposal.status;
             if (status == Status::Success && proposal.value.value.size() > config_.maxItemSize) {
                 status = Status::TooBig;
@@ -77,8 +97,9 @@ void BucketImpl::mutate(Vbid vbid, std::string key, Durability durability, const
                 tempFailures_.fetch_add(1, std::memory_order_relaxed);
             }
             if (status == Status::Success) {
+                vb.locks.erase(key);
                 accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, proposal.value)));
-                cas = proposal.value.meta.cas;
+                newCas = proposal.value.meta.cas;
                 token = MutationToken{vb.uuid, proposal.value.meta.seqno};
                 if (durable) {
                     const auto now = Clock::now();
@@ -94,8 +115,10 @@ void BucketImpl::mutate(Vbid vbid, std::string key, Durability durability, const
     if (status == Status::Success) {
         notifyFlusher(vb, durable ? FlushUrgency::Now : FlushUrgency::Batched);
     }
-    if (status != Status::Success || !durable) {
-        done(status, cas, token);
+    if (status != Status::Success) {
+        done(status, 0, {});
+    } else if (!durable) {
+        done(status, newCas, token);
     }
 }
 
@@ -138,14 +161,15 @@ void BucketImpl::store(StoreRequest request, MutationCallback done) {
         } else {
             p.value.value = std::move(req->value);
             p.value.meta.flags = req->flags;
-            p.value.meta.expiry = req->expiry;
+            p.value.meta.expiry =
+                req->preserveExpiry && current != nullptr ? current->meta.expiry : req->expiry;
             p.value.meta.datatype = req->datatype;
         }
         return p;
     };
     const Vbid vbid = req->vbid;
     std::string key = req->key;
-    mutate(vbid, std::move(key), req->durability, decide,
+    mutate(vbid, std::move(key), req->cas, req->durability, decide,
            [done = std::move(done)](Status s, std::uint64_t cas, MutationToken token) {
                done(MutationResult{s, cas, token});
            });
@@ -163,7 +187,7 @@ void BucketImpl::remove(RemoveRequest request, MutationCallback done) {
         }
         return p;
     };
-    mutate(request.vbid, std::move(request.key), request.durability, decide,
+    mutate(request.vbid, std::move(request.key), cas, request.durability, decide,
            [done = std::move(done)](Status s, std::uint64_t c, MutationToken token) {
                done(MutationResult{s, c, token});
            });
@@ -197,7 +221,7 @@ void BucketImpl::arithmetic(ArithmeticRequest request, ArithmeticCallback done) 
         return p;
     };
     const Durability durability = request.durability;
-    mutate(request.vbid, std::move(request.key), durability, decide,
+    mutate(request.vbid, std::move(request.key), request.cas, durability, decide,
            [counter, done = std::move(done)](Status s, std::uint64_t cas, MutationToken token) {
                done(ArithmeticResult{s, s == Status::Success ? *counter : 0, cas, token});
            });
@@ -216,7 +240,7 @@ void BucketImpl::touch(Vbid vbid, std::string key, std::uint32_t expiry, GetCall
         *item = Item{vbid, key, current->value, {}};
         return p;
     };
-    mutate(vbid, key, Durability{}, decide,
+    mutate(vbid, key, 0, Durability{}, decide,
            [item, done = std::move(done)](Status s, std::uint64_t cas, MutationToken token) {
                GetResult result{s, {}};
                if (s == Status::Success) {
@@ -244,6 +268,7 @@ void BucketImpl::flush(StatusCallback done) {
                 aborted.push_back(
                     abortLocked(vb, vb.syncWrites.begin()->first, Status::SyncWriteAmbiguous));
             }
+            vb.locks.clear();
             std::vector<std::string> live;
             for (const auto& [key, value] : vb.committed) {
                 if (!value.meta.deleted) {
@@ -268,6 +293,7 @@ void BucketImpl::expireLocked(VBucket& vb, const std::string& key) {
     tombstone.meta = vb.committed.at(key).meta;
     tombstone.meta.deleted = true;
     tombstone.meta.expiry = 0;
+    vb.locks.erase(key);
     accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, tombstone)));
     accountMemory(vb.setCommittedLocked(key, std::move(tombstone)));
     expired_.fetch_add(1, std::memory_order_relaxed);
@@ -294,6 +320,7 @@ bool BucketImpl::runExpiryPager() {
             for (const auto& key : expired) {
                 expireLocked(vb, key);
             }
+            std::erase_if(vb.locks, [now](const auto& entry) { return now >= entry.second.until; });
             any = !expired.empty();
         }
         if (any) {

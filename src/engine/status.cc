@@ -24,6 +24,10 @@ std::string_view to_string(Status status) {
             return "DeltaBadValue";
         case Status::NotMyVbucket:
             return "NotMyVbucket";
+        case Status::Locked:
+            return "Locked";
+        case Status::NotLocked:
+            return "NotLocked";
         case Status::NoMemory:
             return "NoMemory";
         case Status::NotSupported:

@@ -52,6 +52,18 @@ std::int64_t VBucket::setCommittedLocked(const std::string& key, StoredValue val
     return added - removed;
 }
 
+std::uint64_t VBucket::lockCasLocked(const std::string& key, std::uint32_t now) {
+    const auto it = locks.find(key);
+    if (it == locks.end()) {
+        return 0;
+    }
+    if (now >= it->second.until) {
+        locks.erase(it);
+        return 0;
+    }
+    return it->second.cas;
+}
+
 const StoredValue* VBucket::liveLocked(const std::string& key, std::uint32_t now) const {
     const auto it = committed.find(key);
     if (it == committed.end() || it->second.meta.deleted) {

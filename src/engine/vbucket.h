@@ -53,6 +53,12 @@ struct SyncWrite {
     SyncWriteDone done;
 };
 
+// A document's lock (Bucket::getLocked): its CAS and when it lapses.
+struct DocumentLock {
+    std::uint64_t cas = 0;
+    std::uint32_t until = 0;  // seconds since the epoch; locked while now < until
+};
+
 struct DirtyItem {
     storage::Document doc;
     Clock::time_point queued;
@@ -87,6 +93,9 @@ class VBucket {
     std::unordered_map<std::string, Seqno> pendingByKey GUARDED_BY(mutex);
     std::map<Seqno, SyncWrite> syncWrites GUARDED_BY(mutex);
     std::deque<DirtyItem> dirty GUARDED_BY(mutex);
+    // Locks of live documents; a lapsed one is dropped when next looked at
+    // (lockCasLocked) or by the expiry pager.
+    std::unordered_map<std::string, DocumentLock> locks GUARDED_BY(mutex);
     std::uint64_t liveCount GUARDED_BY(mutex) = 0;
     std::uint64_t tombstoneCount GUARDED_BY(mutex) = 0;
     Seqno highSeqno GUARDED_BY(mutex) = 0;
@@ -107,6 +116,8 @@ class VBucket {
         REQUIRES(mutex);
     // Replaces the committed value of key; returns the change in bytes.
     std::int64_t setCommittedLocked(const std::string& key, StoredValue value) REQUIRES(mutex);
+    // The CAS of key's lock at `now`, or 0 when it holds none.
+    std::uint64_t lockCasLocked(const std::string& key, std::uint32_t now) REQUIRES(mutex);
     // The committed live value of key, or null (absent, tombstone, or
     // expired at `now`, seconds since the epoch).
     const StoredValue* liveLocked(const std::string& key, std::uint32_t now) const REQUIRES(mutex);

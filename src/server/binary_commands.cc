@@ -1,6 +1,7 @@
 // The binary protocol's commands: memcached's opcodes 0x00-0x1e and the
 // Couchbase extensions (HELLO, SASL, SELECT_BUCKET, GET_CLUSTER_CONFIG,
-// GET_ERROR_MAP, GET_META, OBSERVE_SEQNO, collection ids).
+// GET_ERROR_MAP, GET_META, OBSERVE_SEQNO, GET_LOCKED, UNLOCK_KEY,
+// collection ids).
 #include <nlohmann/json.hpp>
 
 #include "server/connection.h"
@@ -42,6 +43,43 @@ bool isWrite(Opcode op) {
     }
 }
 
+// The commands Couchbase lets carry the preserve-TTL frame info: those that
+// may replace an existing document's expiry.
+bool takesPreserveTtl(Opcode op) {
+    switch (protocol::loudVariant(op)) {
+        case Opcode::Set:
+        case Opcode::Add:
+        case Opcode::Replace:
+        case Opcode::Append:
+        case Opcode::Prepend:
+        case Opcode::Increment:
+        case Opcode::Decrement:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// What a client that did not negotiate XERROR gets for the lock statuses
+// (Couchbase's rule): a write refused by a lock looks like a CAS mismatch;
+// the lock commands themselves, and a delete, a temporary failure.
+Status withoutXerror(Opcode op, Status status) {
+    if (status == Status::NotLocked) {
+        return Status::TemporaryFailure;
+    }
+    if (status != Status::Locked) {
+        return status;
+    }
+    switch (protocol::loudVariant(op)) {
+        case Opcode::Delete:
+        case Opcode::GetLocked:
+        case Opcode::UnlockKey:
+            return Status::TemporaryFailure;
+        default:
+            return Status::KeyExists;
+    }
+}
+
 engine::StoreOperation storeOperation(Opcode op) {
     switch (protocol::loudVariant(op)) {
         case Opcode::Add:
@@ -80,7 +118,8 @@ void Connection::respondError(const Request& request, Status status, std::string
 }
 
 void Connection::respondEngine(const Request& request, engine::Status status) {
-    respondError(request, static_cast<Status>(status), {});
+    const auto wire = static_cast<Status>(status);
+    respondError(request, xerror_ ? wire : withoutXerror(request.opcode, wire), {});
 }
 
 bool Connection::mayRunUnauthenticated(Opcode opcode) const {
@@ -171,6 +210,11 @@ void Connection::executeBinary(const Request& request) {
         respondError(request, Status::InvalidArguments, "durability on a command that is no write");
         return;
     }
+    if (request.preserveTtl && !takesPreserveTtl(request.opcode)) {
+        respondError(request, Status::InvalidArguments,
+                     "preserve-TTL on a command that sets no expiry");
+        return;
+    }
     switch (protocol::loudVariant(request.opcode)) {
         case Opcode::Get:
         case Opcode::GetK:
@@ -224,6 +268,10 @@ void Connection::executeBinary(const Request& request) {
             return binaryGetMeta(request);
         case Opcode::ObserveSeqno:
             return binaryObserveSeqno(request);
+        case Opcode::GetLocked:
+            return binaryGetLocked(request);
+        case Opcode::UnlockKey:
+            return binaryUnlock(request);
         case Opcode::GetCollectionsManifest:
             return respond(request, Status::Success, {}, {},
                            R"({"uid":"0","scopes":[{"name":"_default","uid":"0",)"
@@ -274,6 +322,7 @@ void Connection::binaryStore(const Request& request) {
     store.value.assign(request.value);
     store.cas = request.cas;
     store.datatype = request.datatype;
+    store.preserveExpiry = request.preserveTtl;
     store.durability = *durability;
     if (request.extras.size() == 8) {
         store.flags = protocol::readBe32(request.extras, 0);
@@ -480,6 +529,40 @@ void Connection::binaryObserveSeqno(const Request& request) {
     protocol::appendBe64(value, r.persistedSeqno);
     protocol::appendBe64(value, r.currentSeqno);
     respond(request, Status::Success, {}, {}, value);
+}
+
+void Connection::binaryGetLocked(const Request& request) {
+    std::string key;
+    engine::Vbid vbid = 0;
+    if (!resolveKey(request, key, vbid)) {
+        return;
+    }
+    const std::chrono::seconds lockTime{
+        request.extras.size() == 4 ? protocol::readBe32(request.extras, 0) : 0};
+    auto done = completion<engine::GetResult>([this, request](const engine::GetResult& r) {
+        if (r.status != engine::Status::Success) {
+            return respondEngine(request, r.status);
+        }
+        respond(request, Status::Success, be32(r.item.meta.flags), {}, r.item.value,
+                r.item.meta.cas, json_ ? r.item.meta.datatype : 0);
+    });
+    callEngine(
+        [&] { context_.bucket->getLocked(vbid, std::move(key), lockTime, std::move(done)); });
+}
+
+void Connection::binaryUnlock(const Request& request) {
+    std::string key;
+    engine::Vbid vbid = 0;
+    if (!resolveKey(request, key, vbid)) {
+        return;
+    }
+    engine::Status status = engine::Status::Internal;
+    context_.bucket->unlock(vbid, std::move(key), request.cas,
+                            [&status](engine::Status s) { status = s; });  // inline
+    if (status != engine::Status::Success) {
+        return respondEngine(request, status);
+    }
+    respond(request, Status::Success);
 }
 
 void Connection::binaryCollectionId(const Request& request) {

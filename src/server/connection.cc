@@ -36,7 +36,7 @@ std::string localAddress(evutil_socket_t fd) {
 protocol::FramingLimits framingLimits(const ServerConfig& config) {
     protocol::FramingLimits limits;
     limits.binary.maxBodyLength = config.maxBodyLength;
-    limits.text.maxValueLength = config.maxBodyLength;
+    limits.text.maxValueLength = config.maxValueBytes;
     return limits;
 }
 
@@ -145,8 +145,9 @@ void Connection::watchPartialRequest(bool served) {
     }
     // Only a request the client has yet to finish counts; waiting on the
     // engine or on the client reading its responses does not.
-    const bool waitingOnClient = !closing_ && !pending_ && !readPaused_ &&
-                                 evbuffer_get_length(bufferevent_get_input(bev_)) != 0;
+    const bool waitingOnClient =
+        !closing_ && !pending_ && !readPaused_ &&
+        (discarding_ != 0 || evbuffer_get_length(bufferevent_get_input(bev_)) != 0);
     if (!waitingOnClient) {
         evtimer_del(requestTimer_);
         return;
@@ -168,8 +169,11 @@ std::string_view Connection::pullUp(std::size_t length) {
 
 bool Connection::processNext() {
     evbuffer* input = bufferevent_get_input(bev_);
+    if (discarding_ != 0) {
+        discardInput(discarding_);
+    }
     const std::size_t available = evbuffer_get_length(input);
-    if (available == 0) {
+    if (available == 0 || discarding_ != 0) {
         return false;
     }
     // Each request says its protocol by its first byte (clients such as
@@ -194,8 +198,26 @@ bool Connection::processNext() {
     return wire == protocol::Wire::Binary ? handleBinary(bytes) : handleText(bytes);
 }
 
+void Connection::discardInput(std::size_t length) {
+    evbuffer* input = bufferevent_get_input(bev_);
+    const std::size_t now = std::min(length, evbuffer_get_length(input));
+    evbuffer_drain(input, now);
+    discarding_ = length - now;
+}
+
 bool Connection::handleBinary(std::string_view bytes) {
     auto result = protocol::parseRequest(bytes, limits_.binary);
+    if (result.outcome == protocol::ParseOutcome::Invalid &&
+        result.status == protocol::Status::ValueTooLarge) {
+        // memcached's rule: refused from its header, the body is dropped as
+        // it arrives and the connection goes on. Closing at once instead
+        // would reset the connection while the client is still sending, and
+        // the reset can destroy the answer before the client reads it.
+        context_.counters.protocolErrors.fetch_add(1, std::memory_order_relaxed);
+        respondError(result.request, result.status, result.reason);
+        discardInput(protocol::kHeaderSize + protocol::readBe32(bytes, 8));
+        return true;
+    }
     if (result.outcome != protocol::ParseOutcome::Ok) {
         // Framing is lost (or, Incomplete, the framer was wrong): answer with
         // the header's opcode and opaque when it was readable, then close.

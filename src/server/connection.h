@@ -67,6 +67,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool processNext();
     bool handleBinary(std::string_view bytes);
     bool handleText(std::string_view bytes);
+    // Drops the next `length` input bytes, those not yet received as they
+    // arrive (the body of a request refused from its header).
+    void discardInput(std::size_t length);
     bool outputFull() const;
     // Starts, restarts (a request was served) or stops the request timer.
     void watchPartialRequest(bool served);
@@ -109,6 +112,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void binarySelectBucket(const protocol::Request& request);
     void binaryGetMeta(const protocol::Request& request);
     void binaryObserveSeqno(const protocol::Request& request);
+    void binaryGetLocked(const protocol::Request& request);
+    void binaryUnlock(const protocol::Request& request);
     void binaryCollectionId(const protocol::Request& request);
     std::optional<engine::Durability> durabilityOf(const protocol::Request& request);
 
@@ -137,6 +142,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool pending_ = false;       // an engine operation is outstanding
     bool inEngineCall_ = false;  // the loop thread is inside an engine call
     bool readPaused_ = false;
+    std::size_t discarding_ = 0;  // input bytes still to drop (discardInput)
     // HELLO-negotiated features.
     bool xerror_ = false;
     bool collections_ = false;

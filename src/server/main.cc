@@ -25,7 +25,7 @@ std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, const server::Ser
     config.numShards = c.shards;
     config.syncMode = c.sync;
     config.fileCacheEnabled = c.fileCache;
-    config.maxItemSize = c.maxBodyLength;
+    config.maxItemSize = c.maxValueBytes;
     return engine::Bucket::open(pool, std::move(config));
 }
 

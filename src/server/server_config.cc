@@ -1,10 +1,14 @@
 #include "server/server_config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
 namespace kvexec::server {
 namespace {
+
+// Room a packet needs beyond its value: key (250), extras, framing extras.
+constexpr std::size_t kBodyRoomBeyondValue = 64 * 1024;
 
 template <class T>
 T number(const std::string& option, const std::string& text, T min, T max) {
@@ -35,19 +39,25 @@ std::string usage() {
            "                     [--shards 4] [--sync fdatasync|none] [--file-cache on|off]\n"
            "                     [--backend wheel|classic] [--frontend-threads N]\n"
            "                     [--user NAME --password PW]\n"
-           "                     [--max-connections 4096] [--max-body-bytes 20971520]\n"
+           "                     [--max-connections 4096] [--max-value-bytes 20971520]\n"
+           "                     [--max-body-bytes 31457280]\n"
            "                     [--idle-timeout SECONDS (300) | --idle-timeout-ms MS]\n"
            "--max-connections: connections beyond it are refused (ERROR Too many open\n"
            "  connections). --idle-timeout: a connection that sends nothing (half a request\n"
            "  included), reads none of its responses, or takes longer than that to send\n"
            "  one request is closed.\n"
-           "--max-body-bytes: the largest binary body or text value; bigger is refused\n"
-           "  and the connection closed.\n";
+           "--max-value-bytes: the largest value a document may have (binary or text);\n"
+           "  a bigger one gets E2BIG (SERVER_ERROR object too large for cache).\n"
+           "--max-body-bytes: the largest binary packet body (value, key, extras); a\n"
+           "  bigger one gets E2BIG from its header and its bytes are dropped as they\n"
+           "  arrive. At least --max-value-bytes + 64 KiB (the default when only\n"
+           "  --max-value-bytes is given and above 30 MiB).\n";
 }
 
 ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) {
     ServerConfig c;
     help = false;
+    bool bodyLimitGiven = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
         if (option == "--help" || option == "-h") {
@@ -100,12 +110,23 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
                 std::chrono::milliseconds(number<std::int64_t>(option, v, 1, 86'400'000));
         } else if (option == "--max-body-bytes") {
             c.maxBodyLength = number<std::size_t>(option, v, 1024, std::size_t{1} << 30);
+            bodyLimitGiven = true;
+        } else if (option == "--max-value-bytes") {
+            c.maxValueBytes = number<std::size_t>(option, v, 1, std::size_t{1} << 30);
         } else {
             throw std::invalid_argument("unknown option '" + option + "'");
         }
     }
     if (c.user.has_value() != c.password.has_value()) {
         throw std::invalid_argument("--user and --password go together");
+    }
+    if (!bodyLimitGiven) {
+        c.maxBodyLength = std::max(c.maxBodyLength, c.maxValueBytes + kBodyRoomBeyondValue);
+    }
+    if (c.maxBodyLength < c.maxValueBytes + kBodyRoomBeyondValue) {
+        throw std::invalid_argument(
+            "--max-body-bytes must be at least --max-value-bytes + 65536 (room for the key, "
+            "extras and framing extras of the largest value)");
     }
     return c;
 }

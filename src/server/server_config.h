@@ -29,8 +29,12 @@ struct ServerConfig {
     std::size_t frontendThreads = 2;
     std::optional<std::string> user;
     std::optional<std::string> password;
-    // Limits against bad input and load.
-    std::size_t maxBodyLength = 20 * 1024 * 1024;
+    // Limits against bad input and load. A value (binary, or a text data
+    // block) may be maxValueBytes long (Couchbase's 20 MiB); a binary packet
+    // body, with key, extras and framing extras, maxBodyLength (Couchbase's
+    // max_packet_size, 30 MiB): bigger is refused from its header.
+    std::size_t maxValueBytes = 20 * 1024 * 1024;
+    std::size_t maxBodyLength = 30 * 1024 * 1024;
     std::size_t maxConnections = 4096;
     std::chrono::milliseconds idleTimeout{300'000};  // as memcached's idle_timeout
 };

@@ -8,6 +8,7 @@
 #include "executor/test_support.h"
 #include "kvexec/manual_executor_pool.h"
 #include "kvexec/storage/kv_store.h"
+#include "manual_bucket_fixture.h"
 #include "storage/crc32c.h"
 
 namespace kvexec::engine {
@@ -18,45 +19,6 @@ using test::getNow;
 using test::pending;
 using test::setRequest;
 using test::storeNow;
-
-class ManualBucketTest : public ::testing::Test {
-  protected:
-    void SetUp() override { open(); }
-    void TearDown() override { bucket.reset(); }
-
-    void open() {
-        config.unixTime = [this] { return now.load(); };
-        bucket = Bucket::open(pool, config);
-        pool.runReady(TaskType::Reader);
-        ASSERT_EQ(bucket->warmupProgress().state, WarmupState::Complete)
-            << bucket->warmupProgress().error;
-    }
-    void reopen() {
-        bucket.reset();
-        open();
-    }
-    // Runs flushers and NonIO tasks until nothing is due.
-    void settle() {
-        while (pool.runReady(TaskType::Writer) + pool.runReady(TaskType::NonIO) +
-                   pool.runReady(TaskType::AuxIO) !=
-               0) {
-        }
-    }
-    const TaskInfo* task(std::string_view description, PoolStats& stats) {
-        for (const auto& t : stats.tasks) {
-            if (t.description == description) {
-                return &t;
-            }
-        }
-        return nullptr;
-    }
-
-    test::TempDir dir;
-    BucketConfig config = test::testConfig(dir);
-    std::atomic<std::uint32_t> now{1'700'000'000};
-    ManualExecutorPool pool;
-    std::unique_ptr<Bucket> bucket;
-};
 
 TEST_F(ManualBucketTest, OperationsBeforeWarmupCompletesGetTempFail) {
     bucket.reset();

@@ -101,11 +101,11 @@ TEST_F(ServerSocketTest, UnknownMagicGetsInvalidArgumentsThenClose) {
     EXPECT_TRUE(client.closedByServer());
 }
 
-TEST_F(ServerSocketTest, BodyOverTheLimitGetsTooBigFromTheHeaderAloneThenClose) {
-    start();
+TEST_F(ServerSocketTest, BodyOverThePacketLimitGetsTooBigFromTheHeaderAndItsBytesAreDropped) {
+    start({"--max-value-bytes", "1000", "--max-body-bytes", "70000"});
     Client client(port());
     RawRequest huge = setRequest("k", "");
-    huge.bodyLength = 20 * 1024 * 1024 + 1;  // the default limit is 20 MiB
+    huge.bodyLength = 70001;
     huge.opaque = 0x1234;
     // Only the header is sent: the server must not wait for the body.
     auto response = client.call(huge);
@@ -113,7 +113,30 @@ TEST_F(ServerSocketTest, BodyOverTheLimitGetsTooBigFromTheHeaderAloneThenClose) 
     EXPECT_EQ(response->status, kTooBig);
     EXPECT_EQ(response->opaque, 0x1234u);
     EXPECT_EQ(response->opcode, static_cast<std::uint8_t>(Opcode::Set));
-    EXPECT_TRUE(client.closedByServer());
+    // The rest of the body follows, in pieces; then the connection is
+    // served as before.
+    const std::size_t sent = huge.encode().size() - protocol::kHeaderSize;  // extras and key
+    ASSERT_TRUE(client.send(std::string(30000, 'x')));
+    ASSERT_TRUE(client.send(std::string(40001 - sent, 'y')));
+    expectServed(client, "after-huge");
+}
+
+TEST_F(ServerSocketTest, AValueOfExactlyTheLimitIsStoredAndOneByteMoreGetsTooBig) {
+    start();  // Couchbase's limit: 20 MiB of value, whatever the key and extras
+    Client client(port());
+    const std::string limit(20 * 1024 * 1024, 'v');
+    auto stored = client.call(setRequest("at-the-limit", limit));
+    ASSERT_TRUE(stored.has_value());
+    EXPECT_EQ(stored->status, kSuccess);
+    auto got = client.call(request(Opcode::Get, "at-the-limit"));
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->value.size(), limit.size());
+    for (int i = 0; i < 3; ++i) {  // every time, and the connection goes on
+        auto refused = client.call(setRequest("over", limit + "v"));
+        ASSERT_TRUE(refused.has_value());
+        EXPECT_EQ(refused->status, kTooBig);
+    }
+    expectServed(client, "after-too-big");
 }
 
 TEST_F(ServerSocketTest, ExtrasAndKeyLongerThanTheBodyGetInvalidArgumentsThenClose) {

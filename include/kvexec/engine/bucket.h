@@ -80,8 +80,11 @@ struct BucketConfig {
     // instead of each waking a writer thread. Durable writes (and aborts,
     // commits) wake it at once. Zero: every mutation wakes it at once.
     std::chrono::microseconds flushBatchDelay{1'000};
-    // Seconds since the Unix epoch, for expiry; null: the system clock.
-    // Tests substitute their own.
+    // getLocked: a lock time of 0 or above the maximum gets the default.
+    std::chrono::seconds defaultLockTime{15};
+    std::chrono::seconds maxLockTime{30};
+    // Seconds since the Unix epoch, for expiry and locks; null: the system
+    // clock. Tests substitute their own.
     std::function<std::uint32_t()> unixTime;
 };
 
@@ -115,6 +118,17 @@ class Bucket : public Taskable {
     virtual void arithmetic(ArithmeticRequest request, ArithmeticCallback done) = 0;
     // Sets the expiry and returns the document (get-and-touch).
     virtual void touch(Vbid vbid, std::string key, std::uint32_t expiry, GetCallback done) = 0;
+    // Pessimistic locking (Couchbase's GET_LOCKED / UNLOCK_KEY); inline.
+    // getLocked returns the document with a new CAS, the lock's: until the
+    // lock is released (unlock with that CAS, a mutation carrying it, or
+    // `lockTime` passing; see BucketConfig) other mutations get Locked, a
+    // second getLocked gets Locked, and reads report kLockedCas. Locks live
+    // in memory only: a restart releases them.
+    virtual void getLocked(Vbid vbid, std::string key, std::chrono::seconds lockTime,
+                           GetCallback done) = 0;
+    // Success; KeyNotFound; NotLocked (no lock held); Locked (`cas` is not
+    // the lock's).
+    virtual void unlock(Vbid vbid, std::string key, std::uint64_t cas, StatusCallback done) = 0;
     // Deletes every document of every vBucket; pending SyncWrites are
     // aborted (SyncWriteAmbiguous). Completes inline.
     virtual void flush(StatusCallback done) = 0;

@@ -33,6 +33,10 @@ struct ItemMeta {
     bool deleted = false;
 };
 
+// The CAS a read reports for a document under a lock (getLocked): only the
+// lock's owner, who got the real one, can write it.
+inline constexpr std::uint64_t kLockedCas = ~std::uint64_t{0};
+
 struct Item {
     Vbid vbid = 0;
     std::string key;

@@ -31,6 +31,10 @@ struct StoreRequest {
     std::uint32_t expiry = 0;
     std::uint8_t datatype = 0;
     std::uint64_t cas = 0;  // 0: no CAS check
+    // Set / replace of an existing document keep its expiry and ignore
+    // `expiry` (Couchbase's PreserveTtl); a new document takes `expiry`.
+    // Append and prepend always keep it.
+    bool preserveExpiry = false;
     Durability durability;
 };
 

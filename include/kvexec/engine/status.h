@@ -27,7 +27,11 @@ enum class Status : std::uint16_t {
     NotStored = 0x05,      // append / prepend to a missing key
     DeltaBadValue = 0x06,  // incr / decr of a value that is not a decimal u64
     NotMyVbucket = 0x07,   // vbid >= BucketConfig::numVBuckets
-    NoMemory = 0x82,       // an item that could never fit the memory quota
+    // The document is locked (getLocked) and the request does not carry the
+    // lock's CAS; or getLocked of a document already locked.
+    Locked = 0x09,
+    NotLocked = 0x0e,  // unlock of a document that holds no lock
+    NoMemory = 0x82,   // an item that could never fit the memory quota
     NotSupported = 0x83,
     // Persistence failed (e.g. ENOSPC) for the batch holding a durable write:
     // the write was rolled back in memory and is not acknowledged.

@@ -217,6 +217,12 @@ bool shapeFor(Opcode op, Shape& s) {
         case Opcode::Gat:
             s = {4, 4, K::KeyRequired, true};
             return true;
+        case Opcode::GetLocked:
+            s = {0, 4, K::KeyRequired, true};
+            return true;
+        case Opcode::UnlockKey:
+            s = {0, 0, K::KeyRequired, true};
+            return true;
         case Opcode::SaslAuth:
         case Opcode::SaslStep:
         case Opcode::SelectBucket:

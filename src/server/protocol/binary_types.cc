@@ -117,6 +117,10 @@ std::string_view opcodeName(Opcode op) {
             return "SELECT_BUCKET";
         case Opcode::ObserveSeqno:
             return "OBSERVE_SEQNO";
+        case Opcode::GetLocked:
+            return "GET_LOCKED";
+        case Opcode::UnlockKey:
+            return "UNLOCK_KEY";
         case Opcode::GetMeta:
             return "GET_META";
         case Opcode::GetQMeta:
@@ -153,6 +157,10 @@ std::string_view statusText(Status status) {
             return "I'm not responsible for this vbucket";
         case Status::NoBucket:
             return "Not connected to a bucket";
+        case Status::Locked:
+            return "Requested resource is locked";
+        case Status::NotLocked:
+            return "Requested resource is not locked";
         case Status::AuthStale:
             return "Authentication stale";
         case Status::AuthError:

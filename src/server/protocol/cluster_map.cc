@@ -74,6 +74,8 @@ const std::vector<ErrorEntry>& errorEntries() {
         {Status::NonNumeric, "DELTA_BADVAL", {"item-only", "invalid-input"}},
         {Status::NotMyVbucket, "NOT_MY_VBUCKET", {"fetch-config", "invalid-input"}},
         {Status::NoBucket, "NO_BUCKET", {"conn-state-invalidated"}},
+        {Status::Locked, "LOCKED", {"item-locked", "item-only", "retry-now"}},
+        {Status::NotLocked, "NOT_LOCKED", {"item-only"}},
         {Status::AuthStale, "AUTH_STALE", {"conn-state-invalidated", "auth"}},
         {Status::AuthError, "AUTH_ERROR", {"conn-state-invalidated", "auth"}},
         {Status::AuthContinue, "AUTH_CONTINUE", {"conn-state-invalidated", "auth"}},

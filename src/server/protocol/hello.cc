@@ -23,13 +23,14 @@ bool grant(Feature feature, HelloFeatures& features) {
             features.json = true;
             return true;
         // Nothing to change: every socket is TCP_NODELAY, SELECT_BUCKET,
-        // alternative request magic and durability frame infos are always
-        // understood, and the datatype byte is always read.
+        // alternative request magic, durability and preserve-TTL frame
+        // infos are always understood, and the datatype byte is always read.
         case Feature::Datatype:
         case Feature::TcpNoDelay:
         case Feature::SelectBucket:
         case Feature::AltRequestSupport:
         case Feature::SyncReplication:
+        case Feature::PreserveTtl:
             return true;
         default:
             return false;

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# What Couchbase SDK applications call beyond CRUD (sdk_features_test.js):
+# document locks, preserved expiry, the value size limit.
+# Usage: sdk_features_test.sh KVEXEC_SERVER
+set -euo pipefail
+KVEXEC_SERVER="$1"
+here="$(cd "$(dirname "$0")" && pwd)"
+source "$here/server_lib.sh"
+source "$here/sdk_lib.sh"
+ensure_sdk "$here"
+data="$(mktemp -d)"
+trap 'kill_server; rm -rf "$data"' EXIT
+start_server --data-dir "$data" --sync none --user Administrator --password password
+node "$here/sdk_features_test.js" "$SERVER_PORT"
+stop_server
