@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "engine/ep_bucket.h"
+#include "kvexec/engine/xattrs.h"
 
 namespace kvexec::engine {
 namespace {
@@ -21,13 +22,22 @@ Status checkCas(const StoredValue* current, std::uint64_t cas) {
     return current->meta.cas == cas ? Status::Success : Status::KeyExists;
 }
 
-std::optional<std::uint64_t> parseCounter(const std::string& text) {
+std::optional<std::uint64_t> parseCounter(std::string_view text) {
     std::uint64_t value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || error != std::errc{} || end != text.data() + text.size()) {
         return std::nullopt;
     }
     return value;
+}
+
+// The extended attributes a write of a whole value keeps: the current
+// document's, unless the new value brings its own (the XATTR bit).
+std::string_view keptXattrs(const StoredValue* current, std::uint8_t newDatatype) {
+    if (current == nullptr || (newDatatype & kDatatypeXattr) != 0) {
+        return {};
+    }
+    return xattrBlob(current->value, current->meta.datatype);
 }
 
 }  // namespace
@@ -157,13 +167,16 @@ void BucketImpl::store(StoreRequest request, MutationCallback done) {
             p.value.value += req->value;
         } else if (req->operation == StoreOperation::Prepend) {
             p.value = *current;
-            p.value.value.insert(0, req->value);
+            p.value.value.insert(xattrBlob(current->value, current->meta.datatype).size(),
+                                 req->value);
         } else {
-            p.value.value = std::move(req->value);
+            const std::string_view xattrs = keptXattrs(current, req->datatype);
+            p.value.value =
+                xattrs.empty() ? std::move(req->value) : std::string(xattrs) + req->value;
             p.value.meta.flags = req->flags;
             p.value.meta.expiry =
                 req->preserveExpiry && current != nullptr ? current->meta.expiry : req->expiry;
-            p.value.meta.datatype = req->datatype;
+            p.value.meta.datatype = req->datatype | (xattrs.empty() ? 0 : kDatatypeXattr);
         }
         return p;
     };
@@ -206,7 +219,7 @@ void BucketImpl::arithmetic(ArithmeticRequest request, ArithmeticCallback done) 
             p.value.meta.expiry = request.expiry;
         } else {
             p.status = checkCas(current, request.cas);
-            const auto value = parseCounter(current->value);
+            const auto value = parseCounter(documentBody(current->value, current->meta.datatype));
             if (p.status == Status::Success && !value) {
                 p.status = Status::DeltaBadValue;
             }
@@ -218,6 +231,9 @@ void BucketImpl::arithmetic(ArithmeticRequest request, ArithmeticCallback done) 
                                          : (*value > request.delta ? *value - request.delta : 0);
         }
         p.value.value = std::to_string(*counter);
+        if (current != nullptr) {
+            p.value.value.insert(0, xattrBlob(current->value, current->meta.datatype));
+        }
         return p;
     };
     const Durability durability = request.durability;

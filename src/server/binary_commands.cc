@@ -4,6 +4,7 @@
 // collection ids).
 #include <nlohmann/json.hpp>
 
+#include "kvexec/engine/xattrs.h"
 #include "server/connection.h"
 #include "server/expiry.h"
 #include "server/front_end.h"
@@ -25,6 +26,12 @@ std::string be32(std::uint32_t v) {
     std::string s;
     protocol::appendBe32(s, v);
     return s;
+}
+
+// What a read returns of a document: its body; the extended attributes
+// are read through sub-document lookups only.
+std::string_view body(const engine::Item& item) {
+    return engine::documentBody(item.value, item.meta.datatype);
 }
 
 bool isWrite(Opcode op) {
@@ -102,6 +109,10 @@ void Connection::respond(const Request& request, Status status, std::string_view
                          std::uint8_t datatype) {
     protocol::appendResponse(out_, {request.opcode, status, request.opaque, cas, datatype}, extras,
                              key, value);
+}
+
+std::uint8_t Connection::clientDatatype(const engine::Item& item) const {
+    return json_ ? item.meta.datatype & engine::kDatatypeJson : 0;
 }
 
 void Connection::respondError(const Request& request, Status status, std::string_view context) {
@@ -307,7 +318,7 @@ void Connection::binaryGet(const Request& request) {
         }
         context_.counters.getHits.fetch_add(1, std::memory_order_relaxed);
         respond(request, Status::Success, be32(r.item.meta.flags), withKey ? request.key : "",
-                r.item.value, r.item.meta.cas, json_ ? r.item.meta.datatype : 0);
+                body(r.item), r.item.meta.cas, clientDatatype(r.item));
     });
     callEngine([&] { context_.bucket->get(vbid, std::move(key), std::move(done)); });
 }
@@ -411,8 +422,8 @@ void Connection::binaryTouch(const Request& request) {
         if (request.opcode == Opcode::Touch) {
             return respond(request, Status::Success, {}, {}, {}, r.item.meta.cas);
         }
-        respond(request, Status::Success, be32(r.item.meta.flags), {}, r.item.value,
-                r.item.meta.cas, json_ ? r.item.meta.datatype : 0);
+        respond(request, Status::Success, be32(r.item.meta.flags), {}, body(r.item),
+                r.item.meta.cas, clientDatatype(r.item));
     });
     callEngine([&] { context_.bucket->touch(vbid, std::move(key), expiry, std::move(done)); });
 }
@@ -543,8 +554,8 @@ void Connection::binaryGetLocked(const Request& request) {
         if (r.status != engine::Status::Success) {
             return respondEngine(request, r.status);
         }
-        respond(request, Status::Success, be32(r.item.meta.flags), {}, r.item.value,
-                r.item.meta.cas, json_ ? r.item.meta.datatype : 0);
+        respond(request, Status::Success, be32(r.item.meta.flags), {}, body(r.item),
+                r.item.meta.cas, clientDatatype(r.item));
     });
     callEngine(
         [&] { context_.bucket->getLocked(vbid, std::move(key), lockTime, std::move(done)); });

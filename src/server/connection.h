@@ -99,6 +99,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void respondEngine(const protocol::Request& request, engine::Status status);
     bool resolveKey(const protocol::Request& request, std::string& key, engine::Vbid& vbid);
     std::string mutationExtras(const engine::MutationToken& token) const;
+    // The datatype a read answers with: the JSON bit, if the client
+    // negotiated it.
+    std::uint8_t clientDatatype(const engine::Item& item) const;
     bool mayRunUnauthenticated(protocol::Opcode opcode) const;
     void binaryGet(const protocol::Request& request);
     void binaryStore(const protocol::Request& request);
