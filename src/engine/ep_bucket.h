@@ -99,6 +99,7 @@ class BucketImpl final : public Bucket {
     struct Proposal {
         Status status = Status::Success;
         StoredValue value;
+        VBucket::Stamp stamp;  // StoreRequest::beforeQueue
     };
     using Decide = std::function<Proposal(const StoredValue* current)>;
 

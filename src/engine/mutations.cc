@@ -108,7 +108,8 @@ void BucketImpl::mutate(Vbid vbid, std::string key, std::uint64_t cas, Durabilit
             }
             if (status == Status::Success) {
                 vb.locks.erase(key);
-                accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, proposal.value)));
+                accountMemory(static_cast<std::int64_t>(
+                    vb.queueLocked(key, proposal.value, true, proposal.stamp)));
                 newCas = proposal.value.meta.cas;
                 token = MutationToken{vb.uuid, proposal.value.meta.seqno};
                 if (durable) {
@@ -162,6 +163,7 @@ void BucketImpl::store(StoreRequest request, MutationCallback done) {
         if (p.status != Status::Success) {
             return p;
         }
+        p.stamp = req->beforeQueue;
         if (req->operation == StoreOperation::Append) {
             p.value = *current;
             p.value.value += req->value;

@@ -16,10 +16,14 @@ std::uint64_t VBucket::nextCasLocked() {
     return maxCas;
 }
 
-std::size_t VBucket::queueLocked(const std::string& key, StoredValue& value, bool newCas) {
+std::size_t VBucket::queueLocked(const std::string& key, StoredValue& value, bool newCas,
+                                 const Stamp& stamp) {
     value.meta.seqno = ++highSeqno;
     if (newCas) {
         value.meta.cas = nextCasLocked();
+    }
+    if (stamp) {
+        stamp(value.value, value.meta.cas, value.meta.seqno);
     }
     storage::Document doc;
     doc.key = key;

@@ -109,11 +109,12 @@ class VBucket {
     // A CAS above every CAS this vBucket has handed out: the wall clock in
     // nanoseconds, or the last CAS + 1 if the clock is behind.
     std::uint64_t nextCasLocked() REQUIRES(mutex);
-    // Assigns the next seqno (and, if newCas, a new CAS) to `value`, queues
-    // it for the flusher and the streams. Returns the bytes newly accounted
-    // (the dirty copy).
-    std::size_t queueLocked(const std::string& key, StoredValue& value, bool newCas = true)
-        REQUIRES(mutex);
+    // Assigns the next seqno (and, if newCas, a new CAS) to `value`, lets
+    // `stamp` (if any) write them into it, queues it for the flusher and
+    // the streams. Returns the bytes newly accounted (the dirty copy).
+    using Stamp = std::function<void(std::string& value, std::uint64_t cas, Seqno seqno)>;
+    std::size_t queueLocked(const std::string& key, StoredValue& value, bool newCas = true,
+                            const Stamp& stamp = {}) REQUIRES(mutex);
     // Replaces the committed value of key; returns the change in bytes.
     std::int64_t setCommittedLocked(const std::string& key, StoredValue value) REQUIRES(mutex);
     // The CAS of key's lock at `now`, or 0 when it holds none.

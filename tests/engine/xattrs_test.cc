@@ -85,5 +85,18 @@ TEST_F(XattrMutationsTest, AValueThatBringsItsOwnXattrsReplacesThem) {
     EXPECT_EQ(xattrBlob(got.item.value, got.item.meta.datatype).size(), 4u);
 }
 
+TEST_F(XattrMutationsTest, BeforeQueueWritesTheWritesOwnCasAndSeqnoIntoTheValue) {
+    auto request = setRequest(0, "stamped", "cas=################ seqno=####");
+    request.beforeQueue = [](std::string& value, std::uint64_t cas, Seqno seqno) {
+        value.replace(4, 16, std::to_string(cas).substr(0, 16));
+        value.replace(27, 4, std::to_string(seqno + 1000));
+    };
+    const auto stored = storeNow(*bucket, request);
+    ASSERT_EQ(stored->status, Status::Success);
+    const auto got = getNow(*bucket, 0, "stamped");
+    EXPECT_EQ(got.item.value, "cas=" + std::to_string(stored->cas).substr(0, 16) +
+                                  " seqno=" + std::to_string(stored->token.seqno + 1000));
+}
+
 }  // namespace
 }  // namespace kvexec::engine

@@ -36,6 +36,12 @@ struct StoreRequest {
     // Append and prepend always keep it.
     bool preserveExpiry = false;
     Durability durability;
+    // Optional: called once the write has its CAS and seqno, before anyone
+    // can see it, to write them into the value (Couchbase's xattr macros
+    // ${Mutation.CAS}). Runs under the vBucket's lock on the caller's
+    // thread; it may rewrite bytes but must not change the value's size,
+    // and must not call the bucket.
+    std::function<void(std::string& value, std::uint64_t cas, Seqno seqno)> beforeQueue;
 };
 
 struct RemoveRequest {
