@@ -1,4 +1,5 @@
-// ep_bucket.cc: Bucket::open and its config checks, the read path (get, get-meta), stats.
+// ep_bucket.cc: Bucket::open and its config checks, the read path (get,
+// get-meta, list-keys), stats.
 #include "engine/ep_bucket.h"
 
 #include <chrono>
@@ -191,6 +192,27 @@ void BucketImpl::getMeta(Vbid vbid, std::string key, GetCallback done) {
         }
     }
     done(result);
+}
+
+std::vector<KeySummary> BucketImpl::listKeys(Vbid vbid, std::size_t limit) const {
+    std::vector<KeySummary> out;
+    if (vbid >= vbuckets_.size()) {
+        return out;
+    }
+    const auto now = unixNow();
+    auto& vb = vbucket(vbid);
+    kvexec::detail::MutexLock lock(vb.mutex);
+    for (const auto& [key, stored] : vb.committed) {
+        if (out.size() >= limit) {
+            break;
+        }
+        // Expired ones are left for the expiry pager: listing changes nothing.
+        const bool expired = stored.meta.expiry != 0 && stored.meta.expiry <= now;
+        if (!stored.meta.deleted && !expired) {
+            out.push_back(KeySummary{key, stored.meta, stored.value.size()});
+        }
+    }
+    return out;
 }
 
 ObserveSeqnoResult BucketImpl::observeSeqno(Vbid vbid) const {

@@ -49,6 +49,7 @@ class BucketImpl final : public Bucket {
     WarmupProgress warmupProgress() const override;
     void get(Vbid vbid, std::string key, GetCallback done) override;
     void getMeta(Vbid vbid, std::string key, GetCallback done) override;
+    std::vector<KeySummary> listKeys(Vbid vbid, std::size_t limit) const override;
     void store(StoreRequest request, MutationCallback done) override;
     void remove(RemoveRequest request, MutationCallback done) override;
     void arithmetic(ArithmeticRequest request, ArithmeticCallback done) override;

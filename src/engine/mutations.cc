@@ -255,7 +255,9 @@ void BucketImpl::touch(Vbid vbid, std::string key, std::uint32_t expiry, GetCall
         }
         p.value = *current;
         p.value.meta.expiry = expiry;
-        *item = Item{vbid, key, current->value, {}};
+        // The document as it is after the touch (flags, datatype, new
+        // expiry): get-and-touch returns its flags.
+        *item = Item{vbid, key, current->value, p.value.meta};
         return p;
     };
     mutate(vbid, key, 0, Durability{}, decide,

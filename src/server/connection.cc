@@ -17,20 +17,35 @@ namespace {
 constexpr std::size_t kOutputHighWater = 4 * 1024 * 1024;
 constexpr std::size_t kOutputLowWater = 256 * 1024;
 
-std::string localAddress(evutil_socket_t fd) {
+// "tcp:<address>:<port>" of either end of the socket, as memcached's stats
+// conns writes it; the bare address too (the cluster map wants it).
+std::string socketAddress(evutil_socket_t fd, bool peer, std::string* host = nullptr) {
     sockaddr_storage address{};
     socklen_t length = sizeof address;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-        return "127.0.0.1";
+    auto* raw = reinterpret_cast<sockaddr*>(&address);
+    if ((peer ? getpeername(fd, raw, &length) : getsockname(fd, raw, &length)) != 0) {
+        if (host != nullptr) {
+            *host = "127.0.0.1";
+        }
+        return "tcp:unknown";
     }
     char text[INET6_ADDRSTRLEN] = {};
+    std::uint16_t port = 0;
     if (address.ss_family == AF_INET6) {
-        inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr, text,
-                  sizeof text);
+        const auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+        inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
+        port = ntohs(v6->sin6_port);
     } else {
-        inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&address)->sin_addr, text, sizeof text);
+        const auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
+        inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
+        port = ntohs(v4->sin_port);
     }
-    return text;
+    if (host != nullptr) {
+        *host = text;
+    }
+    const bool v6 = address.ss_family == AF_INET6;
+    return std::string("tcp:") + (v6 ? "[" : "") + text + (v6 ? "]" : "") + ":" +
+           std::to_string(port);
 }
 
 protocol::FramingLimits framingLimits(const ServerConfig& config) {
@@ -46,7 +61,8 @@ Connection::Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket
     : frontEnd_(frontEnd),
       context_(context),
       limits_(framingLimits(context.config)),
-      localHost_(localAddress(fd)) {
+      peerAddress_(socketAddress(fd, true)),
+      localAddress_(socketAddress(fd, false, &localHost_)) {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     evutil_make_socket_nonblocking(fd);
@@ -90,6 +106,28 @@ void Connection::close() {
     requestTimer_ = nullptr;
     auto keepAlive = shared_from_this();  // forget() may drop the last owner
     frontEnd_.forget(this);
+}
+
+ConnectionInfo Connection::describe() const {
+    ConnectionInfo info;
+    info.fd = bev_ != nullptr ? static_cast<int>(bufferevent_getfd(bev_)) : -1;
+    info.peer = peerAddress_;
+    info.local = localAddress_;
+    if (closed_ || closing_) {
+        info.state = "conn_closing";
+    } else if (pending_) {
+        info.state = "conn_parse_cmd";
+    } else if (readPaused_) {
+        info.state = "conn_mwrite";
+    } else if (evbuffer_get_length(bufferevent_get_input(bev_)) != 0) {
+        info.state = "conn_read";
+    } else {
+        info.state = "conn_waiting";
+    }
+    info.secondsSinceLastCommand = std::chrono::duration_cast<std::chrono::seconds>(
+                                       std::chrono::steady_clock::now() - lastCommand_)
+                                       .count();
+    return info;
 }
 
 void Connection::onRead(bufferevent*, void* self) {
@@ -195,6 +233,7 @@ bool Connection::processNext() {
         return false;  // the rest of the request has not arrived yet
     }
     const std::string_view bytes = pullUp(need);
+    lastCommand_ = std::chrono::steady_clock::now();
     return wire == protocol::Wire::Binary ? handleBinary(bytes) : handleText(bytes);
 }
 
@@ -360,6 +399,8 @@ template std::function<void(const engine::ArithmeticResult&)> Connection::comple
     std::function<void(const engine::ArithmeticResult&)>);
 template std::function<void(const engine::GetResult&)> Connection::completion(
     std::function<void(const engine::GetResult&)>);
+template std::function<void(const ConnectionList&)> Connection::completion(
+    std::function<void(const ConnectionList&)>);
 
 std::string Connection::clusterMap() const {
     protocol::ClusterMapInfo info;

@@ -24,6 +24,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,6 +32,7 @@
 #include <string>
 
 #include "server/auth/sasl_server.h"
+#include "server/connection_info.h"
 #include "server/protocol/binary_request.h"
 #include "server/protocol/framing.h"
 #include "server/protocol/text_request.h"
@@ -52,6 +54,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Closes the socket now (pending output is dropped) and leaves the front
     // end's set. Safe to call twice.
     void close();
+    // What "stats conns" says about this connection.
+    ConnectionInfo describe() const;
 
   private:
     static void onRead(bufferevent*, void* self);
@@ -129,6 +133,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void textTouch(const protocol::TextCommand& command);
     void textFlush(const protocol::TextCommand& command);
     void textReply(const protocol::TextCommand& command, std::string_view line);
+    void textStats(const protocol::TextCommand& command);
+
+    // Meta commands and get-and-touch (meta_commands.cc).
+    void executeMeta(const protocol::TextCommand& command);
+    void metaGet(std::shared_ptr<const protocol::MetaRequest> request, bool mayVivify);
+    void metaGetHit(std::shared_ptr<const protocol::MetaRequest> request, const engine::Item& item);
+    void metaVivify(std::shared_ptr<const protocol::MetaRequest> request);
+    void metaSet(const protocol::TextCommand& command);
+    void metaDelete(const protocol::MetaRequest& request);
+    void metaArithmetic(std::shared_ptr<const protocol::MetaRequest> request, bool create = false);
+    void metaCounterExpiry(std::shared_ptr<const protocol::MetaRequest> request,
+                           const engine::ArithmeticResult& result, bool created);
+    void metaDebug(const protocol::MetaRequest& request);
+    void textGetAndTouch(const protocol::TextCommand& command);
+
+    // stats groups that are not a list from the shared context
+    // (text_stats.cc): conns asks every front end about its connections;
+    // cachedump lists keys.
+    void textStatsConns();
+    void textStatsCachedump(const protocol::TextCommand& command);
 
     std::string clusterMap() const;
 
@@ -139,6 +163,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     event* requestTimer_ = nullptr;
     timeval idle_{};
     std::string localHost_;
+    std::string peerAddress_;   // "tcp:host:port", for stats conns
+    std::string localAddress_;  // the same, this end
+    std::chrono::steady_clock::time_point lastCommand_ = std::chrono::steady_clock::now();
     std::string out_;
     bool closed_ = false;
     bool closing_ = false;       // close once the output is written

@@ -77,6 +77,17 @@ void FrontEnd::adopt(evutil_socket_t fd) {
     });
 }
 
+void FrontEnd::describeConnections(std::function<void(ConnectionList)> done) {
+    post([this, done = std::move(done)] {
+        ConnectionList list;
+        list.reserve(connections_.size());
+        for (const auto& [raw, connection] : connections_) {
+            list.push_back(connection->describe());
+        }
+        done(std::move(list));
+    });
+}
+
 void FrontEnd::forget(Connection* connection) {
     connections_.erase(connection);
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "executor/thread_annotations.h"
+#include "server/connection_info.h"
 #include "server/server_context.h"
 
 namespace kvexec::server {
@@ -42,6 +43,9 @@ class FrontEnd {
     void post(std::function<void()> work);
     // Takes an accepted socket; any thread.
     void adopt(evutil_socket_t fd);
+    // Any thread: describes this front end's connections on its loop
+    // thread and calls `done` there with the list.
+    void describeConnections(std::function<void(ConnectionList)> done);
 
     event_base* base() const { return base_; }
     bool onLoopThread() const { return std::this_thread::get_id() == threadId_; }

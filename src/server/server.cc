@@ -64,6 +64,7 @@ Server::~Server() {
     if (listener_ != nullptr) {
         evconnlistener_free(listener_);
     }
+    context_.frontEnds.clear();
     frontEnds_.clear();
     event_base_free(base_);
 }
@@ -82,9 +83,14 @@ void Server::run(std::ostream& ready) {
     evconnlistener_set_error_cb(listener_, &Server::onAcceptError);
     const std::uint16_t port = boundPort(evconnlistener_get_fd(listener_));
     context_.boundPort.store(port);
+    // Every front end is listed in the context before any starts: the
+    // list is read-only from then on.
     for (std::size_t i = 0; i < context_.config.frontendThreads; ++i) {
         frontEnds_.push_back(std::make_unique<FrontEnd>(context_, i));
-        frontEnds_.back()->start();
+        context_.frontEnds.push_back(frontEnds_.back().get());
+    }
+    for (auto& frontEnd : frontEnds_) {
+        frontEnd->start();
     }
     sigterm_ = evsignal_new(base_, SIGTERM, &Server::onSignal, this);
     sigint_ = evsignal_new(base_, SIGINT, &Server::onSignal, this);

@@ -1,11 +1,13 @@
 // server_context.h: what every connection of kvexec-server shares: the
 // configuration, the bucket and pool, the credentials, the counters behind
-// STAT, and the count of engine operations in flight (a graceful stop
-// waits for it to reach 0).
+// STAT, the count of engine operations in flight (a graceful stop waits
+// for it to reach 0), and the front ends (stats conns asks each about its
+// connections).
 //
 // Thread safety: built before the front-end threads start and destroyed
-// after they stop; its members are const or atomics, so any thread may use
-// it meanwhile. The bucket and pool are safe from any thread (their own
+// after they stop; its members are atomics or are not written once the
+// front ends start (frontEnds is filled before the first starts), so any
+// thread may use it meanwhile. The bucket and pool are safe from any thread (their own
 // headers say so).
 #pragma once
 
@@ -15,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kvexec/engine/bucket.h"
 #include "kvexec/executor_pool.h"
@@ -22,6 +25,8 @@
 #include "server/server_config.h"
 
 namespace kvexec::server {
+
+class FrontEnd;
 
 inline constexpr std::string_view kServerVersion = "1.6.18-kvexec-0.1.0";
 
@@ -52,6 +57,7 @@ struct ServerContext {
     ServerCounters counters;
     std::atomic<std::uint64_t> operationsInFlight{0};
     std::atomic<std::uint16_t> boundPort{0};
+    std::vector<FrontEnd*> frontEnds;  // owned by the Server
 };
 
 }  // namespace kvexec::server

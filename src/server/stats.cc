@@ -129,6 +129,63 @@ StatList fileCache(const ServerContext& c) {
     return out;
 }
 
+// memcached's "stats settings", for the settings kvexec has, under
+// memcached's names where the meaning is the same.
+StatList settings(const ServerContext& c) {
+    StatList out;
+    add(out, "maxbytes", c.bucket->config().memoryQuota);
+    add(out, "maxconns", c.config.maxConnections);
+    add(out, "tcpport", c.boundPort.load(std::memory_order_relaxed));
+    add(out, "udpport", 0);  // no UDP
+    add(out, "inter", c.config.host);
+    add(out, "verbosity", 0);  // "verbosity" is accepted and changes nothing
+    // kvexec never evicts: a full quota refuses writes (SERVER_ERROR out
+    // of memory) instead, as memcached -M does.
+    add(out, "evictions", "off");
+    add(out, "num_threads", c.config.frontendThreads);
+    add(out, "cas_enabled", "yes");
+    add(out, "tcp_backlog", 1024);                   // Server::run's listen backlog
+    add(out, "binding_protocol", "auto-negotiate");  // text or binary by the first byte
+    add(out, "auth_enabled_sasl", c.credentials ? "yes" : "no");
+    add(out, "item_size_max", c.bucket->config().maxItemSize);
+    add(out, "idle_time",
+        std::chrono::duration_cast<std::chrono::seconds>(c.config.idleTimeout).count());
+    return out;
+}
+
+// memcached's "stats items" and "stats slabs" describe slab classes; kvexec
+// has none. Every document is counted in class 1 (where stats cachedump
+// lists them), and only figures kvexec has are given: like memcached, an
+// empty cache reports no class at all.
+StatList items(const ServerContext& c) {
+    StatList out;
+    const auto bucket = c.bucket->stats();
+    if (bucket.currItems == 0) {
+        return out;
+    }
+    add(out, "items:1:number", bucket.currItems);
+    // Bytes the engine accounts for its documents (keys, values, overhead).
+    add(out, "items:1:mem_requested", bucket.memUsed);
+    add(out, "items:1:evicted", 0);  // kvexec never evicts
+    add(out, "items:1:evicted_nonzero", 0);
+    return out;
+}
+
+StatList slabs(const ServerContext& c) {
+    StatList out;
+    const auto bucket = c.bucket->stats();
+    const auto& n = c.counters;
+    if (bucket.currItems != 0) {
+        add(out, "1:used_chunks", bucket.currItems);  // one "chunk" per document
+        add(out, "1:get_hits", load(n.getHits));
+        add(out, "1:cmd_set", load(n.cmdSet));
+        add(out, "1:delete_hits", load(n.deleteHits));
+    }
+    add(out, "active_slabs", bucket.currItems != 0 ? 1 : 0);
+    add(out, "total_malloced", bucket.memUsed);  // what the engine accounts, not malloc's view
+    return out;
+}
+
 }  // namespace
 
 std::optional<StatList> collectStats(const ServerContext& context, const std::string& group) {
@@ -143,6 +200,15 @@ std::optional<StatList> collectStats(const ServerContext& context, const std::st
     }
     if (group == "file_cache") {
         return fileCache(context);
+    }
+    if (group == "settings") {
+        return settings(context);
+    }
+    if (group == "items") {
+        return items(context);
+    }
+    if (group == "slabs") {
+        return slabs(context);
     }
     return std::nullopt;
 }

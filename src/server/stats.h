@@ -1,7 +1,10 @@
 // stats.h: the STAT groups kvexec-server answers (both protocols): the
 // default memcached group, "timings" (the engine's histograms, cbstats
 // style: <name>_count, _mean, _p50 ... _max, and <name>_histogram, the
-// buckets as JSON), "tasks" and "executor" (the pool), "file_cache".
+// buckets as JSON), "tasks" and "executor" (the pool), "file_cache", and
+// memcached's "settings", "items" and "slabs" as far as kvexec has their
+// figures (stats.cc says what each means here). "conns" and "cachedump"
+// are the text protocol's (text_stats.cc).
 //
 // Thread safety: reads atomics and snapshots (Bucket::stats, pool stats);
 // any thread.

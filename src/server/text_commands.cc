@@ -78,18 +78,11 @@ void Connection::executeText(const TextCommand& command) {
             return textTouch(command);
         case TextVerb::FlushAll:
             return textFlush(command);
-        case TextVerb::Stats: {
-            auto stats = collectStats(context_, std::string(command.statsGroup));
-            if (!stats) {
-                out_ += "ERROR\r\n";
-                return;
-            }
-            for (const auto& [name, value] : *stats) {
-                out_ += "STAT " + name + " " + value + "\r\n";
-            }
-            out_ += "END\r\n";
-            return;
-        }
+        case TextVerb::Stats:
+            return textStats(command);
+        case TextVerb::Gat:
+        case TextVerb::Gats:
+            return textGetAndTouch(command);
         case TextVerb::Version:
             out_ += "VERSION " + std::string(kServerVersion) + "\r\n";
             return;
@@ -98,7 +91,32 @@ void Connection::executeText(const TextCommand& command) {
         case TextVerb::Quit:
             closeAfterWrite();
             return;
+        case TextVerb::MetaGet:
+        case TextVerb::MetaSet:
+        case TextVerb::MetaDelete:
+        case TextVerb::MetaArithmetic:
+        case TextVerb::MetaNoop:
+        case TextVerb::MetaDebug:
+            return executeMeta(command);
     }
+}
+
+void Connection::textStats(const TextCommand& command) {
+    if (command.statsGroup == "conns") {
+        return textStatsConns();
+    }
+    if (command.statsGroup == "cachedump") {
+        return textStatsCachedump(command);
+    }
+    auto stats = collectStats(context_, std::string(command.statsGroup));
+    if (!stats) {
+        out_ += "ERROR\r\n";
+        return;
+    }
+    for (const auto& [name, value] : *stats) {
+        out_ += "STAT " + name + " " + value + "\r\n";
+    }
+    out_ += "END\r\n";
 }
 
 void Connection::textGet(const TextCommand& command) {
@@ -153,7 +171,9 @@ void Connection::textStore(const TextCommand& command) {
             store.operation = engine::StoreOperation::Set;
     }
     context_.counters.cmdSet.fetch_add(1, std::memory_order_relaxed);
-    const TextCommand header{command.verb, {}, 0, 0, 0, 0, 0, {}, {}, command.noreply};
+    TextCommand header;
+    header.verb = command.verb;
+    header.noreply = command.noreply;
     auto done = completion<engine::MutationResult>([this, header](const engine::MutationResult& r) {
         textReply(header, storeReply(header, r.status));
     });

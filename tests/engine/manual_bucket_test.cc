@@ -2,6 +2,7 @@
 // flush, commit, timeout and stream delivery is the test's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "engine_test_support.h"
@@ -162,6 +163,51 @@ TEST_F(ManualBucketTest, ExpiredDocumentIsGoneOnAccessAndThePagerRemovesOthers) 
     EXPECT_EQ(touched.status, Status::Success);
     now += 50;
     EXPECT_EQ(getNow(*bucket, 0, "touched").status, Status::Success);
+}
+
+TEST_F(ManualBucketTest, TouchReturnsTheDocumentsFlagsAndNewExpiry) {
+    auto set = setRequest(0, "k", "value");
+    set.flags = 0xbeef;
+    set.datatype = 1;
+    storeNow(*bucket, set);
+    GetResult touched;
+    bucket->touch(0, "k", now + 100, [&](const GetResult& r) { touched = r; });
+    ASSERT_EQ(touched.status, Status::Success);
+    EXPECT_EQ(touched.item.value, "value");
+    EXPECT_EQ(touched.item.meta.flags, 0xbeefu);
+    EXPECT_EQ(touched.item.meta.datatype, 1u);
+    EXPECT_EQ(touched.item.meta.expiry, now + 100);
+    EXPECT_EQ(touched.item.meta.cas, getNow(*bucket, 0, "k").item.meta.cas);
+}
+
+TEST_F(ManualBucketTest, ListKeysReportsLiveDocumentsUpToTheLimit) {
+    for (const char* key : {"a", "b", "c", "gone", "expiring"}) {
+        auto set = setRequest(2, key, std::string(key) + "!");
+        if (std::string_view(key) == "expiring") {
+            set.expiry = now + 10;
+        }
+        storeNow(*bucket, set);
+    }
+    storeNow(*bucket, setRequest(3, "elsewhere", "v"));
+    RemoveRequest remove;
+    remove.vbid = 2;
+    remove.key = "gone";
+    bucket->remove(remove, [](const MutationResult&) {});
+    now += 11;  // "expiring" expires; nothing removes it yet
+
+    auto listed = bucket->listKeys(2, 100);
+    std::vector<std::string> keys;
+    for (const auto& summary : listed) {
+        keys.push_back(summary.key);
+        EXPECT_EQ(summary.valueSize, summary.key.size() + 1);
+        EXPECT_NE(summary.meta.cas, 0u);
+    }
+    std::sort(keys.begin(), keys.end());
+    EXPECT_EQ(keys, (std::vector<std::string>{"a", "b", "c"}));
+    EXPECT_EQ(bucket->listKeys(2, 2).size(), 2u);
+    EXPECT_TRUE(bucket->listKeys(2, 0).empty());
+    EXPECT_TRUE(bucket->listKeys(9999, 10).empty());  // no such vBucket
+    EXPECT_EQ(bucket->stats().expired, 0u);           // listing expired nothing
 }
 
 TEST_F(ManualBucketTest, FirstDirtyItemWakesTheShardFlusherAndOneRunPersistsTheShard) {

@@ -46,6 +46,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kvexec/engine/bucket_stats.h"
 #include "kvexec/engine/change_stream.h"
@@ -111,6 +112,13 @@ class Bucket : public Taskable {
     // (KeyNotFound). getMeta also reports tombstones (meta.deleted).
     virtual void get(Vbid vbid, std::string key, GetCallback done) = 0;
     virtual void getMeta(Vbid vbid, std::string key, GetCallback done) = 0;
+
+    // Up to `limit` live documents of the vBucket (not deleted, not
+    // expired; a SyncWrite still pending is not listed), in no particular
+    // order; empty for a bad vbid. A snapshot taken under the vBucket's lock
+    // and copied out, for listing tools (memcached's "stats cachedump");
+    // cost: one pass over the vBucket's hash table.
+    virtual std::vector<KeySummary> listKeys(Vbid vbid, std::size_t limit) const = 0;
 
     // Mutations: inline unless durable (see the file comment).
     virtual void store(StoreRequest request, MutationCallback done) = 0;

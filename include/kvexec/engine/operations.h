@@ -5,6 +5,7 @@
 // bucket.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -85,6 +86,14 @@ struct ArithmeticResult {
 struct GetResult {
     Status status = Status::Success;
     Item item;
+};
+
+// One live document as Bucket::listKeys reports it: its key, metadata and
+// value size, without the value.
+struct KeySummary {
+    std::string key;
+    ItemMeta meta;
+    std::size_t valueSize = 0;
 };
 
 // The persisted and the current (in-memory) high seqno of a vBucket.

@@ -48,6 +48,8 @@ bool validKey(std::string_view key) {
 const std::pair<std::string_view, TextVerb> kVerbs[] = {
     {"get", TextVerb::Get},
     {"gets", TextVerb::Gets},
+    {"gat", TextVerb::Gat},
+    {"gats", TextVerb::Gats},
     {"set", TextVerb::Set},
     {"add", TextVerb::Add},
     {"replace", TextVerb::Replace},
@@ -63,7 +65,50 @@ const std::pair<std::string_view, TextVerb> kVerbs[] = {
     {"version", TextVerb::Version},
     {"verbosity", TextVerb::Verbosity},
     {"quit", TextVerb::Quit},
+    {"mg", TextVerb::MetaGet},
+    {"ms", TextVerb::MetaSet},
+    {"md", TextVerb::MetaDelete},
+    {"ma", TextVerb::MetaArithmetic},
+    {"mn", TextVerb::MetaNoop},
+    {"me", TextVerb::MetaDebug},
 };
+
+MetaVerb metaVerbOf(TextVerb verb) {
+    switch (verb) {
+        case TextVerb::MetaGet:
+            return MetaVerb::Get;
+        case TextVerb::MetaSet:
+            return MetaVerb::Set;
+        case TextVerb::MetaDelete:
+            return MetaVerb::Delete;
+        case TextVerb::MetaArithmetic:
+            return MetaVerb::Arithmetic;
+        case TextVerb::MetaNoop:
+            return MetaVerb::Noop;
+        default:
+            return MetaVerb::Debug;
+    }
+}
+
+// gat <exptime> <key>*: no keys is a valid (empty) answer; the exptime is
+// checked before the keys, as memcached does.
+std::string parseGetAndTouch(const std::vector<std::string_view>& t, TextCommand& cmd) {
+    if (t.size() < 2) {
+        return "ERROR\r\n";
+    }
+    auto exptime = number<std::int32_t>(t[1]);
+    if (!exptime) {
+        return "CLIENT_ERROR invalid exptime argument\r\n";
+    }
+    cmd.exptime = *exptime;
+    for (std::size_t i = 2; i < t.size(); ++i) {
+        if (!validKey(t[i])) {
+            return std::string(kBadFormat);
+        }
+        cmd.keys.push_back(t[i]);
+    }
+    return {};
+}
 
 std::optional<TextVerb> verbOf(std::string_view token) {
     for (const auto& [name, verb] : kVerbs) {
@@ -72,6 +117,25 @@ std::optional<TextVerb> verbOf(std::string_view token) {
         }
     }
     return std::nullopt;
+}
+
+// stats cachedump <class> <limit>: memcached's words for each mistake.
+std::string parseCachedump(const std::vector<std::string_view>& t, TextCommand& cmd) {
+    if (t.size() < 4) {
+        return "CLIENT_ERROR bad command line\r\n";
+    }
+    auto slabClass = number<std::uint32_t>(t[2]);
+    auto limit = number<std::uint32_t>(t[3]);
+    if (!slabClass || !limit) {
+        return std::string(kBadFormat);
+    }
+    if (*slabClass >= kCachedumpClasses) {
+        return "CLIENT_ERROR Illegal slab id\r\n";
+    }
+    cmd.statsGroup = t[1];
+    cmd.dumpClass = *slabClass;
+    cmd.dumpLimit = *limit;
+    return {};
 }
 
 // Strips a trailing "noreply" into the command; returns the other tokens.
@@ -84,10 +148,24 @@ std::size_t argCount(std::vector<std::string_view>& t, TextCommand& cmd) {
 }
 
 // Parses the arguments of a command whose line is complete; returns an
-// error line, or empty on success.
+// error line, or empty on success. `dataBytes` is set when the line owes a
+// data block (even with an error: ms then swallows it).
 std::string parseArguments(std::vector<std::string_view>& t, TextCommand& cmd,
-                           std::uint32_t& dataBytes) {
+                           std::optional<std::uint32_t>& dataBytes) {
     switch (cmd.verb) {
+        case TextVerb::Gat:
+        case TextVerb::Gats:
+            return parseGetAndTouch(t, cmd);
+        case TextVerb::MetaGet:
+        case TextVerb::MetaSet:
+        case TextVerb::MetaDelete:
+        case TextVerb::MetaArithmetic:
+        case TextVerb::MetaNoop:
+        case TextVerb::MetaDebug: {
+            auto parsed = parseMetaCommand(metaVerbOf(cmd.verb), t, cmd.meta);
+            dataBytes = parsed.dataBytes;
+            return parsed.error;
+        }
         case TextVerb::Get:
         case TextVerb::Gets:
             if (t.size() < 2) {
@@ -164,6 +242,9 @@ std::string parseArguments(std::vector<std::string_view>& t, TextCommand& cmd,
             return {};
         }
         case TextVerb::Stats:
+            if (t.size() > 1 && t[1] == "cachedump") {
+                return parseCachedump(t, cmd);
+            }
             if (t.size() > 2) {
                 return std::string(kBadFormat);
             }
@@ -197,11 +278,51 @@ bool TextCommand::isStorage() const {
         case TextVerb::Append:
         case TextVerb::Prepend:
         case TextVerb::Cas:
+        case TextVerb::MetaSet:
             return true;
         default:
             return false;
     }
 }
+
+namespace {
+
+// A storage command's data block after its line (result.consumed bytes).
+// A command refused after its length was read (`error`) swallows the
+// block unchecked, as memcached does.
+void takeDataBlock(std::string_view input, std::uint32_t dataBytes, std::string error,
+                   const TextLimits& limits, TextParseResult& result) {
+    if (dataBytes > limits.maxValueLength) {
+        // The data block cannot be swallowed safely: tell the client, close.
+        result.outcome = TextOutcome::Fatal;
+        result.errorLine = "SERVER_ERROR object too large for cache\r\n";
+        result.command = {};
+        return;
+    }
+    const std::size_t need = result.consumed + dataBytes + 2;
+    if (input.size() < need) {
+        result.outcome = TextOutcome::Incomplete;
+        result.needed = need;
+        result.consumed = 0;
+        result.command = {};
+        return;
+    }
+    if (error.empty() && input.substr(result.consumed + dataBytes, 2) != "\r\n") {
+        error = "CLIENT_ERROR bad data chunk\r\n";
+    }
+    if (!error.empty()) {
+        result.outcome = TextOutcome::Error;
+        result.errorLine = std::move(error);
+        result.consumed = need;
+        result.command = {};
+        return;
+    }
+    result.command.value = input.substr(result.consumed, dataBytes);
+    result.consumed = need;
+    result.outcome = TextOutcome::Ok;
+}
+
+}  // namespace
 
 std::size_t lineLimit(std::string_view input, const TextLimits& limits) {
     const bool get = input.starts_with("get ") || input.starts_with("gets ");
@@ -234,42 +355,17 @@ TextParseResult parseTextCommand(std::string_view input, const TextLimits& limit
         return result;
     }
     result.command.verb = *verb;
-    std::uint32_t dataBytes = 0;
-    if (std::string error = parseArguments(tokens, result.command, dataBytes); !error.empty()) {
-        result.outcome = TextOutcome::Error;
-        result.errorLine = std::move(error);
-        result.command = {};
+    std::optional<std::uint32_t> dataBytes;
+    std::string error = parseArguments(tokens, result.command, dataBytes);
+    if (!dataBytes) {
+        result.outcome = error.empty() ? TextOutcome::Ok : TextOutcome::Error;
+        if (!error.empty()) {
+            result.errorLine = std::move(error);
+            result.command = {};
+        }
         return result;
     }
-    if (!result.command.isStorage()) {
-        result.outcome = TextOutcome::Ok;
-        return result;
-    }
-    if (dataBytes > limits.maxValueLength) {
-        // The data block cannot be swallowed safely: tell the client, close.
-        result.outcome = TextOutcome::Fatal;
-        result.errorLine = "SERVER_ERROR object too large for cache\r\n";
-        result.command = {};
-        return result;
-    }
-    const std::size_t need = result.consumed + dataBytes + 2;
-    if (input.size() < need) {
-        result.outcome = TextOutcome::Incomplete;
-        result.needed = need;
-        result.consumed = 0;
-        result.command = {};
-        return result;
-    }
-    if (input.substr(result.consumed + dataBytes, 2) != "\r\n") {
-        result.outcome = TextOutcome::Error;
-        result.errorLine = "CLIENT_ERROR bad data chunk\r\n";
-        result.consumed = need;
-        result.command = {};
-        return result;
-    }
-    result.command.value = input.substr(result.consumed, dataBytes);
-    result.consumed = need;
-    result.outcome = TextOutcome::Ok;
+    takeDataBlock(input, *dataBytes, std::move(error), limits, result);
     return result;
 }
 

@@ -1,7 +1,8 @@
 // protocol/text_request.h: parses one memcached text-protocol command
-// (get, gets, set, add, replace, append, prepend, cas, delete, incr, decr,
-// touch, flush_all, stats, version, verbosity, quit; noreply where memcached
-// takes it) out of received bytes.
+// (get, gets, gat, gats, set, add, replace, append, prepend, cas, delete,
+// incr, decr, touch, flush_all, stats, version, verbosity, quit; noreply
+// where memcached takes it; and the meta commands mg, ms, md, ma, mn, me,
+// whose flags meta_request.h reads) out of received bytes.
 //
 // Pure functions over caller-owned bytes: a TextCommand's string_views
 // point into the input. Safe from any thread.
@@ -13,11 +14,15 @@
 #include <string_view>
 #include <vector>
 
+#include "server/protocol/meta_request.h"
+
 namespace kvexec::server::protocol {
 
 enum class TextVerb {
     Get,
     Gets,
+    Gat,   // get-and-touch: gat <exptime> <key>*
+    Gats,  // the same, with CAS
     Set,
     Add,
     Replace,
@@ -33,21 +38,31 @@ enum class TextVerb {
     Version,
     Verbosity,
     Quit,
+    MetaGet,
+    MetaSet,
+    MetaDelete,
+    MetaArithmetic,
+    MetaNoop,
+    MetaDebug,
 };
 
 struct TextCommand {
     TextVerb verb = TextVerb::Version;
-    std::vector<std::string_view> keys;  // get/gets: all keys; others: one
+    std::vector<std::string_view> keys;  // get/gets/gat/gats: all keys; others: one; meta: none
     std::uint32_t flags = 0;
-    std::int64_t exptime = 0;  // also flush_all's delay
+    std::int64_t exptime = 0;  // also flush_all's delay and gat's exptime
     std::uint64_t cas = 0;
     std::uint64_t delta = 0;
     std::uint32_t verbosity = 0;
     std::string_view value;
     std::string_view statsGroup;
+    // stats cachedump <dumpClass> <dumpLimit> (0: no limit)
+    std::uint32_t dumpClass = 0;
+    std::uint32_t dumpLimit = 0;
     bool noreply = false;
+    MetaRequest meta;  // the meta commands' key and flags (owns its bytes)
 
-    bool isStorage() const;
+    bool isStorage() const;  // has a data block (ms included)
 };
 
 enum class TextOutcome {
@@ -77,6 +92,8 @@ struct TextLimits {
 };
 
 inline constexpr std::size_t kMaxTextKeyLength = 250;
+// memcached's slab class ids, which stats cachedump takes: 0 to 63.
+inline constexpr std::uint32_t kCachedumpClasses = 64;
 
 TextParseResult parseTextCommand(std::string_view input, const TextLimits& limits);
 

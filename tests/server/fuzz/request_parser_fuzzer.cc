@@ -2,7 +2,8 @@
 // the connection's framing (which protocol, how many bytes a request
 // needs) over input arriving in arbitrary chunks, the binary request
 // parser (framing extras included) and its shape rules, the text command
-// parser, collection key prefixes, and the SASL server's handling of
+// parser (meta commands included), base64 keys, collection key prefixes,
+// and the SASL server's handling of
 // client messages. Any crash, sanitizer report, hang or broken framing
 // invariant is a bug.
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "server/auth/sasl_server.h"
+#include "server/protocol/base64.h"
 #include "server/protocol/binary_request.h"
 #include "server/protocol/framing.h"
 #include "server/protocol/keys.h"
@@ -151,6 +153,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     auto text = protocol::parseTextCommand(input, limits.text);
     check(text.consumed <= size, "text: consumed past the input");
+
+    // base64 (meta commands' b flag): anything encoded decodes back.
+    (void)protocol::decodeBase64(input);
+    if (size != 0) {
+        check(protocol::decodeBase64(protocol::encodeBase64(input)) == std::string(input),
+              "base64 round trip");
+    }
 
     // SASL: the input as a SCRAM client-first, then as its client-final.
     static const auth::Credentials credentials("user", "pencil", 16);

@@ -20,6 +20,8 @@ printf '\x80\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x01\x00\x00
 printf '\x08\x01\x04\x01\x08\x00\x00\x00\x00\x00\x00\x0e\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x13\x03\x00\x64\x00\x00\x00\x00\x00\x00\x00\x00kv' \
     >"$work/corpus/durable_set"
 printf 'set k 0 0 3 noreply\r\nabc\r\nget k j\r\nincr k 5\r\n' >"$work/corpus/text"
+printf 'ms a2V5 3 b T10 F5 c k O1 q\r\nabc\r\nmg a2V5 b v k t s f\r\nma n N0 J5 MD v\r\nmn\r\ngat 1 k\r\n' \
+    >"$work/corpus/meta"
 printf 'n,,n=user,r=abcdefc=biws,r=abcdef,p=AAAA' >"$work/corpus/scram"
 # A crash leaves its input in WORK_DIR (crash-*) to replay:
 #   WORK_DIR/request_parser_fuzzer WORK_DIR/crash-...
