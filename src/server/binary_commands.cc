@@ -6,6 +6,7 @@
 
 #include "kvexec/engine/xattrs.h"
 #include "server/connection.h"
+#include "server/document_body.h"
 #include "server/expiry.h"
 #include "server/front_end.h"
 #include "server/protocol/binary_response.h"
@@ -28,12 +29,6 @@ std::string be32(std::uint32_t v) {
     return s;
 }
 
-// What a read returns of a document: its body; the extended attributes
-// are read through sub-document lookups only.
-std::string_view body(const engine::Item& item) {
-    return engine::documentBody(item.value, item.meta.datatype);
-}
-
 bool isWrite(Opcode op) {
     switch (protocol::loudVariant(op)) {
         case Opcode::Set:
@@ -46,7 +41,7 @@ bool isWrite(Opcode op) {
         case Opcode::Prepend:
             return true;
         default:
-            return false;
+            return protocol::isSubdocMutation(op);
     }
 }
 
@@ -63,7 +58,7 @@ bool takesPreserveTtl(Opcode op) {
         case Opcode::Decrement:
             return true;
         default:
-            return false;
+            return protocol::isSubdocMutation(op);
     }
 }
 
@@ -291,6 +286,9 @@ void Connection::executeBinary(const Request& request) {
         case Opcode::GetCollectionId:
             return binaryCollectionId(request);
         default:
+            if (protocol::isSubdoc(request.opcode)) {
+                return binarySubdoc(request);
+            }
             respondError(request, Status::UnknownCommand, "unknown command");
     }
 }
@@ -318,7 +316,7 @@ void Connection::binaryGet(const Request& request) {
         }
         context_.counters.getHits.fetch_add(1, std::memory_order_relaxed);
         respond(request, Status::Success, be32(r.item.meta.flags), withKey ? request.key : "",
-                body(r.item), r.item.meta.cas, clientDatatype(r.item));
+                documentBody(r.item), r.item.meta.cas, clientDatatype(r.item));
     });
     callEngine([&] { context_.bucket->get(vbid, std::move(key), std::move(done)); });
 }
@@ -422,7 +420,7 @@ void Connection::binaryTouch(const Request& request) {
         if (request.opcode == Opcode::Touch) {
             return respond(request, Status::Success, {}, {}, {}, r.item.meta.cas);
         }
-        respond(request, Status::Success, be32(r.item.meta.flags), {}, body(r.item),
+        respond(request, Status::Success, be32(r.item.meta.flags), {}, documentBody(r.item),
                 r.item.meta.cas, clientDatatype(r.item));
     });
     callEngine([&] { context_.bucket->touch(vbid, std::move(key), expiry, std::move(done)); });
@@ -554,7 +552,7 @@ void Connection::binaryGetLocked(const Request& request) {
         if (r.status != engine::Status::Success) {
             return respondEngine(request, r.status);
         }
-        respond(request, Status::Success, be32(r.item.meta.flags), {}, body(r.item),
+        respond(request, Status::Success, be32(r.item.meta.flags), {}, documentBody(r.item),
                 r.item.meta.cas, clientDatatype(r.item));
     });
     callEngine(

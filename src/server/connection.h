@@ -38,6 +38,11 @@
 #include "server/protocol/text_request.h"
 #include "server/server_context.h"
 
+namespace kvexec::subdoc {
+struct DecodedRequest;
+struct MutationOutcome;
+}  // namespace kvexec::subdoc
+
 namespace kvexec::server {
 
 class FrontEnd;
@@ -121,6 +126,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void binaryObserveSeqno(const protocol::Request& request);
     void binaryGetLocked(const protocol::Request& request);
     void binaryUnlock(const protocol::Request& request);
+    // Sub-document commands (binary_subdoc.cc).
+    struct SubdocWrite;
+    void binarySubdoc(const protocol::Request& request);
+    void subdocLookup(const protocol::Request& request, engine::Vbid vbid, std::string key,
+                      const subdoc::DecodedRequest& decoded);
+    void subdocMutate(const protocol::Request& request, const std::shared_ptr<SubdocWrite>& write);
+    bool storeSubdoc(const protocol::Request& request, const std::shared_ptr<SubdocWrite>& write,
+                     const engine::Item& read, std::shared_ptr<subdoc::MutationOutcome> outcome);
+    void respondSubdocFailure(const protocol::Request& request,
+                              const subdoc::MutationOutcome& outcome);
     void binaryCollectionId(const protocol::Request& request);
     std::optional<engine::Durability> durabilityOf(const protocol::Request& request);
 

@@ -23,6 +23,7 @@
 //   fields (vbid, seqno, flags, value_bytes) in place of la / fetch / cls /
 //   size, which kvexec does not have.
 #include "server/connection.h"
+#include "server/document_body.h"
 #include "server/expiry.h"
 #include "server/protocol/base64.h"
 #include "server/protocol/keys.h"
@@ -49,6 +50,8 @@ std::string errorLine(engine::Status status) {
     switch (status) {
         case engine::Status::TooBig:
             return "SERVER_ERROR object too large for cache\r\n";
+        case engine::Status::Locked:  // a Couchbase client holds a lock (GET_LOCKED)
+            return "SERVER_ERROR document locked\r\n";
         case engine::Status::TempFail:
         case engine::Status::NoMemory:
             return "SERVER_ERROR out of memory storing object\r\n";
@@ -242,7 +245,8 @@ void Connection::metaGet(std::shared_ptr<const MetaRequest> r, bool mayVivify) {
 }
 
 void Connection::metaGetHit(std::shared_ptr<const MetaRequest> r, const engine::Item& item) {
-    Found found{item.value, item.meta.flags, item.meta.cas, item.meta.expiry, item.meta.expiry};
+    Found found{std::string(documentBody(item)), item.meta.flags, item.meta.cas, item.meta.expiry,
+                item.meta.expiry};
     if (!r->ttl) {
         out_ += foundReply(*r, found);
         return;
@@ -259,7 +263,7 @@ void Connection::metaGetHit(std::shared_ptr<const MetaRequest> r, const engine::
                 out_ += errorLine(touched.status);
                 return;
             }
-            found.value = touched.item.value;
+            found.value = documentBody(touched.item);
             found.flags = touched.item.meta.flags;
             found.cas = touched.item.meta.cas;
             found.touched = touched.item.meta.expiry;
@@ -465,9 +469,9 @@ void Connection::textGetAndTouch(const TextCommand& command) {
                     return;
                 }
                 out_ += "VALUE " + name + " " + std::to_string(r.item.meta.flags) + " " +
-                        std::to_string(r.item.value.size()) +
+                        std::to_string(documentBody(r.item).size()) +
                         (withCas ? " " + std::to_string(r.item.meta.cas) : "") + "\r\n" +
-                        r.item.value + "\r\n";
+                        std::string(documentBody(r.item)) + "\r\n";
             });
         callEngine([&] {
             context_.bucket->touch(vbidOf(context_, key), std::string(key), expiry,

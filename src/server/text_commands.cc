@@ -2,6 +2,7 @@
 // know nothing of vBuckets); replies follow memcached's words (STORED,
 // NOT_STORED, EXISTS, NOT_FOUND, ...).
 #include "server/connection.h"
+#include "server/document_body.h"
 #include "server/expiry.h"
 #include "server/protocol/keys.h"
 #include "server/stats.h"
@@ -21,6 +22,8 @@ std::string_view serverError(engine::Status status) {
     switch (status) {
         case engine::Status::TooBig:
             return "SERVER_ERROR object too large for cache\r\n";
+        case engine::Status::Locked:  // a Couchbase client holds a lock (GET_LOCKED)
+            return "SERVER_ERROR document locked\r\n";
         case engine::Status::TempFail:
         case engine::Status::NoMemory:
             return "SERVER_ERROR out of memory storing object\r\n";
@@ -39,6 +42,7 @@ std::string_view storeReply(const TextCommand& command, engine::Status status) {
         case engine::Status::KeyNotFound:
             return command.verb == TextVerb::Cas ? "NOT_FOUND\r\n" : "NOT_STORED\r\n";
         case engine::Status::NotStored:
+        case engine::Status::Locked:  // memcached has no locks: not stored
             return "NOT_STORED\r\n";
         default:
             return serverError(status);
@@ -131,12 +135,12 @@ void Connection::textGet(const TextCommand& command) {
                 }
                 context_.counters.getHits.fetch_add(1, std::memory_order_relaxed);
                 out_ += "VALUE " + name + " " + std::to_string(r.item.meta.flags) + " " +
-                        std::to_string(r.item.value.size());
+                        std::to_string(documentBody(r.item).size());
                 if (withCas) {
                     out_ += " " + std::to_string(r.item.meta.cas);
                 }
                 out_ += "\r\n";
-                out_ += r.item.value;
+                out_ += documentBody(r.item);
                 out_ += "\r\n";
             });
         callEngine([&] {

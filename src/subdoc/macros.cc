@@ -109,7 +109,10 @@ std::string dumpWithMacros(Json& tree, const std::string& crc32cHex,
 void expandMacros(std::string& newValue, std::span<const MacroSlot> slots, std::uint64_t cas,
                   std::uint64_t seqno) {
     for (const MacroSlot& slot : slots) {
-        const std::string hex = hex64(slot.kind == MacroKind::Cas ? cas : seqno);
+        // Couchbase writes the CAS's bytes in network order as if they were
+        // a host (little-endian) number: the hex reads the CAS byte-swapped,
+        // and the SDKs' transactions decode it so. The seqno reads as is.
+        const std::string hex = hex64(slot.kind == MacroKind::Cas ? __builtin_bswap64(cas) : seqno);
         if (slot.offset <= newValue.size() && newValue.size() - slot.offset >= hex.size()) {
             newValue.replace(slot.offset, hex.size(), hex);
         }

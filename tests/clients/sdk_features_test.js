@@ -1,5 +1,6 @@
 // The official Couchbase Node.js SDK against kvexec-server: what an
-// application calls beyond CRUD.
+// application calls beyond CRUD: sub-document lookups and mutations, locks,
+// preserved expiry, the value size limit.
 //   node sdk_features_test.js PORT
 // Prints one "N passed, M failed" line; exits non-zero on any failure.
 'use strict';
@@ -50,6 +51,161 @@ async function isGone(collection, key) {
     if (e instanceof couchbase.DocumentNotFoundError) return true;
     throw e;
   }
+}
+
+const { LookupInSpec, MutateInSpec, StoreSemantics } = couchbase;
+
+async function lookups(collection) {
+  const doc = { name: 'kvexec', tags: ['a', 'b', 'c'], nested: { deep: { n: 7 } }, empty: [] };
+  await collection.upsert('sd-doc', doc, { expiry: 3600 });
+  await check('lookupIn: get, exists, count, whole document', async () => {
+    const r = await collection.lookupIn('sd-doc', [
+      LookupInSpec.get('name'),
+      LookupInSpec.get('nested.deep.n'),
+      LookupInSpec.get('tags[-1]'),
+      LookupInSpec.exists('nested.deep'),
+      LookupInSpec.exists('missing'),
+      LookupInSpec.count('tags'),
+      LookupInSpec.get(''),
+    ]);
+    assert.strictEqual(r.content[0].value, 'kvexec');
+    assert.strictEqual(r.content[1].value, 7);
+    assert.strictEqual(r.content[2].value, 'c');
+    assert.strictEqual(r.content[3].value, true);
+    assert.strictEqual(r.content[4].value, false);
+    assert.strictEqual(r.content[5].value, 3);
+    assert.deepStrictEqual(r.content[6].value, doc);
+    assert.ok(r.cas, 'lookupIn returns the CAS');
+  });
+  await check('lookupIn: a missing path is PathNotFound for that spec only', async () => {
+    const r = await collection.lookupIn('sd-doc', [
+      LookupInSpec.get('nope'),
+      LookupInSpec.get('name'),
+      LookupInSpec.get('name.inner'),
+    ]);
+    assert.ok(r.content[0].error instanceof couchbase.PathNotFoundError, `${r.content[0].error}`);
+    assert.strictEqual(r.content[1].value, 'kvexec');
+    assert.ok(r.content[2].error instanceof couchbase.PathMismatchError, `${r.content[2].error}`);
+  });
+  await check('lookupIn of a missing document is DocumentNotFound', () =>
+    expectError(collection.lookupIn('sd-none', [LookupInSpec.get('a')]),
+                couchbase.DocumentNotFoundError));
+  await check('get with withExpiry reads $document.exptime', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const r = await collection.get('sd-doc', { withExpiry: true });
+    assert.deepStrictEqual(r.content, doc);
+    assert.ok(r.expiryTime >= before + 3590 && r.expiryTime <= before + 3610,
+              `expiryTime ${r.expiryTime}, now ${before}`);
+  });
+  await check('get with project returns only those paths', async () => {
+    const r = await collection.get('sd-doc', { project: ['name', 'nested.deep.n'] });
+    assert.deepStrictEqual(r.content, { name: 'kvexec', nested: { deep: { n: 7 } } });
+  });
+  await check('lookupIn of an xattr and of $document', async () => {
+    await collection.mutateIn('sd-doc', [MutateInSpec.upsert('app.seen', 2, { xattr: true, createPath: true })],
+                              { preserveExpiry: true });
+    const r = await collection.lookupIn('sd-doc', [
+      LookupInSpec.get('app', { xattr: true }),
+      LookupInSpec.get('$document', { xattr: true }),
+      LookupInSpec.get('name'),
+    ]);
+    assert.deepStrictEqual(r.content[0].value, { seen: 2 });
+    assert.ok(r.content[1].value.exptime > 0, JSON.stringify(r.content[1].value));
+    assert.strictEqual(r.content[2].value, 'kvexec');
+    // A plain get sees the body only, and a plain upsert keeps the xattr.
+    assert.deepStrictEqual((await collection.get('sd-doc')).content, doc);
+    await collection.upsert('sd-doc', doc);
+    const again = await collection.lookupIn('sd-doc', [LookupInSpec.get('app', { xattr: true })]);
+    assert.deepStrictEqual(again.content[0].value, { seen: 2 });
+  });
+}
+
+async function mutations(collection) {
+  await collection.upsert('sd-mut', { a: 1, list: [1, 2], set: ['x'], n: 10 });
+  await check('mutateIn: every spec, in one request', async () => {
+    const r = await collection.mutateIn('sd-mut', [
+      MutateInSpec.insert('b', 2),
+      MutateInSpec.upsert('c.d', 'deep', { createPath: true }),
+      MutateInSpec.replace('a', 100),
+      MutateInSpec.remove('set[0]'),
+      MutateInSpec.arrayAppend('list', 3),
+      MutateInSpec.arrayPrepend('list', 0),
+      MutateInSpec.arrayInsert('list[1]', 0.5),
+      MutateInSpec.arrayAddUnique('set', 'y'),
+      MutateInSpec.increment('n', 5),
+      MutateInSpec.decrement('m', 2, { createPath: true }),
+    ]);
+    assert.strictEqual(r.content[8].value, 15);
+    assert.strictEqual(r.content[9].value, -2);
+    const got = (await collection.get('sd-mut')).content;
+    assert.deepStrictEqual(got, { a: 100, list: [0, 0.5, 1, 2, 3], set: ['y'], n: 15,
+                                  b: 2, c: { d: 'deep' }, m: -2 });
+  });
+  await check('mutateIn is all or nothing: a failing spec changes nothing', async () => {
+    const before = (await collection.get('sd-mut')).content;
+    await expectError(collection.mutateIn('sd-mut', [
+      MutateInSpec.upsert('a', 'changed'),
+      MutateInSpec.insert('b', 'exists already'),
+    ]), couchbase.PathExistsError);
+    await expectError(collection.mutateIn('sd-mut', [MutateInSpec.replace('nope.x', 1)]),
+                      couchbase.PathNotFoundError);
+    await expectError(collection.mutateIn('sd-mut', [MutateInSpec.arrayAddUnique('set', 'y')]),
+                      couchbase.PathExistsError);
+    assert.deepStrictEqual((await collection.get('sd-mut')).content, before);
+  });
+  await check('mutateIn store semantics: insert, upsert, replace', async () => {
+    await collection.mutateIn('sd-new', [MutateInSpec.upsert('x', 1)],
+                              { storeSemantics: StoreSemantics.Insert });
+    await expectError(collection.mutateIn('sd-new', [MutateInSpec.upsert('x', 2)],
+                                          { storeSemantics: StoreSemantics.Insert }),
+                      couchbase.DocumentExistsError);
+    await collection.mutateIn('sd-new', [MutateInSpec.upsert('y', 2)],
+                              { storeSemantics: StoreSemantics.Upsert });
+    await expectError(collection.mutateIn('sd-none', [MutateInSpec.upsert('x', 1)]),
+                      couchbase.DocumentNotFoundError);
+    assert.deepStrictEqual((await collection.get('sd-new')).content, { x: 1, y: 2 });
+  });
+  await check('mutateIn with a CAS: the right one succeeds, a stale one is CasMismatch', async () => {
+    const current = await collection.get('sd-new');
+    await collection.mutateIn('sd-new', [MutateInSpec.upsert('z', 3)], { cas: current.cas });
+    await expectError(collection.mutateIn('sd-new', [MutateInSpec.upsert('z', 4)],
+                                          { cas: current.cas }),
+                      couchbase.CasMismatchError);
+  });
+  await check('mutateIn with durability at every level', async () => {
+    for (const level of [couchbase.DurabilityLevel.Majority,
+                         couchbase.DurabilityLevel.MajorityAndPersistOnMaster,
+                         couchbase.DurabilityLevel.PersistToMajority]) {
+      const r = await collection.mutateIn('sd-new', [MutateInSpec.increment('count', 1,
+                                                      { createPath: true })],
+                                          { durabilityLevel: level });
+      assert.ok(r.token, 'a durable mutateIn returns a mutation token');
+    }
+    assert.strictEqual((await collection.get('sd-new')).content.count, 3);
+  });
+  await check('mutateIn keeps the expiry with preserveExpiry, sets it with expiry', async () => {
+    await collection.mutateIn('sd-new', [MutateInSpec.upsert('t', 1)], { expiry: 3600 });
+    await collection.mutateIn('sd-new', [MutateInSpec.upsert('t', 2)], { preserveExpiry: true });
+    const r = await collection.get('sd-new', { withExpiry: true });
+    assert.ok(r.expiryTime > Date.now() / 1000 + 3500, `expiryTime ${r.expiryTime}`);
+  });
+  await check('mutateIn with the CAS macro writes the write\'s own CAS (Couchbase\'s byte order)',
+              async () => {
+    const r = await collection.mutateIn('sd-new', [
+      MutateInSpec.upsert('txn.cas', couchbase.MutateInMacro.Cas, { xattr: true, createPath: true }),
+    ]);
+    const got = await collection.lookupIn('sd-new', [LookupInSpec.get('txn.cas', { xattr: true })]);
+    const hex = got.content[0].value;
+    assert.match(hex, /^0x[0-9a-f]{16}$/);
+    // The hex spells the CAS's little-endian bytes.
+    const bytes = Buffer.from(hex.slice(2), 'hex');
+    assert.strictEqual(bytes.readBigUInt64LE(0).toString(), r.cas.toString());
+  });
+  await check('mutateIn on a document that is not JSON is DocumentNotJson', async () => {
+    await collection.upsert('sd-text', Buffer.from('plain text'));
+    await expectError(collection.mutateIn('sd-text', [MutateInSpec.upsert('a', 1)]),
+                      couchbase.DocumentNotJsonError);
+  });
 }
 
 // A write to a locked document gets LOCKED, which Couchbase's error map
@@ -148,6 +304,8 @@ async function valueSize(collection) {
       timeouts: TIMEOUTS,
     });
     const collection = cluster.bucket('default').defaultCollection();
+    await lookups(collection);
+    await mutations(collection);
     await locks(collection);
     await preserveExpiry(collection);
     await valueSize(collection);

@@ -26,7 +26,8 @@ const std::string kSdkHello =
 
 TEST(Hello, GrantsWhatTheSdkNeedsInTheOrderAsked) {
     const HelloReply reply = negotiateHello(kSdkHello);
-    EXPECT_EQ(reply.granted, features({0x03, 0x07, 0x08, 0x0b, 0x10, 0x11, 0x12, 0x14, 0x04}));
+    EXPECT_EQ(reply.granted,
+              features({0x03, 0x06, 0x07, 0x08, 0x0b, 0x10, 0x11, 0x12, 0x14, 0x04}));
     EXPECT_TRUE(reply.features.xerror);
     EXPECT_TRUE(reply.features.collections);
     EXPECT_TRUE(reply.features.mutationSeqno);
@@ -36,7 +37,7 @@ TEST(Hello, GrantsWhatTheSdkNeedsInTheOrderAsked) {
 // A granted feature is a promise the server keeps on every later request.
 TEST(Hello, RefusesFeaturesTheServerDoesNotImplement) {
     for (auto feature :
-         {Feature::Tls, Feature::TcpDelay, Feature::Xattr, Feature::Snappy, Feature::Duplex,
+         {Feature::Tls, Feature::TcpDelay, Feature::Snappy, Feature::Duplex,
           Feature::ClustermapChangeNotification, Feature::UnorderedExecution, Feature::Tracing}) {
         const HelloReply reply = negotiateHello(features({static_cast<std::uint16_t>(feature)}));
         EXPECT_TRUE(reply.granted.empty()) << static_cast<int>(feature);

@@ -139,6 +139,32 @@ TEST_F(ServerSocketTest, AValueOfExactlyTheLimitIsStoredAndOneByteMoreGetsTooBig
     expectServed(client, "after-too-big");
 }
 
+TEST_F(ServerSocketTest, MalformedSubdocRequestsGetTheirStatusAndTheConnectionGoesOn) {
+    start();
+    Client client(port());
+    ASSERT_EQ(client.call(setRequest("doc", std::string(40, '[') + std::string(40, ']')))->status,
+              kSuccess);
+    // A multi-mutation whose only spec claims more path bytes than follow.
+    const std::string truncated{'\xc8', 0, 0, 9, 0, 0, 0, 1, 'a'};
+    auto r = client.call(request(Opcode::SubdocMultiMutation, "doc", "", truncated));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, kInvalid);
+    // A single-path get with a malformed path; then one into a document
+    // nested deeper than 32 levels.
+    const std::string getExtras{0, 3, 0};
+    r = client.call(request(Opcode::SubdocGet, "doc", getExtras, "a[x"));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 0xc2);  // PATH_EINVAL
+    r = client.call(request(Opcode::SubdocGet, "doc", std::string{0, 4, 0}, "[0]."));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_NE(r->status, kSuccess);
+    const std::string countExtras{0, 3, 0};
+    r = client.call(request(Opcode::SubdocGetCount, "doc", countExtras, "[0]"));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 0xc4);  // DOC_E2DEEP
+    expectServed(client, "after-subdoc");
+}
+
 TEST_F(ServerSocketTest, ExtrasAndKeyLongerThanTheBodyGetInvalidArgumentsThenClose) {
     start();
     Client client(port());

@@ -26,7 +26,7 @@ TEST(Macros, CasAndSeqnoAreSlotsFilledByExpandMacros) {
     ASSERT_EQ(o.status, Status::Success);
     ASSERT_EQ(o.macros.size(), 2u);
     expandMacros(o, 0x1122334455667788ull, 5);
-    EXPECT_EQ(xattrsOf(o)[0].value, R"({"cas":"0x1122334455667788","seq":"0x0000000000000005"})");
+    EXPECT_EQ(xattrsOf(o)[0].value, R"({"cas":"0x8877665544332211","seq":"0x0000000000000005"})");
     EXPECT_EQ(splitValue(o.newValue, o.newDatatype)->body, R"({"a":1})");
 }
 
@@ -40,7 +40,7 @@ TEST(Macros, UserTextLikeATokenIsNotExpanded) {
     ASSERT_EQ(o.status, Status::Success);
     ASSERT_EQ(o.macros.size(), 1u);
     expandMacros(o, 1, 1);
-    EXPECT_EQ(xattrsOf(o)[0].value, R"({"t":"~kvxC0000000000000","cas":"0x0000000000000001"})");
+    EXPECT_EQ(xattrsOf(o)[0].value, R"({"t":"~kvxC0000000000000","cas":"0x0100000000000000"})");
 }
 
 TEST(Macros, ValueCrc32cIsTheNewBodysChecksum) {

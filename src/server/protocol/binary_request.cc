@@ -244,6 +244,12 @@ bool shapeFor(Opcode op, Shape& s) {
             s = {0, 0, K::KeyAny, false};
             return true;
         default:
+            // Sub-document: a key and a value; the extras (path length,
+            // flags, expiry, doc flags) are src/subdoc's to check.
+            if (isSubdoc(op)) {
+                s = {-1, -1, K::KeyRequired, false};
+                return true;
+            }
             return false;
     }
 }
@@ -257,7 +263,7 @@ Status validateShape(const Request& request, std::string& reason) {
         return Status::UnknownCommand;
     }
     const auto extras = static_cast<int>(request.extras.size());
-    if (extras != s.extrasA && extras != s.extrasB) {
+    if (s.extrasA >= 0 && extras != s.extrasA && extras != s.extrasB) {
         reason = std::string(opcodeName(request.opcode)) + ": extras length " +
                  std::to_string(extras) + " is invalid";
         return Status::InvalidArguments;

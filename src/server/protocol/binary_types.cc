@@ -37,6 +37,24 @@ Opcode loudVariant(Opcode op) {
     }
 }
 
+bool isSubdoc(Opcode op) {
+    const auto code = static_cast<std::uint8_t>(op);
+    return code >= static_cast<std::uint8_t>(Opcode::SubdocGet) &&
+           code <= static_cast<std::uint8_t>(Opcode::SubdocReplaceBodyWithXattr);
+}
+
+bool isSubdocMutation(Opcode op) {
+    switch (op) {
+        case Opcode::SubdocGet:
+        case Opcode::SubdocExists:
+        case Opcode::SubdocGetCount:
+        case Opcode::SubdocMultiLookup:
+            return false;
+        default:
+            return isSubdoc(op);
+    }
+}
+
 bool isQuiet(Opcode op) {
     return loudVariant(op) != op;
 }
@@ -127,6 +145,36 @@ std::string_view opcodeName(Opcode op) {
             return "GETQ_META";
         case Opcode::GetClusterConfig:
             return "GET_CLUSTER_CONFIG";
+        case Opcode::SubdocGet:
+            return "SUBDOC_GET";
+        case Opcode::SubdocExists:
+            return "SUBDOC_EXISTS";
+        case Opcode::SubdocDictAdd:
+            return "SUBDOC_DICT_ADD";
+        case Opcode::SubdocDictUpsert:
+            return "SUBDOC_DICT_UPSERT";
+        case Opcode::SubdocDelete:
+            return "SUBDOC_DELETE";
+        case Opcode::SubdocReplace:
+            return "SUBDOC_REPLACE";
+        case Opcode::SubdocArrayPushLast:
+            return "SUBDOC_ARRAY_PUSH_LAST";
+        case Opcode::SubdocArrayPushFirst:
+            return "SUBDOC_ARRAY_PUSH_FIRST";
+        case Opcode::SubdocArrayInsert:
+            return "SUBDOC_ARRAY_INSERT";
+        case Opcode::SubdocArrayAddUnique:
+            return "SUBDOC_ARRAY_ADD_UNIQUE";
+        case Opcode::SubdocCounter:
+            return "SUBDOC_COUNTER";
+        case Opcode::SubdocMultiLookup:
+            return "SUBDOC_MULTI_LOOKUP";
+        case Opcode::SubdocMultiMutation:
+            return "SUBDOC_MULTI_MUTATION";
+        case Opcode::SubdocGetCount:
+            return "SUBDOC_GET_COUNT";
+        case Opcode::SubdocReplaceBodyWithXattr:
+            return "SUBDOC_REPLACE_BODY_WITH_XATTR";
         case Opcode::GetCollectionsManifest:
             return "GET_COLLECTIONS_MANIFEST";
         case Opcode::GetCollectionId:

@@ -66,6 +66,22 @@ enum class Opcode : std::uint8_t {
     GetMeta = 0xa0,
     GetQMeta = 0xa1,
     GetClusterConfig = 0xb5,
+    // Sub-document (src/subdoc/spec.h has the spec opcodes' meaning).
+    SubdocGet = 0xc5,
+    SubdocExists = 0xc6,
+    SubdocDictAdd = 0xc7,
+    SubdocDictUpsert = 0xc8,
+    SubdocDelete = 0xc9,
+    SubdocReplace = 0xca,
+    SubdocArrayPushLast = 0xcb,
+    SubdocArrayPushFirst = 0xcc,
+    SubdocArrayInsert = 0xcd,
+    SubdocArrayAddUnique = 0xce,
+    SubdocCounter = 0xcf,
+    SubdocMultiLookup = 0xd0,
+    SubdocMultiMutation = 0xd1,
+    SubdocGetCount = 0xd2,
+    SubdocReplaceBodyWithXattr = 0xd3,
     GetCollectionsManifest = 0xba,
     GetCollectionId = 0xbb,
     GetErrorMap = 0xfe,
@@ -142,6 +158,11 @@ enum class DurabilityLevel : std::uint8_t {
     MajorityAndPersistOnMaster = 2,
     PersistToMajority = 3,
 };
+
+// Sub-document opcodes: lookups (get, exists, get-count, multi-lookup) and
+// the rest, mutations.
+bool isSubdoc(Opcode op);
+bool isSubdocMutation(Opcode op);
 
 // Quiet opcodes answer only on error (get variants: only on hit).
 bool isQuiet(Opcode op);

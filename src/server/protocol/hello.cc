@@ -31,6 +31,7 @@ bool grant(Feature feature, HelloFeatures& features) {
         case Feature::AltRequestSupport:
         case Feature::SyncReplication:
         case Feature::PreserveTtl:
+        case Feature::Xattr:  // values may carry an xattr blob (kvexec/engine/xattrs.h)
             return true;
         default:
             return false;

@@ -26,8 +26,8 @@ struct HelloReply {
 };
 
 // Grants the features this server implements and refuses the others (a
-// granted feature is a promise: xattrs, snappy, out-of-order replies and
-// the like are refused). `requested` is the HELLO value;
+// granted feature is a promise: snappy, out-of-order replies and the like
+// are refused). `requested` is the HELLO value;
 // an odd trailing byte is ignored (validateShape refuses it first).
 HelloReply negotiateHello(std::string_view requested);
 

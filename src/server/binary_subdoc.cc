@@ -1,0 +1,232 @@
+// The sub-document commands (the SDKs' lookupIn / mutateIn): single-path
+// opcodes 0xc5-0xcf, 0xd2, 0xd3 and SUBDOC_MULTI_LOOKUP / _MUTATION.
+// src/subdoc decodes the request and runs its specs over the document read
+// from the engine; a mutation stores the result with the CAS it read and,
+// when another writer came first and the client set no CAS, reads and runs
+// again (Couchbase's rule). Macros get the write's own CAS and seqno from
+// the engine (StoreRequest::beforeQueue).
+#include <memory>
+
+#include "kvexec/engine/xattrs.h"
+#include "server/connection.h"
+#include "server/expiry.h"
+#include "subdoc/codec.h"
+
+namespace kvexec::server {
+
+using protocol::Opcode;
+using protocol::Request;
+using protocol::Status;
+
+namespace {
+
+// How often a mutation is run again after losing a race for the document.
+constexpr int kMaxAttempts = 100;
+
+// The doc flags of tombstone access (transactions' staging); not served.
+constexpr std::uint8_t kTombstoneFlags = subdoc::doc_flag::AccessDeleted |
+                                         subdoc::doc_flag::CreateAsDeleted |
+                                         subdoc::doc_flag::ReviveDocument;
+
+Status wire(subdoc::Status status) {
+    return static_cast<Status>(subdoc::wireValue(status));
+}
+
+bool isMulti(Opcode op) {
+    return op == Opcode::SubdocMultiLookup || op == Opcode::SubdocMultiMutation;
+}
+
+subdoc::DecodedRequest decode(const Request& request) {
+    const auto opcode = static_cast<std::uint8_t>(request.opcode);
+    switch (request.opcode) {
+        case Opcode::SubdocMultiLookup:
+            return subdoc::decodeMultiLookup(request.extras, request.value);
+        case Opcode::SubdocMultiMutation:
+            return subdoc::decodeMultiMutation(request.extras, request.value);
+        default:
+            return subdoc::decodeSinglePath(opcode, request.extras, request.value);
+    }
+}
+
+subdoc::DocumentMeta metaOf(const engine::Item& item, std::uint64_t vbucketUuid) {
+    subdoc::DocumentMeta meta;
+    meta.cas = item.meta.cas;
+    meta.seqno = item.meta.seqno;
+    meta.expiry = item.meta.expiry;
+    meta.flags = item.meta.flags;
+    meta.datatype = item.meta.datatype;
+    meta.deleted = item.meta.deleted;
+    meta.vbucketUuid = vbucketUuid;
+    return meta;
+}
+
+// Statuses a multi-path response carries a per-spec body with.
+bool hasSpecBody(subdoc::Status status) {
+    using S = subdoc::Status;
+    return status == S::Success || status == S::MultiPathFailure || status == S::SuccessDeleted ||
+           status == S::MultiPathFailureDeleted;
+}
+
+}  // namespace
+
+// What a sub-document mutation needs across its attempts: owned copies of
+// the request's parts (its bytes live in the input buffer only while the
+// request is being parsed).
+struct Connection::SubdocWrite {
+    subdoc::DecodedRequest decoded;
+    engine::Vbid vbid = 0;
+    std::string key;
+    std::uint64_t clientCas = 0;
+    std::uint32_t expiry = 0;
+    bool preserveExpiry = false;
+    engine::Durability durability;
+    int attempts = 0;
+
+    bool mayRetry() const { return clientCas == 0 && attempts < kMaxAttempts; }
+};
+
+void Connection::binarySubdoc(const Request& request) {
+    subdoc::DecodedRequest decoded = decode(request);
+    if (decoded.status != subdoc::Status::Success) {
+        return respondError(request, wire(decoded.status), "malformed sub-document request");
+    }
+    if ((decoded.docFlags & kTombstoneFlags) != 0) {
+        return respondError(request, Status::NotSupported,
+                            "sub-document access to deleted documents is not supported");
+    }
+    std::string key;
+    engine::Vbid vbid = 0;
+    if (!resolveKey(request, key, vbid)) {
+        return;
+    }
+    if (decoded.kind == subdoc::RequestKind::Lookup) {
+        return subdocLookup(request, vbid, std::move(key), decoded);
+    }
+    auto write = std::make_shared<SubdocWrite>();
+    write->vbid = vbid;
+    write->key = std::move(key);
+    write->clientCas = request.cas;
+    write->expiry = decoded.expiry ? absoluteExpiry(*decoded.expiry) : 0;
+    write->preserveExpiry = request.preserveTtl;
+    write->durability = *durabilityOf(request);
+    write->decoded = std::move(decoded);
+    subdocMutate(request, write);
+}
+
+void Connection::subdocLookup(const Request& request, engine::Vbid vbid, std::string key,
+                              const subdoc::DecodedRequest& decoded) {
+    context_.counters.cmdGet.fetch_add(1, std::memory_order_relaxed);
+    engine::GetResult read;
+    context_.bucket->get(vbid, std::move(key), [&read](const engine::GetResult& r) { read = r; });
+    if (read.status != engine::Status::Success) {
+        return respondEngine(request, read.status);  // reads complete inline
+    }
+    const auto uuid = context_.bucket->observeSeqno(vbid).vbucketUuid;
+    const auto outcome =
+        subdoc::lookup(read.item.value, metaOf(read.item, uuid), decoded.specs, decoded.docFlags);
+    const std::uint64_t cas = read.item.meta.cas;
+    if (!isMulti(request.opcode)) {
+        const auto single = subdoc::singleLookupResponse(outcome);
+        if (single.status != subdoc::Status::Success) {
+            return respondError(request, wire(single.status), {});
+        }
+        const bool json = request.opcode == Opcode::SubdocGet && json_;
+        return respond(request, Status::Success, {}, {}, single.value, cas,
+                       json ? engine::kDatatypeJson : 0);
+    }
+    if (!hasSpecBody(outcome.status)) {
+        return respondError(request, wire(outcome.status), {});
+    }
+    respond(request, wire(outcome.status), {}, {}, subdoc::encodeLookupResults(outcome.results),
+            cas);
+}
+
+void Connection::subdocMutate(const Request& request, const std::shared_ptr<SubdocWrite>& write) {
+    while (true) {
+        ++write->attempts;
+        engine::GetResult read;
+        context_.bucket->get(write->vbid, write->key,
+                             [&read](const engine::GetResult& r) { read = r; });  // inline
+        if (read.status != engine::Status::Success && read.status != engine::Status::KeyNotFound) {
+            return respondEngine(request, read.status);
+        }
+        const bool found = read.status == engine::Status::Success;
+        const auto uuid = context_.bucket->observeSeqno(write->vbid).vbucketUuid;
+        auto outcome = std::make_shared<subdoc::MutationOutcome>(
+            subdoc::mutate(found ? std::optional<std::string_view>(read.item.value) : std::nullopt,
+                           metaOf(read.item, uuid), write->decoded.specs, write->decoded.docFlags));
+        if (outcome->status != subdoc::Status::Success) {
+            return respondSubdocFailure(request, *outcome);
+        }
+        if (!storeSubdoc(request, write, read.item, outcome)) {
+            return;  // answered, now or when the durable write completes
+        }
+    }
+}
+
+void Connection::respondSubdocFailure(const Request& request,
+                                      const subdoc::MutationOutcome& outcome) {
+    if (!isMulti(request.opcode)) {
+        return respondError(request, wire(subdoc::singleMutationResponse(outcome).status), {});
+    }
+    if (outcome.status == subdoc::Status::MultiPathFailure ||
+        outcome.status == subdoc::Status::MultiPathFailureDeleted) {
+        return respond(request, wire(outcome.status), {}, {},
+                       subdoc::encodeMutationResults(outcome));
+    }
+    respondError(request, wire(outcome.status), {});
+}
+
+// Stores (or deletes) the outcome; returns true when the document changed
+// under it and the caller should read and run again.
+bool Connection::storeSubdoc(const Request& request, const std::shared_ptr<SubdocWrite>& write,
+                             const engine::Item& read,
+                             std::shared_ptr<subdoc::MutationOutcome> outcome) {
+    const std::uint64_t cas = write->clientCas != 0 ? write->clientCas : read.meta.cas;
+    auto retry = std::make_shared<bool>(false);
+    auto done = completion<engine::MutationResult>([this, request, write, outcome,
+                                                    retry](const engine::MutationResult& r) {
+        // A lost race is found before the write is queued: inline.
+        const bool lostRace =
+            r.status == engine::Status::KeyExists && inEngineCall_ && write->mayRetry() &&
+            (!outcome->createDocument || (write->decoded.docFlags & subdoc::doc_flag::Add) == 0);
+        if (lostRace) {
+            *retry = true;
+            return;
+        }
+        if (r.status != engine::Status::Success) {
+            return respondEngine(request, r.status);
+        }
+        std::string body = isMulti(request.opcode) ? subdoc::encodeMutationResults(*outcome)
+                                                   : subdoc::singleMutationResponse(*outcome).value;
+        respond(request, wire(outcome->status), mutationExtras(r.token), {}, body, r.cas);
+    });
+    if (outcome->deleteDocument) {
+        engine::RemoveRequest remove{write->vbid, write->key, cas, write->durability};
+        callEngine([&] { context_.bucket->remove(std::move(remove), std::move(done)); });
+        return *retry;
+    }
+    engine::StoreRequest store;
+    store.operation =
+        outcome->createDocument ? engine::StoreOperation::Add : engine::StoreOperation::Set;
+    store.vbid = write->vbid;
+    store.key = write->key;
+    store.cas = outcome->createDocument ? 0 : cas;
+    store.value = std::move(outcome->newValue);
+    store.datatype = outcome->newDatatype;
+    store.flags = read.meta.flags;
+    store.expiry = write->expiry;
+    store.preserveExpiry = write->preserveExpiry;
+    store.durability = write->durability;
+    if (!outcome->macros.empty()) {
+        store.beforeQueue = [macros = outcome->macros](std::string& value, std::uint64_t newCas,
+                                                       engine::Seqno seqno) {
+            subdoc::expandMacros(value, macros, newCas, seqno);
+        };
+    }
+    context_.counters.cmdSet.fetch_add(1, std::memory_order_relaxed);
+    callEngine([&] { context_.bucket->store(std::move(store), std::move(done)); });
+    return *retry;
+}
+
+}  // namespace kvexec::server
