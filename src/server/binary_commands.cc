@@ -488,7 +488,9 @@ void Connection::binarySasl(const Request& request) {
 
 void Connection::binarySelectBucket(const Request& request) {
     if (request.key != context_.config.bucket) {
-        return respondError(request, Status::KeyNotFound, "no such bucket");
+        // Couchbase's answer: a user has no access to a bucket that does not
+        // exist (no privileges on it), and the SDKs report BucketNotFound.
+        return respondError(request, Status::NoAccess, "no such bucket");
     }
     bucketSelected_ = true;
     respond(request, Status::Success);

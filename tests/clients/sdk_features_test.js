@@ -295,6 +295,24 @@ async function valueSize(collection) {
   });
 }
 
+async function unknownBucket(cluster) {
+  await check('an unknown bucket is refused: the SDK reports BucketNotFound', async () => {
+    // The SDK opens the bucket in the background; operations made before the
+    // refusal arrives wait for it, those after fail at once.
+    const collection = cluster.bucket('no-such-bucket').defaultCollection();
+    await waitFor('BucketNotFound', async () => {
+      try {
+        await collection.get('x', { timeout: 500 });
+      } catch (e) {
+        if (e instanceof couchbase.BucketNotFoundError) return true;
+        if (e instanceof couchbase.TimeoutError) return false;
+        throw e;
+      }
+      throw new Error('a get on an unknown bucket succeeded');
+    }, 5000);
+  });
+}
+
 (async () => {
   let cluster;
   try {
@@ -309,6 +327,7 @@ async function valueSize(collection) {
     await locks(collection);
     await preserveExpiry(collection);
     await valueSize(collection);
+    await unknownBucket(cluster);
   } catch (e) {
     failed++;
     console.log(`[FAIL] setup: ${e && e.stack ? e.stack : e}`);
