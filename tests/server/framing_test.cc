@@ -67,8 +67,9 @@ TEST(Framing, TextValueOverTheLimitIsRefusedFromItsLine) {
     const std::string line = "set k 0 0 101\r\n";
     EXPECT_EQ(requestExtent(Wire::Text, line, limits), line.size());
     auto refused = parseTextCommand(line, limits.text);
-    EXPECT_EQ(refused.outcome, TextOutcome::Fatal);
+    EXPECT_EQ(refused.outcome, TextOutcome::Error);
     EXPECT_EQ(refused.errorLine, "SERVER_ERROR object too large for cache\r\n");
+    EXPECT_EQ(refused.discard, 103u);
 }
 
 }  // namespace

@@ -206,11 +206,16 @@ TEST_F(ServerSocketTest, TextLineTooLongGetsClientErrorThenClose) {
     EXPECT_TRUE(client.closedByServer());
 }
 
-TEST_F(ServerSocketTest, TextValueOverTheLimitGetsServerErrorThenClose) {
-    start();
+TEST_F(ServerSocketTest, TextValueOverTheLimitGetsServerErrorAndItsBlockIsDropped) {
+    start({"--max-value-bytes", "1000"});
     Client client(port());
-    EXPECT_EQ(client.ask("set big 0 0 30000000"), "SERVER_ERROR object too large for cache\r\n");
-    EXPECT_TRUE(client.closedByServer());
+    EXPECT_EQ(client.ask("set big 0 0 5000"), "SERVER_ERROR object too large for cache\r\n");
+    ASSERT_TRUE(client.send(std::string(3000, 'x')));
+    ASSERT_TRUE(client.send(std::string(2000, 'y') + "\r\n"));
+    EXPECT_EQ(client.ask("set k 0 0 2\r\nhi"), "STORED\r\n");
+    EXPECT_EQ(client.ask("ms big 2000 T0"), "SERVER_ERROR object too large for cache\r\n");
+    ASSERT_TRUE(client.send(std::string(2000, 'z') + "\r\n"));
+    EXPECT_EQ(client.ask("get k"), "VALUE k 0 2\r\n");
 }
 
 TEST_F(ServerSocketTest, TextUnknownCommandGetsErrorAndTheConnectionGoesOn) {

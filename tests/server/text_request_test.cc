@@ -138,12 +138,15 @@ TEST(TextRequest, LineWithoutEndPastTheLimitIsFatal) {
     EXPECT_EQ(parse(std::string(17, 'g'), limits).outcome, TextOutcome::Fatal);
 }
 
-TEST(TextRequest, ValueOverTheLimitIsFatal) {
+TEST(TextRequest, ValueOverTheLimitIsRefusedFromItsLineAndItsBlockDropped) {
     TextLimits limits;
     limits.maxValueLength = 10;
-    auto r = parse("set k 0 0 11\r\n", limits);
-    EXPECT_EQ(r.outcome, TextOutcome::Fatal);
+    const std::string line = "set k 0 0 11\r\n";
+    auto r = parse(line, limits);
+    EXPECT_EQ(r.outcome, TextOutcome::Error);
     EXPECT_EQ(r.errorLine, "SERVER_ERROR object too large for cache\r\n");
+    EXPECT_EQ(r.consumed, line.size());
+    EXPECT_EQ(r.discard, 13u);  // the block and its "\r\n"
 }
 
 TEST(TextRequest, GatTakesAnExptimeThenKeys) {
@@ -319,7 +322,7 @@ TEST(TextRequest, MetaSetErrorsSwallowTheDataBlockOnlyOnceTheLengthIsRead) {
     EXPECT_EQ(chunk.consumed, 12u);  // as memcached: the stray "\n" is a line of its own
     TextLimits limits;
     limits.maxValueLength = 10;
-    EXPECT_EQ(parse("ms k 11 Z\r\n", limits).outcome, TextOutcome::Fatal);
+    EXPECT_EQ(parse("ms k 11 Z\r\n", limits).discard, 13u);  // refused, swallowed
 }
 
 TEST(TextRequest, MetaArithmeticDeleteNoopAndDebug) {

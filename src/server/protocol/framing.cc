@@ -24,8 +24,8 @@ std::size_t textExtent(std::string_view head, const TextLimits& limits) {
             // A storage command waits for its data; a line for its end.
             return result.needed != 0 ? result.needed : head.size() + 1;
         case TextOutcome::Fatal:
-            // Refused from its line (a value over the limit) or from the
-            // line's length alone; the same whatever follows the line.
+            // Refused from the line's length alone; the same whatever
+            // follows the line.
             return result.consumed != 0 ? result.consumed : lineLimit(head, limits) + 1;
         case TextOutcome::Ok:
         case TextOutcome::Error:

@@ -293,9 +293,11 @@ namespace {
 void takeDataBlock(std::string_view input, std::uint32_t dataBytes, std::string error,
                    const TextLimits& limits, TextParseResult& result) {
     if (dataBytes > limits.maxValueLength) {
-        // The data block cannot be swallowed safely: tell the client, close.
-        result.outcome = TextOutcome::Fatal;
+        // memcached's answer; the block is dropped as it arrives and the
+        // connection goes on.
+        result.outcome = TextOutcome::Error;
         result.errorLine = "SERVER_ERROR object too large for cache\r\n";
+        result.discard = std::size_t{dataBytes} + 2;
         result.command = {};
         return;
     }

@@ -80,6 +80,9 @@ struct TextParseResult {
     // storage command waiting for its data block); 0 while the line is not.
     std::size_t needed = 0;
     std::string errorLine;  // with its "\r\n"
+    // Error: bytes after `consumed` to drop as they arrive (the data block
+    // of a storage command refused from its line, as memcached swallows it).
+    std::size_t discard = 0;
 };
 
 // Command lines are short, except multi-key gets, which memcached accepts
