@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "pillowfight/subdoc_request.h"
 #include "server/protocol/binary_response.h"
 #include "server/protocol/keys.h"
 
@@ -21,12 +22,18 @@ using server::protocol::Status;
 
 namespace {
 
-// "SET: SyncWriteAmbiguous (0xa3)"
-std::string errorName(OpKind kind, Status status) {
+// "SET: Synchronous write ambiguous (0xa3)", or for --subdoc
+// "LOOKUP_IN: MultiPathFailure (0xcc), spec 0: PathNotFound (0xc0)".
+std::string errorName(OpKind kind, bool subdoc, const Response& r) {
     char code[16];
-    std::snprintf(code, sizeof code, " (0x%02x)", static_cast<unsigned>(status));
-    return std::string(kind == OpKind::Set ? "SET: " : "GET: ") +
-           std::string(server::protocol::statusText(status)) + code;
+    std::snprintf(code, sizeof code, " (0x%02x)", static_cast<unsigned>(r.status));
+    std::string name = subdoc ? (kind == OpKind::Set ? "MUTATE_IN: " : "LOOKUP_IN: ")
+                              : (kind == OpKind::Set ? "SET: " : "GET: ");
+    name += statusName(r.status) + code;
+    if (const std::string spec = failedSpec(r); !spec.empty()) {
+        name += ", " + spec;
+    }
+    return name;
 }
 
 }  // namespace
@@ -163,24 +170,39 @@ bool Connection::nextOp(Op& op) {
     return true;
 }
 
+// Frame info 1 of the load's writes when --durability asks for it.
+std::string Connection::writeFrames() const {
+    if (!run_.options.durability || run_.phase != Phase::Load) {
+        return {};
+    }
+    return server::protocol::durabilityFrame(*run_.options.durability,
+                                             run_.options.durabilityTimeoutMs);
+}
+
 void Connection::appendOp(const Op& op, std::uint32_t opaque) {
     namespace protocol = server::protocol;
     const bool couchbase = run_.options.protocol == Protocol::Couchbase;
     const std::uint16_t vbucket = couchbase ? protocol::vbucketOfKey(op.key, vbucketCount_) : 0;
+    const protocol::RequestHeader header{Opcode::Get, vbucket, opaque, 0, 0};
+    if (!op.specs.empty()) {
+        if (op.kind == OpKind::Get) {
+            appendLookupIn(out_, header, op.key, op.specs);
+        } else {
+            appendMutateIn(out_, header, writeFrames(), op.key, op.specs);
+        }
+        return;
+    }
     if (op.kind == OpKind::Get) {
-        protocol::appendRequest(out_, {Opcode::Get, vbucket, opaque, 0, 0}, {}, {}, op.key);
+        protocol::appendRequest(out_, header, {}, {}, op.key);
         return;
     }
     std::string extras;
     protocol::appendBe32(extras, 0);  // flags
     protocol::appendBe32(extras, 0);  // no expiry
-    std::string frames;
-    if (run_.options.durability && run_.phase == Phase::Load) {
-        frames =
-            protocol::durabilityFrame(*run_.options.durability, run_.options.durabilityTimeoutMs);
-    }
-    protocol::appendRequest(out_, {Opcode::Set, vbucket, opaque, 0, 0}, frames, extras, op.key,
-                            workload_.value(op.valueSize));
+    // Datatype raw even for -J: the HELLO does not negotiate JSON, and the
+    // server's sub-document code parses the body whatever the datatype says.
+    protocol::appendRequest(out_, {Opcode::Set, vbucket, opaque, 0, 0}, writeFrames(), extras,
+                            op.key, workload_.value(op.valueSize));
 }
 
 void Connection::sendBatch() {
@@ -198,7 +220,7 @@ void Connection::sendBatch() {
             nextOpaque_ = Handshake::kLastOpaque + 1;
         }
         appendOp(op, opaque);
-        pending_.push_back({opaque, op.kind, now});
+        pending_.push_back({opaque, op.kind, !op.specs.empty(), now});
     }
     if (pending_.empty()) {
         return finish();  // population: the slice is stored
@@ -215,6 +237,7 @@ void Connection::loadResponse(const Response& r) {
     }
     const auto latency = Clock::now() - it->start;
     const OpKind kind = it->kind;
+    const bool subdoc = it->subdoc;
     *it = pending_.back();
     pending_.pop_back();
     run_.completed.fetch_add(1, std::memory_order_relaxed);
@@ -226,7 +249,7 @@ void Connection::loadResponse(const Response& r) {
         run_.getMisses.fetch_add(1, std::memory_order_relaxed);
         run_.gets.record(latency);
     } else {
-        run_.errors.add(errorName(kind, r.status));
+        run_.errors.add(errorName(kind, subdoc, r));
     }
     if (pending_.empty()) {
         evtimer_del(timer_);

@@ -52,6 +52,7 @@ class Connection {
     struct Pending {
         std::uint32_t opaque;
         OpKind kind;
+        bool subdoc;  // a lookup or mutation, not a whole-document get or set
         Clock::time_point start;
     };
 
@@ -67,6 +68,7 @@ class Connection {
     void sendBatch();
     bool nextOp(Op& op);
     void appendOp(const Op& op, std::uint32_t opaque);
+    std::string writeFrames() const;
     void fail(const std::string& what);
     void finish();
 

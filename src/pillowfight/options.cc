@@ -3,6 +3,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "subdoc/spec.h"
+
 namespace kvexec::pillowfight {
 namespace {
 
@@ -172,6 +174,16 @@ Options parseOptions(const std::vector<std::string>& args, bool& help) {
         } else if (name == "-R" || name == "--random-body") {
             flag();
             o.randomBody = true;
+        } else if (name == "-J" || name == "--json-values") {
+            flag();
+            o.jsonValues = true;
+        } else if (name == "--subdoc") {
+            flag();
+            o.subdoc = true;
+        } else if (name == "--pathcount") {
+            // As in cbc-pillowfight, asking for paths asks for --subdoc.
+            o.subdocPaths = number<std::size_t>(name, value(), 1, subdoc::kMaxSpecs);
+            o.subdoc = true;
         } else if (name == "-r" || name == "--set-pct") {
             o.setPercent = number<unsigned>(name, value(), 0, 100);
         } else if (name == "-c" || name == "--num-cycles") {
@@ -214,6 +226,9 @@ Options parseOptions(const std::vector<std::string>& args, bool& help) {
             throw std::invalid_argument("unknown option " + args[i]);
         }
     }
+    // Sub-document specs need JSON documents to act on (cbc-pillowfight
+    // refuses --subdoc without --json; here it implies it).
+    o.jsonValues = o.jsonValues || o.subdoc;
     checkConsistency(o);
     return o;
 }
@@ -231,6 +246,11 @@ std::string usage() {
   -p, --key-prefix S      prefix of every key
   -m, --min-size N  -M, --max-size N   value sizes in bytes (default 50..5120)
   -R, --random-body       random bytes in values (default: a fixed pattern)
+  -J, --json-values       values are JSON objects of 16-byte fields padded to the size
+                          (cbc-pillowfight's -J/--json)
+      --subdoc            gets are SUBDOC_MULTI_LOOKUPs and sets SUBDOC_MULTI_MUTATIONs
+                          (dict upsert) of fields of the JSON values; implies -J
+      --pathcount N       paths per sub-document command, 1..16 (default 1); implies --subdoc
   -r, --set-pct N         percentage of sets, the rest are gets (default 33)
   -c, --num-cycles N      batches per client; -1: until --duration or SIGINT (default -1)
       --sequential        each client walks its own slice of the keys in order

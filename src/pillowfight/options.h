@@ -1,6 +1,7 @@
 // pillowfight/options.h: kvexec-pillowfight's command line, named and meant
 // as cbc-pillowfight's (libcouchbase), plus --connections, --duration,
-// --protocol and --json.
+// --protocol and --json. cbc-pillowfight's --json (JSON values) is
+// -J/--json-values here, since --json PATH writes the results.
 //
 // Plain values, parsed once in main() and read-only afterwards.
 #pragma once
@@ -37,6 +38,12 @@ struct Options {
     std::size_t minSize = 50;
     std::size_t maxSize = 5120;
     bool randomBody = false;
+    bool jsonValues = false;  // values are JSON documents (json_document.h)
+    // Sub-document load: gets are lookups and sets upserts of subdocPaths
+    // fields of the JSON documents (implies jsonValues; population still
+    // stores whole documents).
+    bool subdoc = false;
+    std::size_t subdocPaths = 1;
     unsigned setPercent = 33;
     std::int64_t numCycles = -1;  // per client; -1: until --duration or SIGINT
     bool sequential = false;

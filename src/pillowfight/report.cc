@@ -57,16 +57,25 @@ nlohmann::json phaseJson(const PhaseResult& p) {
             {"histograms", {{"SET", histogramJson(p.sets)}, {"GET", histogramJson(p.gets)}}}};
 }
 
+// ", sub-document ops of 1 path" (gets are lookups, sets upserts).
+std::string subdocText(const Options& o) {
+    if (!o.subdoc) {
+        return "";
+    }
+    return ", sub-document ops of " + std::to_string(o.subdocPaths) +
+           (o.subdocPaths == 1 ? " path" : " paths");
+}
+
 }  // namespace
 
 std::string formatReport(const Options& o, const RunResult& r) {
     std::ostringstream out;
     out << "== kvexec-pillowfight: " << o.clientCount() << " clients on " << o.threads
         << " thread(s), batch " << o.batchSize << ", " << o.minSize << ".." << o.maxSize << " bytes"
-        << (o.randomBody ? " random" : "") << ", set " << o.setPercent << "%, "
-        << (o.sequential ? "sequential" : "random") << " keys over " << o.numItems
-        << ", durability " << durabilityName(o.durability) << ", protocol "
-        << (o.protocol == Protocol::Couchbase ? "couchbase" : "memcached");
+        << (o.randomBody ? " random" : "") << (o.jsonValues ? " JSON" : "") << subdocText(o)
+        << ", set " << o.setPercent << "%, " << (o.sequential ? "sequential" : "random")
+        << " keys over " << o.numItems << ", durability " << durabilityName(o.durability)
+        << ", protocol " << (o.protocol == Protocol::Couchbase ? "couchbase" : "memcached");
     if (r.vbucketCount != 0) {
         out << ", " << r.vbucketCount << " vBuckets";
     }
@@ -115,6 +124,9 @@ std::string formatJson(const Options& o, const RunResult& r) {
         {"minSize", o.minSize},
         {"maxSize", o.maxSize},
         {"randomBody", o.randomBody},
+        {"jsonValues", o.jsonValues},
+        {"subdoc", o.subdoc},
+        {"subdocPaths", o.subdocPaths},
         {"setPercent", o.setPercent},
         {"numCycles", o.numCycles},
         {"sequential", o.sequential},

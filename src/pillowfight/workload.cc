@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "pillowfight/subdoc_request.h"
+
 namespace kvexec::pillowfight {
 
 std::string keyName(const std::string& prefix, std::uint64_t index) {
@@ -32,6 +34,21 @@ Workload::Workload(const Options& options, std::size_t client, std::size_t clien
             c = static_cast<char>(random_());
         }
     }
+    if (options.subdoc) {
+        subdocFields_ = makeJsonDocument(options.minSize).fields;
+        if (options.randomBody) {
+            randomizeValues(subdocFields_);
+        }
+    }
+}
+
+void Workload::randomizeValues(std::vector<JsonField>& fields) {
+    // Letters: nothing a JSON string would have to escape. The quotes stay.
+    for (auto& field : fields) {
+        for (std::size_t i = 1; i + 1 < field.value.size(); ++i) {
+            field.value[i] = static_cast<char>('a' + random_() % 26);
+        }
+    }
 }
 
 std::size_t Workload::drawSize() {
@@ -55,8 +72,24 @@ Op Workload::next() {
         index = any(random_);
     }
     op.key = keyName(options_.keyPrefix, index);
-    op.valueSize = op.kind == OpKind::Set ? drawSize() : 0;
+    if (options_.subdoc) {
+        op.specs = nextSpecs(op.kind);
+    } else if (op.kind == OpKind::Set) {
+        op.valueSize = drawSize();
+    }
     return op;
+}
+
+std::vector<subdoc::Spec> Workload::nextSpecs(OpKind kind) {
+    const std::size_t count = std::min(options_.subdocPaths, subdocFields_.size());
+    std::vector<subdoc::Spec> specs;
+    specs.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        const JsonField& field = subdocFields_[nextField_++ % subdocFields_.size()];
+        specs.push_back(kind == OpKind::Get ? lookupSpec(field.path)
+                                            : upsertSpec(field.path, field.value));
+    }
+    return specs;
 }
 
 bool Workload::nextPopulation(Op& op) {
@@ -69,7 +102,22 @@ bool Workload::nextPopulation(Op& op) {
     return true;
 }
 
+std::string_view Workload::jsonValue(std::size_t size) {
+    if (jsonSize_ != size || json_.text.empty()) {
+        json_ = makeJsonDocument(size);
+        jsonSize_ = size;
+    }
+    if (options_.randomBody) {
+        randomizeValues(json_.fields);
+        json_.text = jsonText(json_.fields);
+    }
+    return json_.text;
+}
+
 std::string_view Workload::value(std::size_t size) {
+    if (options_.jsonValues) {
+        return jsonValue(size);
+    }
     if (!options_.randomBody || randomBytes_.empty()) {
         return std::string_view(randomBytes_).substr(0, size);
     }

@@ -125,6 +125,27 @@ TEST_F(PillowfightEndToEnd, GetsAfterPopulationAllHitAndMemcachedProtocolNeedsNo
     EXPECT_EQ(r["load"]["errorCount"], 0);
 }
 
+TEST_F(PillowfightEndToEnd, SubdocLookupsAndUpsertsOfPopulatedJsonDocumentsAllSucceed) {
+    const auto r = pillowfight({"-U",       spec(),        "-u",          "Administrator",
+                                "-P",       "asdasd",      "--sasl-mech", "PLAIN",
+                                "--subdoc", "--pathcount", "2",           "--connections",
+                                "2",        "-I",          "40",          "-m",
+                                "256",      "-M",          "256",         "-r",
+                                "50",       "-c",          "5",           "-B",
+                                "10",       "-q"});
+    ASSERT_FALSE(r.is_discarded());
+    EXPECT_TRUE(r["options"]["subdoc"]);
+    EXPECT_EQ(r["population"]["ops"], 40);
+    EXPECT_EQ(r["population"]["errorCount"], 0) << r["population"]["errors"].dump();
+    const auto& load = r["load"];
+    EXPECT_EQ(load["ops"], 2 * 5 * 10);
+    EXPECT_EQ(load["errorCount"], 0) << load["errors"].dump();  // every path exists
+    EXPECT_EQ(load["getMisses"], 0);
+    EXPECT_EQ(load["histograms"]["SET"]["count"].get<int>() +
+                  load["histograms"]["GET"]["count"].get<int>(),
+              100);
+}
+
 TEST_F(PillowfightEndToEnd, AWrongPasswordIsReportedAsAnError) {
     const auto r =
         pillowfight({"-U", spec(), "-u", "Administrator", "-P", "wrong", "-n", "-c", "1", "-q"}, 3);

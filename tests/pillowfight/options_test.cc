@@ -80,6 +80,28 @@ TEST(PillowfightOptions, EveryDurabilityLevelByItsName) {
     }
 }
 
+TEST(PillowfightOptions, SubdocAsInCbcPillowfightNeedsAndImpliesJsonValues) {
+    Options o = parse({});
+    EXPECT_FALSE(o.subdoc);
+    EXPECT_FALSE(o.jsonValues);
+    EXPECT_EQ(o.subdocPaths, 1u);
+    o = parse({"--subdoc"});
+    EXPECT_TRUE(o.subdoc);
+    EXPECT_TRUE(o.jsonValues);  // the specs need JSON documents to act on
+    o = parse({"-J"});
+    EXPECT_TRUE(o.jsonValues);
+    EXPECT_FALSE(o.subdoc);
+    EXPECT_TRUE(parse({"--json-values"}).jsonValues);
+    // cbc-pillowfight: giving --pathcount turns --subdoc on.
+    o = parse({"--pathcount", "3"});
+    EXPECT_TRUE(o.subdoc);
+    EXPECT_EQ(o.subdocPaths, 3u);
+    // --json still names the results file, not JSON values.
+    o = parse({"--json", "out.json"});
+    EXPECT_EQ(o.jsonPath, "out.json");
+    EXPECT_FALSE(o.jsonValues);
+}
+
 TEST(PillowfightOptions, BadInputIsRefusedNamingTheOption) {
     EXPECT_NE(errorOf({"-t", "zero"}).find("-t"), std::string::npos);
     EXPECT_NE(errorOf({"--batch-size", "0"}).find("--batch-size"), std::string::npos);
@@ -93,6 +115,9 @@ TEST(PillowfightOptions, BadInputIsRefusedNamingTheOption) {
     EXPECT_NE(errorOf({"--protocol", "memcached", "-d", "majority"}).find("--durability"),
               std::string::npos);
     EXPECT_NE(errorOf({"--sequential=yes"}).find("takes no value"), std::string::npos);
+    EXPECT_NE(errorOf({"--subdoc=yes"}).find("takes no value"), std::string::npos);
+    EXPECT_NE(errorOf({"--pathcount", "17"}).find("--pathcount"), std::string::npos);  // 16 specs
+    EXPECT_NE(errorOf({"--pathcount", "0"}).find("--pathcount"), std::string::npos);
 }
 
 }  // namespace

@@ -5,8 +5,9 @@ import subprocess
 import sys
 
 BENCH_TARGETS = ["executor_bench"]
-# Built and run when the project has them (kvexec-server: the memcached comparison).
-OPTIONAL_TARGETS = ["storage_bench", "engine_bench", "kvexec-server"]
+# Built and run when the project has them (kvexec-server: the memcached
+# comparison; with kvexec-pillowfight: the sub-document section).
+OPTIONAL_TARGETS = ["storage_bench", "engine_bench", "kvexec-server", "kvexec-pillowfight"]
 
 
 def build_dir(repo):
@@ -49,7 +50,7 @@ def binaries(repo, directory=None):
     """Benchmark binaries present in `directory` (default build/release)."""
     found = {}
     for target in BENCH_TARGETS + OPTIONAL_TARGETS:
-        for sub in ("bench", "src/server", "."):
+        for sub in ("bench", "src/server", "src/pillowfight", "."):
             path = os.path.join(directory or build_dir(repo), sub, target)
             if os.access(path, os.X_OK):
                 found[target] = path

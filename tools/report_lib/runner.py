@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from report_lib import server_bench
+from report_lib import server_bench, subdoc_bench
 
 # Modes: which rows, how long each, how many repetitions (medians are taken
 # over the repetitions). Footprint rows measure for a fixed time and always
@@ -71,8 +71,13 @@ def machine():
     return {"cores": os.cpu_count(), "usable_cores": len(os.sched_getaffinity(0))}
 
 
-def run(binaries, mode, outdir):
-    """Runs every benchmark of `mode`; writes and returns the merged JSON."""
+# Sections tools/report --only can run alone (without the executor
+# benchmarks).
+SECTIONS = ("server", "subdoc")
+
+
+def _benchmarks(binaries, mode, outdir):
+    """Runs the benchmark binaries of `mode`; returns (context, benchmarks)."""
     console_path = os.path.join(outdir, "console.txt")
     with open(console_path, "w") as console:
         exe = binaries["executor_bench"]
@@ -85,12 +90,24 @@ def run(binaries, mode, outdir):
         if "engine_bench" in binaries:
             parts.append(_invoke(binaries["engine_bench"], MODES[mode]["engine_args"],
                                  os.path.join(outdir, "engine.json"), console))
-    merged = {"context": parts[1]["context"], "machine": machine(), "mode": mode,
-              "load_avg_at_end": list(os.getloadavg()),
-              "benchmarks": [b for p in parts for b in p["benchmarks"]]}
-    if "kvexec-server" in binaries and server_bench.available():
+    return parts[1]["context"], [b for p in parts for b in p["benchmarks"]]
+
+
+def run(binaries, mode, outdir, only=None):
+    """Runs every benchmark of `mode` (or only the section named, one of
+    SECTIONS); writes and returns the merged JSON."""
+    merged = {"context": {}, "machine": machine(), "mode": mode, "benchmarks": []}
+    if only is None:
+        merged["context"], merged["benchmarks"] = _benchmarks(binaries, mode, outdir)
+    merged["load_avg_at_end"] = list(os.getloadavg())
+    if only in (None, "server") and "kvexec-server" in binaries and server_bench.available():
         print("+ kvexec-server vs memcached (memcaslap)", file=sys.stderr, flush=True)
         merged["server_bench"] = server_bench.run(binaries["kvexec-server"], mode)
+    if only in (None, "subdoc") and subdoc_bench.available(binaries):
+        print("+ sub-document ops vs whole document (kvexec-pillowfight)", file=sys.stderr,
+              flush=True)
+        merged["subdoc_bench"] = subdoc_bench.run(binaries["kvexec-server"],
+                                                  binaries["kvexec-pillowfight"], mode)
     path = os.path.join(outdir, "results.json")
     with open(path, "w") as f:
         json.dump(merged, f, indent=1)
