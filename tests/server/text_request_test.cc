@@ -268,7 +268,8 @@ TEST(TextRequest, MetaSetWaitsForItsDataBlock) {
     for (std::size_t n = 0; n < full.size(); ++n) {
         EXPECT_EQ(parse(full.substr(0, n)).outcome, TextOutcome::Incomplete) << n;
     }
-    auto r = parse(full + "mn\r\n");
+    const std::string pipelined = full + "mn\r\n";  // the command's views point into it
+    auto r = parse(pipelined);
     ASSERT_EQ(r.outcome, TextOutcome::Ok);
     EXPECT_EQ(r.consumed, full.size());
     EXPECT_EQ(r.command.verb, TextVerb::MetaSet);
