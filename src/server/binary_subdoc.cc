@@ -5,6 +5,7 @@
 // when another writer came first and the client set no CAS, reads and runs
 // again (Couchbase's rule). Macros get the write's own CAS and seqno from
 // the engine (StoreRequest::beforeQueue).
+#include <algorithm>
 #include <memory>
 
 #include "kvexec/engine/xattrs.h"
@@ -58,6 +59,15 @@ subdoc::DocumentMeta metaOf(const engine::Item& item, std::uint64_t vbucketUuid)
     meta.deleted = item.meta.deleted;
     meta.vbucketUuid = vbucketUuid;
     return meta;
+}
+
+// The vBucket's uuid, which only `$document.vbucket_uuid` reports: read
+// (under the vBucket's lock) only for a request with xattr specs.
+std::uint64_t uuidIfAsked(const engine::Bucket& bucket, engine::Vbid vbid,
+                          const std::vector<subdoc::Spec>& specs) {
+    const bool asked = std::any_of(specs.begin(), specs.end(),
+                                   [](const subdoc::Spec& spec) { return spec.isXattr(); });
+    return asked ? bucket.observeSeqno(vbid).vbucketUuid : 0;
 }
 
 // Statuses a multi-path response carries a per-spec body with.
@@ -121,7 +131,7 @@ void Connection::subdocLookup(const Request& request, engine::Vbid vbid, std::st
     if (read.status != engine::Status::Success) {
         return respondEngine(request, read.status);  // reads complete inline
     }
-    const auto uuid = context_.bucket->observeSeqno(vbid).vbucketUuid;
+    const auto uuid = uuidIfAsked(*context_.bucket, vbid, decoded.specs);
     const auto outcome =
         subdoc::lookup(read.item.value, metaOf(read.item, uuid), decoded.specs, decoded.docFlags);
     const std::uint64_t cas = read.item.meta.cas;
@@ -142,6 +152,7 @@ void Connection::subdocLookup(const Request& request, engine::Vbid vbid, std::st
 }
 
 void Connection::subdocMutate(const Request& request, const std::shared_ptr<SubdocWrite>& write) {
+    const auto uuid = uuidIfAsked(*context_.bucket, write->vbid, write->decoded.specs);
     while (true) {
         ++write->attempts;
         engine::GetResult read;
@@ -151,7 +162,6 @@ void Connection::subdocMutate(const Request& request, const std::shared_ptr<Subd
             return respondEngine(request, read.status);
         }
         const bool found = read.status == engine::Status::Success;
-        const auto uuid = context_.bucket->observeSeqno(write->vbid).vbucketUuid;
         auto outcome = std::make_shared<subdoc::MutationOutcome>(
             subdoc::mutate(found ? std::optional<std::string_view>(read.item.value) : std::nullopt,
                            metaOf(read.item, uuid), write->decoded.specs, write->decoded.docFlags));

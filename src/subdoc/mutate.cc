@@ -4,7 +4,7 @@
 // spec leaves nothing to store. Untouched parts keep their stored bytes.
 #include <algorithm>
 
-#include "subdoc/crc32c.h"
+#include "storage/crc32c.h"
 #include "subdoc/executor.h"
 #include "subdoc/json_text.h"
 #include "subdoc/macros.h"
@@ -84,7 +84,12 @@ class MutationState {
     void finish(MutationOutcome& out) {
         std::string body = bodyText();
         out.newDatatype = bodyJson_ && !body.empty() ? kDatatypeJson : 0;
-        const std::string crcHex = hex32(crc32c(body));
+        // The body's checksum, for ${Mutation.value_crc32c}: only a request
+        // with macros pays for it.
+        const bool anyMacros = std::any_of(xattrs_.begin(), xattrs_.end(),
+                                           [](const XattrEntry& e) { return e.macros; });
+        const std::string crcHex =
+            anyMacros ? hex32(storage::crc32c(body.data(), body.size())) : std::string();
         std::vector<XattrPair> pairs;
         std::vector<std::vector<MacroSlot>> slots(xattrs_.size());
         for (std::size_t i = 0; i < xattrs_.size(); ++i) {

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "subdoc/crc32c.h"
+#include "storage/crc32c.h"
 
 namespace kvexec::subdoc {
 
@@ -51,7 +51,7 @@ Json documentVattr(const DocumentMeta& meta, std::string_view body) {
     doc["deleted"] = meta.deleted;
     // Couchbase CAS values are hybrid logical clocks in nanoseconds.
     doc["last_modified"] = std::to_string(meta.cas / 1000000000ull);
-    doc["value_crc32c"] = hex32(crc32c(body));
+    doc["value_crc32c"] = hex32(storage::crc32c(body.data(), body.size()));
     return doc;
 }
 

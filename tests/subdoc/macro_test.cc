@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "helpers.h"
-#include "subdoc/crc32c.h"
+#include "storage/crc32c.h"
 #include "subdoc/xattr.h"
 
 namespace kvexec::subdoc {
@@ -51,7 +51,8 @@ TEST(Macros, ValueCrc32cIsTheNewBodysChecksum) {
     ASSERT_EQ(o.status, Status::Success);
     EXPECT_TRUE(o.macros.empty());
     char crc[11];
-    std::snprintf(crc, sizeof crc, "0x%08x", crc32c(R"({"a":1,"b":2})"));
+    const std::string_view body = R"({"a":1,"b":2})";
+    std::snprintf(crc, sizeof crc, "0x%08x", storage::crc32c(body.data(), body.size()));
     EXPECT_EQ(xattrsOf(o)[0].value, std::string(R"({"crc":")") + crc + R"("})");
 }
 

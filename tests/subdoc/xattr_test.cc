@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "helpers.h"
-#include "subdoc/crc32c.h"
+#include "storage/crc32c.h"
 #include "subdoc/xattr.h"
 
 namespace kvexec::subdoc {
@@ -104,7 +104,7 @@ TEST(XattrLookup, DocumentVirtualXattr) {
     EXPECT_EQ(doc["deleted"], false);
     EXPECT_TRUE(doc["last_modified"].is_string());
     char crc[11];
-    std::snprintf(crc, sizeof crc, "0x%08x", crc32c(body));
+    std::snprintf(crc, sizeof crc, "0x%08x", storage::crc32c(body.data(), body.size()));
     EXPECT_EQ(doc["value_crc32c"], crc);
 }
 

@@ -8,12 +8,11 @@ src="$1"
 work="$2"
 seconds="${3:-30}"
 cxx="${4:-clang++}"
+source "$src/tests/fuzz/libfuzzer.sh"
 mkdir -p "$work/corpus"
-"$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$src/src" -I"$src/include" \
+fuzz_build "$cxx" "$work/request_parser_fuzzer" -I"$src/src" -I"$src/include" \
     "$src/tests/server/fuzz/request_parser_fuzzer.cc" \
-    "$src"/src/server/protocol/*.cc "$src"/src/server/auth/*.cc \
-    -lcrypto -lz -o "$work/request_parser_fuzzer"
+    "$src"/src/server/protocol/*.cc "$src"/src/server/auth/*.cc -lcrypto -lz
 # Seeds: a binary GET, an alt-magic SET with a durability frame, text lines.
 printf '\x80\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00foo' \
     >"$work/corpus/get"
@@ -23,7 +22,4 @@ printf 'set k 0 0 3 noreply\r\nabc\r\nget k j\r\nincr k 5\r\n' >"$work/corpus/te
 printf 'ms a2V5 3 b T10 F5 c k O1 q\r\nabc\r\nmg a2V5 b v k t s f\r\nma n N0 J5 MD v\r\nmn\r\ngat 1 k\r\n' \
     >"$work/corpus/meta"
 printf 'n,,n=user,r=abcdefc=biws,r=abcdef,p=AAAA' >"$work/corpus/scram"
-# A crash leaves its input in WORK_DIR (crash-*) to replay:
-#   WORK_DIR/request_parser_fuzzer WORK_DIR/crash-...
-"$work/request_parser_fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-    -artifact_prefix="$work/" -print_final_stats=1 "$work/corpus" 2>&1 | grep -v '^"' | tail -40
+fuzz_run "$work/request_parser_fuzzer" "$work" "$seconds"

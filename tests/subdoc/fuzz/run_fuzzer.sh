@@ -8,10 +8,10 @@ src="$1"
 work="$2"
 seconds="${3:-30}"
 cxx="${4:-clang++}"
+source "$src/tests/fuzz/libfuzzer.sh"
 mkdir -p "$work/corpus"
-"$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$src/src" "$src/tests/subdoc/fuzz/subdoc_fuzzer.cc" "$src"/src/subdoc/*.cc \
-    -o "$work/subdoc_fuzzer"
+fuzz_build "$cxx" "$work/subdoc_fuzzer" -I"$src/src" "$src/tests/subdoc/fuzz/subdoc_fuzzer.cc" \
+    "$src"/src/subdoc/*.cc "$src/src/storage/crc32c.cc"
 # Seeds (see the layout in subdoc_fuzzer.cc): a JSON document with a
 # multi-lookup, a multi-mutation, and a document with an xattr blob.
 printf '\x01\x00\x11{"a":[1,2],"b":{}}\xc5\x00\x00\x04a[-1]\xd2\x00\x00\x01b\x00\x00\x00\x00' \
@@ -20,7 +20,4 @@ printf '\x01\x00\x11{"a":[1,2],"b":{}}\xc8\x01\x00\x03\x00\x00\x00\x01b.c7\xcf\x
     >"$work/corpus/mutation"
 printf '\x05\x00\x1a\x00\x00\x00\x0e\x00\x00\x00\x0a_sync\x00{"r":1}\x00{"a":1}\xc8\x14\x00\x07\x00\x00\x00\x11_sync.c"${Mutation.CAS}"\xc9\x00\x00\x01\x00\x00\x00\x00a' \
     >"$work/corpus/xattr"
-# A crash leaves its input in WORK_DIR (crash-*) to replay:
-#   WORK_DIR/subdoc_fuzzer WORK_DIR/crash-...
-"$work/subdoc_fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-    -artifact_prefix="$work/" -print_final_stats=1 "$work/corpus" 2>&1 | grep -v '^"' | tail -40
+fuzz_run "$work/subdoc_fuzzer" "$work" "$seconds"
