@@ -45,21 +45,10 @@ bool isWrite(Opcode op) {
     }
 }
 
-// The commands Couchbase lets carry the preserve-TTL frame info: those that
-// may replace an existing document's expiry.
+// The commands Couchbase lets carry the preserve-TTL frame info: the
+// writes that may replace an existing document's expiry (all but delete).
 bool takesPreserveTtl(Opcode op) {
-    switch (protocol::loudVariant(op)) {
-        case Opcode::Set:
-        case Opcode::Add:
-        case Opcode::Replace:
-        case Opcode::Append:
-        case Opcode::Prepend:
-        case Opcode::Increment:
-        case Opcode::Decrement:
-            return true;
-        default:
-            return protocol::isSubdocMutation(op);
-    }
+    return isWrite(op) && protocol::loudVariant(op) != Opcode::Delete;
 }
 
 // What a client that did not negotiate XERROR gets for the lock statuses

@@ -289,11 +289,6 @@ bool Connection::handleText(std::string_view bytes) {
             return false;
         case protocol::TextOutcome::Error:
             out_ += result.errorLine;
-            if (result.discard != 0 && bev_ != nullptr) {
-                evbuffer_drain(bufferevent_get_input(bev_), result.consumed);
-                discardInput(result.discard);
-                return true;
-            }
             break;
         case protocol::TextOutcome::Ok:
             executeText(result.command);
@@ -301,6 +296,9 @@ bool Connection::handleText(std::string_view bytes) {
     }
     if (bev_ != nullptr) {
         evbuffer_drain(bufferevent_get_input(bev_), result.consumed);
+        if (result.discard != 0) {  // a refused data block, dropped as it arrives
+            discardInput(result.discard);
+        }
     }
     return true;
 }

@@ -148,6 +148,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void textTouch(const protocol::TextCommand& command);
     void textFlush(const protocol::TextCommand& command);
     void textReply(const protocol::TextCommand& command, std::string_view line);
+    // Text clients know nothing of vBuckets: a key's comes from its CRC.
+    engine::Vbid textVbid(std::string_view key) const;
     void textStats(const protocol::TextCommand& command);
 
     // Meta commands and get-and-touch (meta_commands.cc).

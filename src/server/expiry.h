@@ -11,6 +11,13 @@
 
 namespace kvexec::server {
 
+// Seconds since the Unix epoch (the system clock).
+inline std::uint32_t unixNow() {
+    return static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+}
+
 inline std::uint32_t absoluteExpiry(std::int64_t exptime) {
     constexpr std::int64_t kRelativeLimit = 60 * 60 * 24 * 30;
     if (exptime == 0) {
@@ -22,10 +29,7 @@ inline std::uint32_t absoluteExpiry(std::int64_t exptime) {
     if (exptime > kRelativeLimit) {
         return static_cast<std::uint32_t>(exptime);
     }
-    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-    return static_cast<std::uint32_t>(now + exptime);
+    return static_cast<std::uint32_t>(unixNow() + exptime);
 }
 
 }  // namespace kvexec::server

@@ -27,6 +27,7 @@
 #include "server/expiry.h"
 #include "server/protocol/base64.h"
 #include "server/protocol/keys.h"
+#include "server/text_errors.h"
 
 namespace kvexec::server {
 
@@ -35,30 +36,6 @@ using protocol::TextCommand;
 using protocol::TextVerb;
 
 namespace {
-
-engine::Vbid vbidOf(const ServerContext& c, std::string_view key) {
-    return protocol::vbucketOfKey(key, static_cast<std::uint16_t>(c.config.vbuckets));
-}
-
-std::uint32_t unixNow() {
-    return static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(
-                                          std::chrono::system_clock::now().time_since_epoch())
-                                          .count());
-}
-
-std::string errorLine(engine::Status status) {
-    switch (status) {
-        case engine::Status::TooBig:
-            return "SERVER_ERROR object too large for cache\r\n";
-        case engine::Status::Locked:  // a Couchbase client holds a lock (GET_LOCKED)
-            return "SERVER_ERROR document locked\r\n";
-        case engine::Status::TempFail:
-        case engine::Status::NoMemory:
-            return "SERVER_ERROR out of memory storing object\r\n";
-        default:
-            return "SERVER_ERROR internal error\r\n";
-    }
-}
 
 // " k<key>", base64-encoded (and marked " b") when the request's key was.
 std::string keyToken(const MetaRequest& r) {
@@ -230,7 +207,7 @@ void Connection::metaGet(std::shared_ptr<const MetaRequest> r, bool mayVivify) {
             return metaGetHit(r, got.item);
         }
         if (got.status != engine::Status::KeyNotFound) {
-            out_ += errorLine(got.status);
+            out_ += textServerError(got.status);
             return;
         }
         context_.counters.getMisses.fetch_add(1, std::memory_order_relaxed);
@@ -241,7 +218,7 @@ void Connection::metaGet(std::shared_ptr<const MetaRequest> r, bool mayVivify) {
             out_ += statusLine("EN", *r);
         }
     });
-    callEngine([&] { context_.bucket->get(vbidOf(context_, r->key), r->key, std::move(done)); });
+    callEngine([&] { context_.bucket->get(textVbid(r->key), r->key, std::move(done)); });
 }
 
 void Connection::metaGetHit(std::shared_ptr<const MetaRequest> r, const engine::Item& item) {
@@ -260,7 +237,7 @@ void Connection::metaGetHit(std::shared_ptr<const MetaRequest> r, const engine::
                 return;
             }
             if (touched.status != engine::Status::Success) {
-                out_ += errorLine(touched.status);
+                out_ += textServerError(touched.status);
                 return;
             }
             found.value = documentBody(touched.item);
@@ -270,8 +247,7 @@ void Connection::metaGetHit(std::shared_ptr<const MetaRequest> r, const engine::
             out_ += foundReply(*r, found);
         });
     callEngine([&] {
-        context_.bucket->touch(vbidOf(context_, r->key), r->key, absoluteExpiry(*r->ttl),
-                               std::move(done));
+        context_.bucket->touch(textVbid(r->key), r->key, absoluteExpiry(*r->ttl), std::move(done));
     });
 }
 
@@ -281,7 +257,7 @@ void Connection::metaVivify(std::shared_ptr<const MetaRequest> r) {
     engine::StoreRequest add;
     add.operation = engine::StoreOperation::Add;
     add.key = r->key;
-    add.vbid = vbidOf(context_, add.key);
+    add.vbid = textVbid(add.key);
     add.expiry = absoluteExpiry(*r->vivifyTtl);
     context_.counters.cmdSet.fetch_add(1, std::memory_order_relaxed);
     auto done = completion<engine::MutationResult>(
@@ -290,7 +266,7 @@ void Connection::metaVivify(std::shared_ptr<const MetaRequest> r) {
                 return metaGet(r, false);
             }
             if (stored.status != engine::Status::Success) {
-                out_ += errorLine(stored.status);
+                out_ += textServerError(stored.status);
                 return;
             }
             // The stub keeps N's TTL: a T in the same mg is not applied to it.
@@ -304,7 +280,7 @@ void Connection::metaSet(const TextCommand& command) {
     engine::StoreRequest store;
     store.operation = storeOperation(r.mode);
     store.key = r.key;
-    store.vbid = vbidOf(context_, store.key);
+    store.vbid = textVbid(store.key);
     store.value.assign(command.value);
     store.flags = r.clientFlags;
     store.expiry = r.ttl ? absoluteExpiry(*r.ttl) : 0;
@@ -317,7 +293,7 @@ void Connection::metaSet(const TextCommand& command) {
         [this, r = std::make_shared<const MetaRequest>(r)](const engine::MutationResult& result) {
             const std::string_view code = storeCode(*r, result.status);
             if (code.empty()) {
-                out_ += errorLine(result.status);
+                out_ += textServerError(result.status);
                 return;
             }
             if (result.status == engine::Status::Success && r->quiet) {
@@ -342,7 +318,7 @@ void Connection::metaSet(const TextCommand& command) {
 void Connection::metaDelete(const MetaRequest& request) {
     engine::RemoveRequest remove;
     remove.key = request.key;
-    remove.vbid = vbidOf(context_, remove.key);
+    remove.vbid = textVbid(remove.key);
     remove.cas = request.compareCas.value_or(0);
     auto done =
         completion<engine::MutationResult>([this, r = std::make_shared<const MetaRequest>(request)](
@@ -362,7 +338,7 @@ void Connection::metaDelete(const MetaRequest& request) {
                     out_ += statusLine("EX", *r);
                     return;
                 default:
-                    out_ += errorLine(result.status);
+                    out_ += textServerError(result.status);
             }
         });
     callEngine([&] { context_.bucket->remove(std::move(remove), std::move(done)); });
@@ -374,7 +350,7 @@ void Connection::metaDelete(const MetaRequest& request) {
 void Connection::metaArithmetic(std::shared_ptr<const MetaRequest> r, bool create) {
     engine::ArithmeticRequest arithmetic;
     arithmetic.key = r->key;
-    arithmetic.vbid = vbidOf(context_, arithmetic.key);
+    arithmetic.vbid = textVbid(arithmetic.key);
     arithmetic.increment = r->mode != 'D' && r->mode != '-';
     arithmetic.delta = r->delta;
     arithmetic.cas = r->compareCas.value_or(0);
@@ -399,7 +375,7 @@ void Connection::metaArithmetic(std::shared_ptr<const MetaRequest> r, bool creat
                     out_ += "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n";
                     return;
                 default:
-                    out_ += errorLine(a.status);
+                    out_ += textServerError(a.status);
             }
         });
     callEngine([&] { context_.bucket->arithmetic(std::move(arithmetic), std::move(done)); });
@@ -418,7 +394,7 @@ void Connection::metaCounterExpiry(std::shared_ptr<const MetaRequest> r,
     auto done = completion<engine::GetResult>(
         [this, r, found = std::move(found), quietNow](const engine::GetResult& g) mutable {
             if (g.status != engine::Status::Success) {
-                out_ += errorLine(g.status);  // gone right after the update: a race
+                out_ += textServerError(g.status);  // gone right after the update: a race
                 return;
             }
             found.before = found.touched = g.item.meta.expiry;
@@ -428,7 +404,7 @@ void Connection::metaCounterExpiry(std::shared_ptr<const MetaRequest> r,
             out_ += quietNow ? "" : foundReply(*r, found, false);
         });
     callEngine([&] {
-        const auto vbid = vbidOf(context_, key);
+        const auto vbid = textVbid(key);
         if (r->ttl) {
             context_.bucket->touch(vbid, key, absoluteExpiry(*r->ttl), std::move(done));
         } else {
@@ -438,24 +414,25 @@ void Connection::metaCounterExpiry(std::shared_ptr<const MetaRequest> r,
 }
 
 void Connection::metaDebug(const MetaRequest& request) {
-    auto done = completion<engine::GetResult>([this, r = std::make_shared<const MetaRequest>(
-                                                         request)](const engine::GetResult& got) {
-        if (got.status != engine::Status::Success) {
-            out_ += got.status == engine::Status::KeyNotFound ? "EN\r\n" : errorLine(got.status);
-            return;
-        }
-        const auto& meta = got.item.meta;
-        // memcached's exp: -1 for none, else now - expiry (negative while live).
-        const std::int64_t exp =
-            meta.expiry == 0 ? -1 : static_cast<std::int64_t>(unixNow()) - meta.expiry;
-        const std::string key = r->base64Key ? protocol::encodeBase64(r->key) : r->key;
-        out_ += "ME " + key + " exp=" + std::to_string(exp) + " cas=" + std::to_string(meta.cas) +
-                " vbid=" + std::to_string(got.item.vbid) + " seqno=" + std::to_string(meta.seqno) +
-                " flags=" + std::to_string(meta.flags) +
-                " value_bytes=" + std::to_string(got.item.value.size()) + "\r\n";
-    });
-    callEngine(
-        [&] { context_.bucket->get(vbidOf(context_, request.key), request.key, std::move(done)); });
+    auto done = completion<engine::GetResult>(
+        [this, r = std::make_shared<const MetaRequest>(request)](const engine::GetResult& got) {
+            if (got.status != engine::Status::Success) {
+                out_ += got.status == engine::Status::KeyNotFound ? std::string_view("EN\r\n")
+                                                                  : textServerError(got.status);
+                return;
+            }
+            const auto& meta = got.item.meta;
+            // memcached's exp: -1 for none, else now - expiry (negative while live).
+            const std::int64_t exp =
+                meta.expiry == 0 ? -1 : static_cast<std::int64_t>(unixNow()) - meta.expiry;
+            const std::string key = r->base64Key ? protocol::encodeBase64(r->key) : r->key;
+            out_ += "ME " + key + " exp=" + std::to_string(exp) +
+                    " cas=" + std::to_string(meta.cas) + " vbid=" + std::to_string(got.item.vbid) +
+                    " seqno=" + std::to_string(meta.seqno) +
+                    " flags=" + std::to_string(meta.flags) +
+                    " value_bytes=" + std::to_string(got.item.value.size()) + "\r\n";
+        });
+    callEngine([&] { context_.bucket->get(textVbid(request.key), request.key, std::move(done)); });
 }
 
 void Connection::textGetAndTouch(const TextCommand& command) {
@@ -474,8 +451,7 @@ void Connection::textGetAndTouch(const TextCommand& command) {
                         std::string(documentBody(r.item)) + "\r\n";
             });
         callEngine([&] {
-            context_.bucket->touch(vbidOf(context_, key), std::string(key), expiry,
-                                   std::move(done));
+            context_.bucket->touch(textVbid(key), std::string(key), expiry, std::move(done));
         });
     }
     out_ += "END\r\n";

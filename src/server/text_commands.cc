@@ -6,6 +6,7 @@
 #include "server/expiry.h"
 #include "server/protocol/keys.h"
 #include "server/stats.h"
+#include "server/text_errors.h"
 
 namespace kvexec::server {
 
@@ -13,24 +14,6 @@ using protocol::TextCommand;
 using protocol::TextVerb;
 
 namespace {
-
-engine::Vbid vbidOf(const ServerContext& c, std::string_view key) {
-    return protocol::vbucketOfKey(key, static_cast<std::uint16_t>(c.config.vbuckets));
-}
-
-std::string_view serverError(engine::Status status) {
-    switch (status) {
-        case engine::Status::TooBig:
-            return "SERVER_ERROR object too large for cache\r\n";
-        case engine::Status::Locked:  // a Couchbase client holds a lock (GET_LOCKED)
-            return "SERVER_ERROR document locked\r\n";
-        case engine::Status::TempFail:
-        case engine::Status::NoMemory:
-            return "SERVER_ERROR out of memory storing object\r\n";
-        default:
-            return "SERVER_ERROR internal error\r\n";
-    }
-}
 
 std::string_view storeReply(const TextCommand& command, engine::Status status) {
     switch (status) {
@@ -45,11 +28,29 @@ std::string_view storeReply(const TextCommand& command, engine::Status status) {
         case engine::Status::Locked:  // memcached has no locks: not stored
             return "NOT_STORED\r\n";
         default:
-            return serverError(status);
+            return textServerError(status);
     }
 }
 
 }  // namespace
+
+engine::Vbid Connection::textVbid(std::string_view key) const {
+    return protocol::vbucketOfKey(key, static_cast<std::uint16_t>(context_.config.vbuckets));
+}
+
+std::string_view textServerError(engine::Status status) {
+    switch (status) {
+        case engine::Status::TooBig:
+            return "SERVER_ERROR object too large for cache\r\n";
+        case engine::Status::Locked:  // a Couchbase client holds a lock (GET_LOCKED)
+            return "SERVER_ERROR document locked\r\n";
+        case engine::Status::TempFail:
+        case engine::Status::NoMemory:
+            return "SERVER_ERROR out of memory storing object\r\n";
+        default:
+            return "SERVER_ERROR internal error\r\n";
+    }
+}
 
 void Connection::textReply(const TextCommand& command, std::string_view line) {
     if (!command.noreply) {
@@ -143,9 +144,7 @@ void Connection::textGet(const TextCommand& command) {
                 out_ += documentBody(r.item);
                 out_ += "\r\n";
             });
-        callEngine([&] {
-            context_.bucket->get(vbidOf(context_, key), std::string(key), std::move(done));
-        });
+        callEngine([&] { context_.bucket->get(textVbid(key), std::string(key), std::move(done)); });
     }
     out_ += "END\r\n";
 }
@@ -153,7 +152,7 @@ void Connection::textGet(const TextCommand& command) {
 void Connection::textStore(const TextCommand& command) {
     engine::StoreRequest store;
     store.key.assign(command.keys[0]);
-    store.vbid = vbidOf(context_, store.key);
+    store.vbid = textVbid(store.key);
     store.value.assign(command.value);
     store.flags = command.flags;
     store.expiry = absoluteExpiry(command.exptime);
@@ -187,7 +186,7 @@ void Connection::textStore(const TextCommand& command) {
 void Connection::textDelete(const TextCommand& command) {
     engine::RemoveRequest remove;
     remove.key.assign(command.keys[0]);
-    remove.vbid = vbidOf(context_, remove.key);
+    remove.vbid = textVbid(remove.key);
     const bool noreply = command.noreply;
     auto done =
         completion<engine::MutationResult>([this, noreply](const engine::MutationResult& r) {
@@ -199,7 +198,7 @@ void Connection::textDelete(const TextCommand& command) {
                 case engine::Status::KeyNotFound:
                     return textReply(header, "NOT_FOUND\r\n");
                 default:
-                    return textReply(header, serverError(r.status));
+                    return textReply(header, textServerError(r.status));
             }
         });
     callEngine([&] { context_.bucket->remove(std::move(remove), std::move(done)); });
@@ -208,7 +207,7 @@ void Connection::textDelete(const TextCommand& command) {
 void Connection::textArithmetic(const TextCommand& command) {
     engine::ArithmeticRequest arithmetic;
     arithmetic.key.assign(command.keys[0]);
-    arithmetic.vbid = vbidOf(context_, arithmetic.key);
+    arithmetic.vbid = textVbid(arithmetic.key);
     arithmetic.increment = command.verb == TextVerb::Incr;
     arithmetic.delta = command.delta;
     const bool noreply = command.noreply;
@@ -225,7 +224,7 @@ void Connection::textArithmetic(const TextCommand& command) {
                     return textReply(
                         header, "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
                 default:
-                    return textReply(header, serverError(r.status));
+                    return textReply(header, textServerError(r.status));
             }
         });
     callEngine([&] { context_.bucket->arithmetic(std::move(arithmetic), std::move(done)); });
@@ -233,7 +232,7 @@ void Connection::textArithmetic(const TextCommand& command) {
 
 void Connection::textTouch(const TextCommand& command) {
     std::string key(command.keys[0]);
-    const engine::Vbid vbid = vbidOf(context_, key);
+    const engine::Vbid vbid = textVbid(key);
     const bool noreply = command.noreply;
     context_.counters.cmdTouch.fetch_add(1, std::memory_order_relaxed);
     auto done = completion<engine::GetResult>([this, noreply](const engine::GetResult& r) {
@@ -255,7 +254,7 @@ void Connection::textFlush(const TextCommand& command) {
     context_.counters.cmdFlush.fetch_add(1, std::memory_order_relaxed);
     engine::Status status = engine::Status::Success;
     context_.bucket->flush([&status](engine::Status s) { status = s; });  // inline
-    textReply(command, status == engine::Status::Success ? "OK\r\n" : serverError(status));
+    textReply(command, status == engine::Status::Success ? "OK\r\n" : textServerError(status));
 }
 
 }  // namespace kvexec::server

@@ -6,33 +6,11 @@
 'use strict';
 const assert = require('assert');
 const couchbase = require('couchbase');
+const { check, expectError, fail, finish } = require('./sdk_check');
 
 const [port] = process.argv.slice(2);
 const TIMEOUTS = { connectTimeout: 20000, kvTimeout: 10000, kvDurableTimeout: 20000 };
 const MIB = 1024 * 1024;
-
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`[pass] ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`[FAIL] ${name}: ${e && e.stack ? e.stack : e}`);
-  }
-}
-
-async function expectError(promise, type) {
-  try {
-    await promise;
-  } catch (e) {
-    if (e instanceof type) return;
-    throw new Error(`expected ${type.name}, got ${e && e.constructor.name}: ${e}`);
-  }
-  throw new Error(`expected ${type.name}, got success`);
-}
 
 // Polls `condition` until it holds or `ms` pass.
 async function waitFor(what, condition, ms) {
@@ -329,11 +307,9 @@ async function unknownBucket(cluster) {
     await valueSize(collection);
     await unknownBucket(cluster);
   } catch (e) {
-    failed++;
-    console.log(`[FAIL] setup: ${e && e.stack ? e.stack : e}`);
+    fail('setup', e);
   } finally {
     if (cluster) await cluster.close();
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed === 0 ? 0 : 1);
+  finish();
 })();

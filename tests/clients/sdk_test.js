@@ -11,6 +11,7 @@
 const assert = require('assert');
 const fs = require('fs');
 const couchbase = require('couchbase');
+const { check, expectError, fail, finish } = require('./sdk_check');
 
 const [mode, port, ackFile] = process.argv.slice(2);
 const USER = process.env.KVEXEC_USER || 'Administrator';
@@ -25,29 +26,6 @@ const LEVELS = {
 // On one node, Majority means "in the active's memory": only the persist
 // levels promise that the write survives a SIGKILL.
 const PERSISTED = new Set(['majorityAndPersistOnMaster', 'persistToMajority']);
-
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`[pass] ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`[FAIL] ${name}: ${e && e.stack ? e.stack : e}`);
-  }
-}
-
-async function expectError(promise, type) {
-  try {
-    await promise;
-  } catch (e) {
-    if (e instanceof type) return;
-    throw new Error(`expected ${type.name}, got ${e && e.constructor.name}: ${e}`);
-  }
-  throw new Error(`expected ${type.name}, got success`);
-}
 
 // A write's mutation token (HELLO mutation_seqno): the vBucket's uuid and
 // the write's sequence number, both non-zero.
@@ -167,11 +145,9 @@ async function verifyPhase(collection) {
     else if (mode === 'verify') await verifyPhase(c.collection);
     else throw new Error(`unknown mode ${mode}`);
   } catch (e) {
-    failed++;
-    console.log(`[FAIL] ${mode}: ${e && e.stack ? e.stack : e}`);
+    fail(mode, e);
   } finally {
     if (cluster) await cluster.close();
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed === 0 ? 0 : 1);
+  finish();
 })();
