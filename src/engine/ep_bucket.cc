@@ -132,7 +132,7 @@ WarmupProgress BucketImpl::warmupProgress() const {
     return out;
 }
 
-Status BucketImpl::admit(Vbid vbid, const std::string& key) {
+Status BucketImpl::admit(Vbid vbid, const DocKey& key, std::string& stored) {
     if (vbid >= vbuckets_.size()) {
         return Status::NotMyVbucket;
     }
@@ -141,14 +141,20 @@ Status BucketImpl::admit(Vbid vbid, const std::string& key) {
         tempFailures_.fetch_add(1, std::memory_order_relaxed);
         return Status::TempFail;
     }
-    if (key.empty() || key.size() > kMaxKeySize) {
+    if (key.key.empty() || key.key.size() > kMaxKeySize) {
         return Status::Invalid;
     }
+    stored = encodeCollectionKey(key.collection, key.key);
     return Status::Success;
 }
 
-void BucketImpl::get(Vbid vbid, std::string key, GetCallback done) {
-    GetResult result{admit(vbid, key), {}};
+Status BucketImpl::collectionStatusLocked(const VBucket& vb, const DocKey& key) {
+    return vb.collections.contains(key.collection) ? Status::Success : Status::UnknownCollection;
+}
+
+void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
+    std::string key;
+    GetResult result{admit(vbid, docKey, key), {}};
     if (result.status != Status::Success) {
         done(result);
         return;
@@ -158,7 +164,10 @@ void BucketImpl::get(Vbid vbid, std::string key, GetCallback done) {
     {
         kvexec::detail::MutexLock lock(vb.mutex);
         const auto it = vb.committed.find(key);
-        if (it == vb.committed.end() || it->second.meta.deleted) {
+        result.status = collectionStatusLocked(vb, docKey);
+        if (result.status != Status::Success) {
+            // the collection is gone: nothing to read
+        } else if (it == vb.committed.end() || it->second.meta.deleted) {
             result.status = Status::KeyNotFound;
         } else if (vb.liveLocked(key, unixNow()) == nullptr) {
             result.status = Status::KeyNotFound;
@@ -167,7 +176,7 @@ void BucketImpl::get(Vbid vbid, std::string key, GetCallback done) {
                 expiredNow = true;
             }
         } else {
-            result.item = Item{vbid, key, it->second.value, it->second.meta};
+            result.item = itemOf(vbid, key, it->second.value, it->second.meta);
             if (vb.lockCasLocked(key, unixNow()) != 0) {
                 result.item.meta.cas = kLockedCas;
             }
@@ -179,16 +188,20 @@ void BucketImpl::get(Vbid vbid, std::string key, GetCallback done) {
     done(result);
 }
 
-void BucketImpl::getMeta(Vbid vbid, std::string key, GetCallback done) {
-    GetResult result{admit(vbid, key), {}};
+void BucketImpl::getMeta(Vbid vbid, DocKey docKey, GetCallback done) {
+    std::string key;
+    GetResult result{admit(vbid, docKey, key), {}};
     if (result.status == Status::Success) {
         auto& vb = vbucket(vbid);
         kvexec::detail::MutexLock lock(vb.mutex);
         const auto it = vb.committed.find(key);
-        if (it == vb.committed.end()) {
+        result.status = collectionStatusLocked(vb, docKey);
+        if (result.status != Status::Success) {
+            // the collection is gone: nothing to read
+        } else if (it == vb.committed.end()) {
             result.status = Status::KeyNotFound;
         } else {
-            result.item = Item{vbid, key, {}, it->second.meta};
+            result.item = itemOf(vbid, key, {}, it->second.meta);
         }
     }
     done(result);
@@ -209,7 +222,9 @@ std::vector<KeySummary> BucketImpl::listKeys(Vbid vbid, std::size_t limit) const
         // Expired ones are left for the expiry pager: listing changes nothing.
         const bool expired = stored.meta.expiry != 0 && stored.meta.expiry <= now;
         if (!stored.meta.deleted && !expired) {
-            out.push_back(KeySummary{key, stored.meta, stored.value.size()});
+            auto item = itemOf(vbid, key, {}, stored.meta);
+            out.push_back(
+                KeySummary{std::move(item.key), stored.meta, stored.value.size(), item.collection});
         }
     }
     return out;

@@ -11,6 +11,8 @@
 //   flusher.cc      per-shard ready queues and the Writer flusher tasks
 //   stream.cc       change streams and their backfill
 //   warmup.cc       loading an existing data directory on Reader tasks
+//   bucket_collections.cc  the manifest: changes, persisting them, applying
+//                   them to every vBucket
 //
 // Ground rules: vBucket state is guarded by each VBucket's mutex (vbucket.h);
 // a shard's ready queue by its own mutex; everything else here is atomic or
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "engine/engine_histogram.h"
+#include "engine/manifest_file.h"
 #include "engine/stream.h"
 #include "engine/vbucket.h"
 #include "kvexec/engine/bucket.h"
@@ -47,16 +50,15 @@ class BucketImpl final : public Bucket {
 
     // Bucket
     WarmupProgress warmupProgress() const override;
-    void get(Vbid vbid, std::string key, GetCallback done) override;
-    void getMeta(Vbid vbid, std::string key, GetCallback done) override;
+    void get(Vbid vbid, DocKey key, GetCallback done) override;
+    void getMeta(Vbid vbid, DocKey key, GetCallback done) override;
     std::vector<KeySummary> listKeys(Vbid vbid, std::size_t limit) const override;
     void store(StoreRequest request, MutationCallback done) override;
     void remove(RemoveRequest request, MutationCallback done) override;
     void arithmetic(ArithmeticRequest request, ArithmeticCallback done) override;
-    void touch(Vbid vbid, std::string key, std::uint32_t expiry, GetCallback done) override;
-    void getLocked(Vbid vbid, std::string key, std::chrono::seconds lockTime,
-                   GetCallback done) override;
-    void unlock(Vbid vbid, std::string key, std::uint64_t cas, StatusCallback done) override;
+    void touch(Vbid vbid, DocKey key, std::uint32_t expiry, GetCallback done) override;
+    void getLocked(Vbid vbid, DocKey key, std::chrono::seconds lockTime, GetCallback done) override;
+    void unlock(Vbid vbid, DocKey key, std::uint64_t cas, StatusCallback done) override;
     void flush(StatusCallback done) override;
     void compact(Vbid vbid, StatusCallback done) override;
     ObserveSeqnoResult observeSeqno(Vbid vbid) const override;
@@ -64,6 +66,12 @@ class BucketImpl final : public Bucket {
                                              Status* status) override;
     BucketStats stats() const override;
     const BucketConfig& config() const override { return config_; }
+    Manifest manifest() const override;
+    ManifestChange createScope(const std::string& name) override;
+    ManifestChange dropScope(const std::string& name) override;
+    ManifestChange createCollection(const std::string& scope, const std::string& name,
+                                    std::uint32_t maxTtl) override;
+    ManifestChange dropCollection(const std::string& scope, const std::string& name) override;
 
     // --- for the engine's own tasks and streams ---
     ExecutorPool& pool() { return pool_; }
@@ -105,12 +113,18 @@ class BucketImpl final : public Bucket {
     using Decide = std::function<Proposal(const StoredValue* current)>;
 
     // Checks shared by every operation; Success or the error to return.
-    Status admit(Vbid vbid, const std::string& key);
+    // On Success, `stored` is the key as the vBucket keeps it.
+    Status admit(Vbid vbid, const DocKey& key, std::string& stored);
+    // UnknownCollection unless the vBucket holds the key's collection.
+    static Status collectionStatusLocked(const VBucket& vb, const DocKey& key) REQUIRES(vb.mutex);
     // `cas`: the request's CAS (0: none), which must be the lock's when the
     // document is locked; `decide` then sees the lock's CAS as the
     // document's. A mutation that succeeds releases the lock.
-    void mutate(Vbid vbid, std::string key, std::uint64_t cas, Durability durability,
+    void mutate(Vbid vbid, const DocKey& key, std::uint64_t cas, Durability durability,
                 const Decide& decide, SyncWriteDone done);
+    // The collection's maxTtl applied to a value about to be stored.
+    void applyMaxTtlLocked(const VBucket& vb, CollectionId collection, StoredValue& value) const
+        REQUIRES(vb.mutex);
     // The live value `decide` sees for key: null, the committed value, or a
     // copy of it in `asLocked` carrying the lock's CAS. Locked when `cas`
     // is not the lock's.
@@ -138,6 +152,18 @@ class BucketImpl final : public Bucket {
     void armTimeoutLocked(VBucket& vb) REQUIRES(vb.mutex);
     // warmup.cc
     void loadVBucket(VBucket& vb);
+    // bucket_collections.cc
+    using ManifestEdit = std::function<ManifestOutcome(ManifestState&, std::string& message)>;
+    ManifestChange changeManifest(const ManifestEdit& edit) EXCLUDES(manifestChangeMutex_);
+    // Makes every vBucket hold `next`'s collections: adds the new ones,
+    // drops (dropCollectionLocked) those `next` no longer has.
+    void applyManifest(const Manifest& next);
+    // Deletes the collection's documents, locks and pending SyncWrites
+    // (returned, to be finished outside the lock); true if it queued any
+    // tombstone.
+    bool dropCollectionLocked(VBucket& vb, CollectionId collection,
+                              std::vector<FinishedSyncWrite>& aborted) REQUIRES(vb.mutex);
+    void loadManifestState();
     // Records the first warmup error and marks warmup Failed.
     void failWarmup(const std::string& why) EXCLUDES(warmupErrorMutex_);
     // stream.cc
@@ -175,6 +201,13 @@ class BucketImpl final : public Bucket {
     // completion task, so that every SyncWrite completes on NonIO.
     std::vector<FinishedSyncWrite> failedWrites_ GUARDED_BY(completionMutex_);
     TaskId expiryPager_ = 0;
+
+    // The manifest: changes are serialised by manifestChangeMutex_ (held
+    // across the file write), the state read under manifestMutex_ (held
+    // for a copy). Order: change mutex, state mutex, a vBucket's mutex.
+    kvexec::detail::Mutex manifestChangeMutex_;
+    mutable kvexec::detail::Mutex manifestMutex_;
+    ManifestState manifestState_ GUARDED_BY(manifestMutex_);
 
     std::atomic<std::int64_t> memUsed_{0};
     std::atomic<std::uint64_t> flusherBatches_{0}, flushFailures_{0}, tempFailures_{0};

@@ -15,15 +15,18 @@ std::chrono::seconds lockTimeFor(std::chrono::seconds asked, const BucketConfig&
 
 }  // namespace
 
-void BucketImpl::getLocked(Vbid vbid, std::string key, std::chrono::seconds lockTime,
+void BucketImpl::getLocked(Vbid vbid, DocKey docKey, std::chrono::seconds lockTime,
                            GetCallback done) {
-    GetResult result{admit(vbid, key), {}};
+    std::string key;
+    GetResult result{admit(vbid, docKey, key), {}};
     if (result.status == Status::Success) {
         auto& vb = vbucket(vbid);
         kvexec::detail::MutexLock lock(vb.mutex);
         const auto now = unixNow();
         const StoredValue* current = vb.liveLocked(key, now);
-        if (current == nullptr) {
+        if (result.status = collectionStatusLocked(vb, docKey); result.status != Status::Success) {
+            // the collection is gone
+        } else if (current == nullptr) {
             result.status = Status::KeyNotFound;
         } else if (vb.pendingByKey.contains(key)) {
             result.status = Status::SyncWriteInProgress;
@@ -33,7 +36,7 @@ void BucketImpl::getLocked(Vbid vbid, std::string key, std::chrono::seconds lock
             const DocumentLock documentLock{
                 vb.nextCasLocked(),
                 now + static_cast<std::uint32_t>(lockTimeFor(lockTime, config_).count())};
-            result.item = Item{vbid, key, current->value, current->meta};
+            result.item = itemOf(vbid, key, current->value, current->meta);
             result.item.meta.cas = documentLock.cas;
             vb.locks[key] = documentLock;
         }
@@ -41,14 +44,17 @@ void BucketImpl::getLocked(Vbid vbid, std::string key, std::chrono::seconds lock
     done(result);
 }
 
-void BucketImpl::unlock(Vbid vbid, std::string key, std::uint64_t cas, StatusCallback done) {
-    Status status = admit(vbid, key);
+void BucketImpl::unlock(Vbid vbid, DocKey docKey, std::uint64_t cas, StatusCallback done) {
+    std::string key;
+    Status status = admit(vbid, docKey, key);
     if (status == Status::Success) {
         auto& vb = vbucket(vbid);
         kvexec::detail::MutexLock lock(vb.mutex);
         const auto now = unixNow();
         std::uint64_t lockCas = 0;
-        if (vb.liveLocked(key, now) == nullptr) {
+        if (status = collectionStatusLocked(vb, docKey); status != Status::Success) {
+            // the collection is gone
+        } else if (vb.liveLocked(key, now) == nullptr) {
             status = Status::KeyNotFound;
         } else if (lockCas = vb.lockCasLocked(key, now); lockCas == 0) {
             status = Status::NotLocked;

@@ -69,9 +69,22 @@ Status BucketImpl::currentForWriteLocked(VBucket& vb, const std::string& key, st
     return Status::Success;
 }
 
-void BucketImpl::mutate(Vbid vbid, std::string key, std::uint64_t cas, Durability durability,
+void BucketImpl::applyMaxTtlLocked(const VBucket& vb, CollectionId collection,
+                                   StoredValue& value) const {
+    const auto it = vb.collections.find(collection);
+    if (it == vb.collections.end() || it->second == 0 || value.meta.deleted) {
+        return;
+    }
+    const std::uint32_t bound = unixNow() + it->second;
+    if (value.meta.expiry == 0 || value.meta.expiry > bound) {
+        value.meta.expiry = bound;
+    }
+}
+
+void BucketImpl::mutate(Vbid vbid, const DocKey& docKey, std::uint64_t cas, Durability durability,
                         const Decide& decide, SyncWriteDone done) {
-    Status status = admit(vbid, key);
+    std::string key;
+    Status status = admit(vbid, docKey, key);
     if (status == Status::Success) {
         status = checkDurability(durability);
     }
@@ -89,7 +102,9 @@ void BucketImpl::mutate(Vbid vbid, std::string key, std::uint64_t cas, Durabilit
         kvexec::detail::MutexLock lock(vb.mutex);
         StoredValue asLocked;
         const StoredValue* current = nullptr;
-        if (vb.pendingByKey.contains(key)) {
+        if (status = collectionStatusLocked(vb, docKey); status != Status::Success) {
+            // the collection is gone
+        } else if (vb.pendingByKey.contains(key)) {
             status = Status::SyncWriteInProgress;
         } else if (status = currentForWriteLocked(vb, key, cas, asLocked, current);
                    status == Status::Success) {
@@ -107,6 +122,7 @@ void BucketImpl::mutate(Vbid vbid, std::string key, std::uint64_t cas, Durabilit
                 tempFailures_.fetch_add(1, std::memory_order_relaxed);
             }
             if (status == Status::Success) {
+                applyMaxTtlLocked(vb, docKey.collection, proposal.value);
                 vb.locks.erase(key);
                 accountMemory(static_cast<std::int64_t>(
                     vb.queueLocked(key, proposal.value, true, proposal.stamp)));
@@ -182,9 +198,8 @@ void BucketImpl::store(StoreRequest request, MutationCallback done) {
         }
         return p;
     };
-    const Vbid vbid = req->vbid;
-    std::string key = req->key;
-    mutate(vbid, std::move(key), req->cas, req->durability, decide,
+    const DocKey key{req->key, req->collection};
+    mutate(req->vbid, key, req->cas, req->durability, decide,
            [done = std::move(done)](Status s, std::uint64_t cas, MutationToken token) {
                done(MutationResult{s, cas, token});
            });
@@ -202,7 +217,8 @@ void BucketImpl::remove(RemoveRequest request, MutationCallback done) {
         }
         return p;
     };
-    mutate(request.vbid, std::move(request.key), cas, request.durability, decide,
+    mutate(request.vbid, DocKey{std::move(request.key), request.collection}, cas,
+           request.durability, decide,
            [done = std::move(done)](Status s, std::uint64_t c, MutationToken token) {
                done(MutationResult{s, c, token});
            });
@@ -239,13 +255,13 @@ void BucketImpl::arithmetic(ArithmeticRequest request, ArithmeticCallback done) 
         return p;
     };
     const Durability durability = request.durability;
-    mutate(request.vbid, std::move(request.key), request.cas, durability, decide,
+    mutate(request.vbid, DocKey{request.key, request.collection}, request.cas, durability, decide,
            [counter, done = std::move(done)](Status s, std::uint64_t cas, MutationToken token) {
                done(ArithmeticResult{s, s == Status::Success ? *counter : 0, cas, token});
            });
 }
 
-void BucketImpl::touch(Vbid vbid, std::string key, std::uint32_t expiry, GetCallback done) {
+void BucketImpl::touch(Vbid vbid, DocKey key, std::uint32_t expiry, GetCallback done) {
     auto item = std::make_shared<Item>();
     const Decide decide = [item, expiry, vbid, &key](const StoredValue* current) {
         Proposal p;
@@ -257,7 +273,7 @@ void BucketImpl::touch(Vbid vbid, std::string key, std::uint32_t expiry, GetCall
         p.value.meta.expiry = expiry;
         // The document as it is after the touch (flags, datatype, new
         // expiry): get-and-touch returns its flags.
-        *item = Item{vbid, key, current->value, p.value.meta};
+        *item = Item{vbid, key.key, current->value, p.value.meta, key.collection};
         return p;
     };
     mutate(vbid, key, 0, Durability{}, decide,

@@ -34,6 +34,8 @@ std::string_view to_string(Status status) {
             return "NotSupported";
         case Status::Internal:
             return "Internal";
+        case Status::UnknownCollection:
+            return "UnknownCollection";
         case Status::TempFail:
             return "TempFail";
         case Status::DurabilityInvalidLevel:

@@ -11,8 +11,8 @@ namespace kvexec::engine {
 namespace {
 
 Item itemOf(Vbid vbid, const storage::Document& doc) {
-    return Item{vbid, doc.key, doc.value,
-                ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry, doc.datatype, doc.deleted}};
+    return itemOf(vbid, doc.key, doc.value,
+                  ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry, doc.datatype, doc.deleted});
 }
 
 }  // namespace

@@ -8,6 +8,19 @@
 
 namespace kvexec::engine {
 
+Item itemOf(Vbid vbid, std::string_view storedKey, std::string value, const ItemMeta& meta) {
+    const auto split = splitCollectionKey(storedKey);
+    if (!split) {  // not a stored key (never made by the engine): show it whole
+        return Item{vbid, std::string(storedKey), std::move(value), meta};
+    }
+    return Item{vbid, std::string(split->key), std::move(value), meta, split->collection};
+}
+
+CollectionId collectionOf(std::string_view storedKey) {
+    const auto split = splitCollectionKey(storedKey);
+    return split ? split->collection : kDefaultCollection;
+}
+
 std::uint64_t VBucket::nextCasLocked() {
     const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
@@ -36,7 +49,7 @@ std::size_t VBucket::queueLocked(const std::string& key, StoredValue& value, boo
     doc.datatype = value.meta.datatype;
     const auto now = Clock::now();
     for (const auto& stream : streams) {
-        stream->pushLocked(StreamEntry{Item{id, key, value.value, value.meta}, now});
+        stream->pushLocked(StreamEntry{itemOf(id, key, value.value, value.meta), now});
     }
     dirty.push_back(DirtyItem{std::move(doc), now});
     return footprint(key.size(), value.value.size());
@@ -54,6 +67,17 @@ std::int64_t VBucket::setCommittedLocked(const std::string& key, StoredValue val
     const auto removed = static_cast<std::int64_t>(footprint(key.size(), it->second.value.size()));
     it->second = std::move(value);
     return added - removed;
+}
+
+std::int64_t VBucket::eraseCommittedLocked(const std::string& key) {
+    const auto it = committed.find(key);
+    if (it == committed.end()) {
+        return 0;
+    }
+    (it->second.meta.deleted ? tombstoneCount : liveCount) -= 1;
+    const auto removed = static_cast<std::int64_t>(footprint(key.size(), it->second.value.size()));
+    committed.erase(it);
+    return -removed;
 }
 
 std::uint64_t VBucket::lockCasLocked(const std::string& key, std::uint32_t now) {

@@ -15,6 +15,10 @@
 //   one critical section); change streams rely on it.
 // - pendingByKey[k] exists iff syncWrites holds a write to k; while it does,
 //   other writes to k are refused (SyncWriteInProgress).
+// - Keys are stored keys: the collection id in front (collections.h,
+//   encodeCollectionKey); itemOf() turns one back into what callers see.
+// - Every key in committed, pendingByKey and locks is of a collection in
+//   `collections`: dropping a collection removes its keys from all three.
 #pragma once
 
 #include <atomic>
@@ -36,6 +40,11 @@
 namespace kvexec::engine {
 
 class StreamImpl;
+
+// The Item callers see for a stored key: its key without, and its
+// collection beside it.
+Item itemOf(Vbid vbid, std::string_view storedKey, std::string value, const ItemMeta& meta);
+CollectionId collectionOf(std::string_view storedKey);
 
 struct StoredValue {
     std::string value;
@@ -96,6 +105,9 @@ class VBucket {
     // Locks of live documents; a lapsed one is dropped when next looked at
     // (lockCasLocked) or by the expiry pager.
     std::unordered_map<std::string, DocumentLock> locks GUARDED_BY(mutex);
+    // The manifest's collections, each with its maxTtl (0: none).
+    std::unordered_map<CollectionId, std::uint32_t> collections GUARDED_BY(mutex) = {
+        {kDefaultCollection, 0}};
     std::uint64_t liveCount GUARDED_BY(mutex) = 0;
     std::uint64_t tombstoneCount GUARDED_BY(mutex) = 0;
     Seqno highSeqno GUARDED_BY(mutex) = 0;
@@ -117,6 +129,9 @@ class VBucket {
                             const Stamp& stamp = {}) REQUIRES(mutex);
     // Replaces the committed value of key; returns the change in bytes.
     std::int64_t setCommittedLocked(const std::string& key, StoredValue value) REQUIRES(mutex);
+    // Removes key's committed value (live or tombstone) from memory;
+    // returns the change in bytes (<= 0).
+    std::int64_t eraseCommittedLocked(const std::string& key) REQUIRES(mutex);
     // The CAS of key's lock at `now`, or 0 when it holds none.
     std::uint64_t lockCasLocked(const std::string& key, std::uint32_t now) REQUIRES(mutex);
     // The committed live value of key, or null (absent, tombstone, or

@@ -33,6 +33,7 @@ bool BucketImpl::runWarmup() {
             failWarmup(errors.front().what());
             return false;
         }
+        loadManifestState();
     } catch (const std::exception& error) {
         failWarmup(error.what());
         return false;
@@ -69,24 +70,45 @@ bool BucketImpl::runWarmupShard(std::size_t shard) {
 }
 
 // Nobody else touches the vBucket before warmup completes; the lock is
-// taken for the rule's sake (and for TSan).
+// taken for the rule's sake (and for TSan). Documents of a collection the
+// manifest no longer holds (dropped just before a crash, before their
+// tombstones were persisted) are not loaded, and are deleted on disk.
 void BucketImpl::loadVBucket(VBucket& vb) {
     if (!store_->exists(vb.id)) {
         return;
     }
-    kvexec::detail::MutexLock lock(vb.mutex);
-    std::uint64_t items = 0;
-    store_->scan(vb.id, 0, [&](const storage::Document& doc) {
-        vb.mutex.assertHeld();  // scan() calls back on this thread, under the lock
-        StoredValue value{doc.value, ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry,
-                                              doc.datatype, doc.deleted}};
-        vb.maxCas = std::max(vb.maxCas, doc.cas);
-        accountMemory(vb.setCommittedLocked(doc.key, std::move(value)));
-        ++items;
-        return true;
-    });
-    vb.highSeqno = vb.persistedSeqno = store_->highSeqno(vb.id);
-    itemsLoaded_.fetch_add(items);
+    bool orphans = false;
+    {
+        kvexec::detail::MutexLock lock(vb.mutex);
+        std::uint64_t items = 0;
+        std::vector<std::string> dropped;
+        store_->scan(vb.id, 0, [&](const storage::Document& doc) {
+            vb.mutex.assertHeld();  // scan() calls back on this thread, under the lock
+            vb.maxCas = std::max(vb.maxCas, doc.cas);
+            if (!vb.collections.contains(collectionOf(doc.key))) {
+                if (!doc.deleted) {
+                    dropped.push_back(doc.key);
+                }
+                return true;
+            }
+            StoredValue value{doc.value, ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry,
+                                                  doc.datatype, doc.deleted}};
+            accountMemory(vb.setCommittedLocked(doc.key, std::move(value)));
+            ++items;
+            return true;
+        });
+        vb.highSeqno = vb.persistedSeqno = store_->highSeqno(vb.id);
+        for (const auto& key : dropped) {
+            StoredValue tombstone;
+            tombstone.meta.deleted = true;
+            accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, tombstone)));
+        }
+        orphans = !dropped.empty();
+        itemsLoaded_.fetch_add(items);
+    }
+    if (orphans) {
+        notifyFlusher(vb, FlushUrgency::Batched);
+    }
 }
 
 }  // namespace kvexec::engine

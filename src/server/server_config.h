@@ -19,6 +19,9 @@ namespace kvexec::server {
 struct ServerConfig {
     std::string host = "127.0.0.1";
     std::uint16_t port = 11210;
+    // The management REST endpoint (--mgmt-port; 0: any free port); none
+    // when unset.
+    std::optional<std::uint16_t> mgmtPort;
     std::string dataDir = "./kvexec-data";
     std::string bucket = "default";
     std::size_t vbuckets = 1024;

@@ -57,6 +57,9 @@ struct ServerContext {
     ServerCounters counters;
     std::atomic<std::uint64_t> operationsInFlight{0};
     std::atomic<std::uint16_t> boundPort{0};
+    // The management (REST) endpoint's port once bound; 0: none (no
+    // --mgmt-port). The cluster map advertises it as the "mgmt" service.
+    std::atomic<std::uint16_t> boundMgmtPort{0};
     std::vector<FrontEnd*> frontEnds;  // owned by the Server
 };
 

@@ -29,9 +29,11 @@ T get(const char* p) {
 // Writes a record header (CRC left 0) at out[pos].
 void putRecordHeader(char* p, RecordType type, bool deleted, std::uint32_t keyLen,
                      std::uint32_t valueLen, Seqno seqno) {
+    constexpr std::uint8_t kDeleted = 1, kCollectionKey = 2;
     put<std::uint32_t>(p, 0);
     p[4] = static_cast<char>(type);
-    p[5] = deleted ? 1 : 0;
+    const std::uint8_t documentFlags = kCollectionKey | (deleted ? kDeleted : 0);
+    p[5] = static_cast<char>(type == RecordType::Document ? documentFlags : 0);
     put<std::uint16_t>(p + 6, 0);
     put<std::uint32_t>(p + 8, keyLen);
     put<std::uint32_t>(p + 12, valueLen);
@@ -63,7 +65,8 @@ std::optional<FileHeader> decodeFileHeader(const char* p, std::uint16_t* version
     if (version != nullptr) {
         *version = get<std::uint16_t>(p + 8);
     }
-    if (get<std::uint16_t>(p + 8) != kFormatVersion) {
+    if (const auto v = get<std::uint16_t>(p + 8);
+        v < kOldestReadableVersion || v > kFormatVersion) {
         return std::nullopt;
     }
     return FileHeader{get<std::uint32_t>(p + 12), get<std::uint64_t>(p + 16)};
@@ -75,10 +78,11 @@ std::optional<RecordHeader> decodeRecordHeader(const char* p) {
     const auto type = static_cast<std::uint8_t>(p[4]);
     const auto flags = static_cast<std::uint8_t>(p[5]);
     h.deleted = (flags & 1) != 0;
+    h.collectionKey = (flags & 2) != 0;
     h.keyLen = get<std::uint32_t>(p + 8);
     h.valueLen = get<std::uint32_t>(p + 12);
     h.seqno = get<std::uint64_t>(p + 16);
-    if ((flags & ~1u) != 0 || get<std::uint16_t>(p + 6) != 0) {
+    if ((flags & ~3u) != 0 || get<std::uint16_t>(p + 6) != 0) {
         return std::nullopt;
     }
     if (type == static_cast<std::uint8_t>(RecordType::Document)) {
@@ -91,7 +95,7 @@ std::optional<RecordHeader> decodeRecordHeader(const char* p) {
     }
     if (type == static_cast<std::uint8_t>(RecordType::Commit)) {
         h.type = RecordType::Commit;
-        if (h.keyLen != 0 || h.valueLen != kCommitValueSize || h.deleted) {
+        if (h.keyLen != 0 || h.valueLen != kCommitValueSize || flags != 0) {
             return std::nullopt;
         }
         return h;
@@ -111,11 +115,16 @@ std::optional<CommitInfo> decodeCommit(const RecordHeader& header, const char* r
     return CommitInfo{header.seqno, get<std::uint64_t>(value + 8), get<std::uint32_t>(value + 16)};
 }
 
+std::string decodeKey(const RecordHeader& header, const char* record) {
+    std::string key(header.collectionKey ? 0 : 1, '\0');
+    key.append(record + kRecordHeaderSize, header.keyLen);
+    return key;
+}
+
 Document decodeDocument(const RecordHeader& header, const char* record) {
-    const char* key = record + kRecordHeaderSize;
-    const char* meta = key + header.keyLen;
+    const char* meta = record + kRecordHeaderSize + header.keyLen;
     Document doc;
-    doc.key.assign(key, header.keyLen);
+    doc.key = decodeKey(header, record);
     doc.value.assign(meta + kDocumentMetaSize, header.valueLen - kDocumentMetaSize);
     doc.seqno = header.seqno;
     doc.deleted = header.deleted;

@@ -112,11 +112,12 @@ bool checkHeader(ChunkReader& reader, const std::string& path, Vbid vbid, Revisi
     }
     std::uint16_t version = kFormatVersion;
     const auto header = decodeFileHeader(bytes, &version);
-    if (!header && version != kFormatVersion) {
+    if (!header && (version < kOldestReadableVersion || version > kFormatVersion)) {
         io::throwCorrupt(path, 0,
                          "file format version " + std::to_string(version) +
-                             " is not supported (this build reads version " +
-                             std::to_string(kFormatVersion) + " only; see docs/storage.md)");
+                             " is not supported (this build reads versions " +
+                             std::to_string(kOldestReadableVersion) + " to " +
+                             std::to_string(kFormatVersion) + "; see docs/storage.md)");
     }
     if (!header) {
         io::throwCorrupt(path, 0, "invalid file header");
@@ -165,7 +166,7 @@ class Replayer {
                              "seqno " + std::to_string(rec.header.seqno) + " does not follow " +
                                  std::to_string(previous));
         }
-        pending_.push_back({std::string(rec.bytes + kRecordHeaderSize, rec.header.keyLen),
+        pending_.push_back({decodeKey(rec.header, rec.bytes),
                             IndexEntry{pos, static_cast<std::uint32_t>(rec.header.size()),
                                        rec.header.seqno, rec.header.deleted}});
     }

@@ -85,7 +85,7 @@ inline std::optional<MutationResult> storeNow(Bucket& bucket, StoreRequest reque
     return out;
 }
 
-inline GetResult getNow(Bucket& bucket, Vbid vbid, std::string key) {
+inline GetResult getNow(Bucket& bucket, Vbid vbid, DocKey key) {
     GetResult out{Status::Internal, {}};
     bucket.get(vbid, std::move(key), [&](const GetResult& r) { out = r; });
     return out;

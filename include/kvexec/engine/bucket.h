@@ -20,12 +20,18 @@
 //   (NonIO) aborts writes whose deadline passed.
 // - Opening a bucket over an existing directory warms it up on Reader
 //   tasks; until then every data operation returns TempFail.
+// - Documents live in collections (collections.h). Every operation names
+//   its document's collection (DocKey, or a request's `collection`; the
+//   default collection when it does not); one the manifest does not hold
+//   gets UnknownCollection. Each vBucket knows the manifest's collections
+//   and checks them under its own lock, so the check costs no shared
+//   state. Keys are kept in memory and on disk with their collection id.
 //
 // Threads and callbacks (the contract the server relies on):
 // - Every member may be called from any thread, including from inside a
-//   completion callback or a stream callback. No call blocks on I/O or on
-//   another thread's progress: operations take a per-vBucket lock for the
-//   time of an in-memory update only.
+//   completion callback or a stream callback. No call but the manifest
+//   changes blocks on I/O or on another thread's progress: operations take
+//   a per-vBucket lock for the time of an in-memory update only.
 // - A completion callback is called exactly once. When the outcome is known
 //   at once (every read, every non-durable mutation, every error found
 //   before queueing), it runs inline on the caller's thread before the call
@@ -50,6 +56,7 @@
 
 #include "kvexec/engine/bucket_stats.h"
 #include "kvexec/engine/change_stream.h"
+#include "kvexec/engine/collections.h"
 #include "kvexec/engine/item.h"
 #include "kvexec/engine/operations.h"
 #include "kvexec/executor_pool.h"
@@ -110,8 +117,8 @@ class Bucket : public Taskable {
 
     // Reads: complete inline. get of an expired document removes it
     // (KeyNotFound). getMeta also reports tombstones (meta.deleted).
-    virtual void get(Vbid vbid, std::string key, GetCallback done) = 0;
-    virtual void getMeta(Vbid vbid, std::string key, GetCallback done) = 0;
+    virtual void get(Vbid vbid, DocKey key, GetCallback done) = 0;
+    virtual void getMeta(Vbid vbid, DocKey key, GetCallback done) = 0;
 
     // Up to `limit` live documents of the vBucket (not deleted, not
     // expired; a SyncWrite still pending is not listed), in no particular
@@ -125,18 +132,18 @@ class Bucket : public Taskable {
     virtual void remove(RemoveRequest request, MutationCallback done) = 0;
     virtual void arithmetic(ArithmeticRequest request, ArithmeticCallback done) = 0;
     // Sets the expiry and returns the document (get-and-touch).
-    virtual void touch(Vbid vbid, std::string key, std::uint32_t expiry, GetCallback done) = 0;
+    virtual void touch(Vbid vbid, DocKey key, std::uint32_t expiry, GetCallback done) = 0;
     // Pessimistic locking (Couchbase's GET_LOCKED / UNLOCK_KEY); inline.
     // getLocked returns the document with a new CAS, the lock's: until the
     // lock is released (unlock with that CAS, a mutation carrying it, or
     // `lockTime` passing; see BucketConfig) other mutations get Locked, a
     // second getLocked gets Locked, and reads report kLockedCas. Locks live
     // in memory only: a restart releases them.
-    virtual void getLocked(Vbid vbid, std::string key, std::chrono::seconds lockTime,
+    virtual void getLocked(Vbid vbid, DocKey key, std::chrono::seconds lockTime,
                            GetCallback done) = 0;
     // Success; KeyNotFound; NotLocked (no lock held); Locked (`cas` is not
     // the lock's).
-    virtual void unlock(Vbid vbid, std::string key, std::uint64_t cas, StatusCallback done) = 0;
+    virtual void unlock(Vbid vbid, DocKey key, std::uint64_t cas, StatusCallback done) = 0;
     // Deletes every document of every vBucket; pending SyncWrites are
     // aborted (SyncWriteAmbiguous). Completes inline.
     virtual void flush(StatusCallback done) = 0;
@@ -157,6 +164,25 @@ class Bucket : public Taskable {
                                                      Status* status = nullptr) = 0;
 
     virtual BucketStats stats() const = 0;
+
+    // Scopes and collections. manifest() is inline. A change is written
+    // and synced to the data directory before it takes effect, so it
+    // survives a restart; the call blocks on that write (call it from a
+    // management thread, not from a front end's loop) and changes are
+    // serialised. Dropping a collection (or a scope, with its collections)
+    // deletes its documents: tombstones queued like any deletion (streams
+    // see them), a pending SyncWrite in it aborted (SyncWriteAmbiguous).
+    // Documents of a dropped collection that a crash left on disk are
+    // deleted by the next warmup. NotReady before warmup completes.
+    virtual Manifest manifest() const = 0;
+    virtual ManifestChange createScope(const std::string& name) = 0;
+    virtual ManifestChange dropScope(const std::string& name) = 0;
+    // maxTtl (seconds, 0: none) bounds the expiry of the collection's
+    // documents: one stored without an expiry, or with a later one, gets
+    // now + maxTtl.
+    virtual ManifestChange createCollection(const std::string& scope, const std::string& name,
+                                            std::uint32_t maxTtl) = 0;
+    virtual ManifestChange dropCollection(const std::string& scope, const std::string& name) = 0;
 
     virtual const BucketConfig& config() const = 0;
 };

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "kvexec/engine/collections.h"
 #include "kvexec/engine/status.h"
 #include "kvexec/storage/types.h"
 
@@ -39,9 +40,10 @@ inline constexpr std::uint64_t kLockedCas = ~std::uint64_t{0};
 
 struct Item {
     Vbid vbid = 0;
-    std::string key;
+    std::string key;  // without its collection
     std::string value;
     ItemMeta meta;
+    CollectionId collection = kDefaultCollection;
 };
 
 // Identifies a mutation for observe-seqno and change streams: the

@@ -43,6 +43,7 @@ struct StoreRequest {
     // thread; it may rewrite bytes but must not change the value's size,
     // and must not call the bucket.
     std::function<void(std::string& value, std::uint64_t cas, Seqno seqno)> beforeQueue;
+    CollectionId collection = kDefaultCollection;
 };
 
 struct RemoveRequest {
@@ -50,6 +51,7 @@ struct RemoveRequest {
     std::string key;
     std::uint64_t cas = 0;  // 0: no CAS check
     Durability durability;
+    CollectionId collection = kDefaultCollection;
 };
 
 // incr / decr of a decimal unsigned 64-bit value. incr wraps at 2^64; decr
@@ -65,6 +67,7 @@ struct ArithmeticRequest {
     std::uint32_t expiry = 0;  // for a created document
     std::uint64_t cas = 0;
     Durability durability;
+    CollectionId collection = kDefaultCollection;
 };
 
 // The outcome of a mutation: on Success, the new CAS and mutation token.
@@ -94,6 +97,7 @@ struct KeySummary {
     std::string key;
     ItemMeta meta;
     std::size_t valueSize = 0;
+    CollectionId collection = kDefaultCollection;
 };
 
 // The persisted and the current (in-memory) high seqno of a vBucket.

@@ -38,6 +38,9 @@ enum class Status : std::uint16_t {
     Internal = 0x84,
     // Temporary: the memory quota is full, or warmup has not finished.
     TempFail = 0x86,
+    // The request names a collection the manifest does not hold (never
+    // created, or dropped).
+    UnknownCollection = 0x88,
     DurabilityInvalidLevel = 0xa0,
     DurabilityImpossible = 0xa1,
     SyncWriteInProgress = 0xa2,  // another SyncWrite on this key is pending
