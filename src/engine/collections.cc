@@ -114,6 +114,38 @@ bool validCollectionName(std::string_view name) {
     });
 }
 
+namespace {
+
+// A path's part as a name: empty stands for _default.
+std::optional<std::string_view> pathName(std::string_view part) {
+    if (part.empty() || part == kDefaultName) {
+        return kDefaultName;
+    }
+    if (!validCollectionName(part)) {
+        return std::nullopt;
+    }
+    return part;
+}
+
+}  // namespace
+
+std::optional<CollectionPath> parseCollectionPath(std::string_view path) {
+    const auto dot = path.find('.');
+    if (dot == std::string_view::npos || path.find('.', dot + 1) != std::string_view::npos) {
+        return std::nullopt;
+    }
+    const auto scope = pathName(path.substr(0, dot));
+    const auto collection = pathName(path.substr(dot + 1));
+    if (!scope || !collection) {
+        return std::nullopt;
+    }
+    return CollectionPath{*scope, *collection};
+}
+
+std::optional<std::string_view> parseScopePath(std::string_view path) {
+    return pathName(path.substr(0, path.find('.')));
+}
+
 std::string_view to_string(ManifestOutcome outcome) {
     switch (outcome) {
         case ManifestOutcome::Success:

@@ -1,7 +1,8 @@
 // The binary protocol's commands: memcached's opcodes 0x00-0x1e and the
 // Couchbase extensions (HELLO, SASL, SELECT_BUCKET, GET_CLUSTER_CONFIG,
-// GET_ERROR_MAP, GET_META, OBSERVE_SEQNO, GET_LOCKED, UNLOCK_KEY,
-// collection ids).
+// GET_ERROR_MAP, GET_META, OBSERVE_SEQNO, GET_LOCKED, UNLOCK_KEY, and the
+// collections: ids in keys, GET_COLLECTIONS_MANIFEST, GET_COLLECTION_ID,
+// GET_SCOPE_ID).
 #include <nlohmann/json.hpp>
 
 #include "kvexec/engine/xattrs.h"
@@ -112,8 +113,20 @@ void Connection::respondError(const Request& request, Status status, std::string
     respond(request, status, {}, {}, protocol::statusText(status));
 }
 
+void Connection::respondUnknown(const Request& request, Status status) {
+    nlohmann::json body = {{"manifest_uid", engine::hexId(context_.bucket->manifest().uid)}};
+    if (xerror_) {
+        body["error"] = {
+            {"context", status == Status::UnknownScope ? "unknown scope" : "unknown collection"}};
+    }
+    respond(request, status, {}, {}, body.dump(), 0, protocol::kDatatypeJson);
+}
+
 void Connection::respondEngine(const Request& request, engine::Status status) {
     const auto wire = static_cast<Status>(status);
+    if (wire == Status::UnknownCollection) {
+        return respondUnknown(request, wire);
+    }
     respondError(request, xerror_ ? wire : withoutXerror(request.opcode, wire), {});
 }
 
@@ -134,20 +147,16 @@ bool Connection::mayRunUnauthenticated(Opcode opcode) const {
     }
 }
 
-// The key without its collection prefix and the vBucket to serve it on.
-// Answers the request itself and returns false when it cannot be served.
-bool Connection::resolveKey(const Request& request, std::string& key, engine::Vbid& vbid) {
+bool Connection::resolveKey(const Request& request, engine::DocKey& key, engine::Vbid& vbid) {
     std::string_view wireKey = request.key;
+    engine::CollectionId collection = engine::kDefaultCollection;
     if (collections_) {
-        auto split = protocol::splitCollectionKey(wireKey);
+        auto split = engine::splitCollectionKey(wireKey);
         if (!split) {
             respondError(request, Status::InvalidArguments, "malformed collection prefix");
             return false;
         }
-        if (split->collectionId != 0) {
-            respondError(request, Status::UnknownCollection, "only the default collection exists");
-            return false;
-        }
+        collection = split->collection;
         wireKey = split->key;
     }
     if (wireKey.size() > 250) {
@@ -160,7 +169,7 @@ bool Connection::resolveKey(const Request& request, std::string& key, engine::Vb
         respondError(request, Status::NotMyVbucket, {});
         return false;
     }
-    key.assign(wireKey);
+    key = engine::DocKey{std::string(wireKey), collection};
     vbid = expected;
     return true;
 }
@@ -268,12 +277,12 @@ void Connection::executeBinary(const Request& request) {
         case Opcode::UnlockKey:
             return binaryUnlock(request);
         case Opcode::GetCollectionsManifest:
-            return respond(request, Status::Success, {}, {},
-                           R"({"uid":"0","scopes":[{"name":"_default","uid":"0",)"
-                           R"("collections":[{"name":"_default","uid":"0"}]}]})",
+            return respond(request, Status::Success, {}, {}, context_.bucket->manifest().toJson(),
                            0, protocol::kDatatypeJson);
         case Opcode::GetCollectionId:
             return binaryCollectionId(request);
+        case Opcode::GetScopeId:
+            return binaryScopeId(request);
         default:
             if (protocol::isSubdoc(request.opcode)) {
                 return binarySubdoc(request);
@@ -283,7 +292,7 @@ void Connection::executeBinary(const Request& request) {
 }
 
 void Connection::binaryGet(const Request& request) {
-    std::string key;
+    engine::DocKey key;
     engine::Vbid vbid = 0;
     if (!resolveKey(request, key, vbid)) {
         return;
@@ -312,9 +321,12 @@ void Connection::binaryGet(const Request& request) {
 
 void Connection::binaryStore(const Request& request) {
     engine::StoreRequest store;
-    if (!resolveKey(request, store.key, store.vbid)) {
+    engine::DocKey key;
+    if (!resolveKey(request, key, store.vbid)) {
         return;
     }
+    store.key = std::move(key.key);
+    store.collection = key.collection;
     auto durability = durabilityOf(request);
     store.operation = storeOperation(request.opcode);
     store.value.assign(request.value);
@@ -343,9 +355,12 @@ void Connection::binaryStore(const Request& request) {
 
 void Connection::binaryDelete(const Request& request) {
     engine::RemoveRequest remove;
-    if (!resolveKey(request, remove.key, remove.vbid)) {
+    engine::DocKey key;
+    if (!resolveKey(request, key, remove.vbid)) {
         return;
     }
+    remove.key = std::move(key.key);
+    remove.collection = key.collection;
     remove.cas = request.cas;
     remove.durability = *durabilityOf(request);
     auto done =
@@ -366,9 +381,12 @@ void Connection::binaryDelete(const Request& request) {
 
 void Connection::binaryArithmetic(const Request& request) {
     engine::ArithmeticRequest arithmetic;
-    if (!resolveKey(request, arithmetic.key, arithmetic.vbid)) {
+    engine::DocKey key;
+    if (!resolveKey(request, key, arithmetic.vbid)) {
         return;
     }
+    arithmetic.key = std::move(key.key);
+    arithmetic.collection = key.collection;
     arithmetic.increment = protocol::loudVariant(request.opcode) == Opcode::Increment;
     arithmetic.delta = protocol::readBe64(request.extras, 0);
     arithmetic.initial = protocol::readBe64(request.extras, 8);
@@ -392,7 +410,7 @@ void Connection::binaryArithmetic(const Request& request) {
 }
 
 void Connection::binaryTouch(const Request& request) {
-    std::string key;
+    engine::DocKey key;
     engine::Vbid vbid = 0;
     if (!resolveKey(request, key, vbid)) {
         return;
@@ -486,7 +504,7 @@ void Connection::binarySelectBucket(const Request& request) {
 }
 
 void Connection::binaryGetMeta(const Request& request) {
-    std::string key;
+    engine::DocKey key;
     engine::Vbid vbid = 0;
     if (!resolveKey(request, key, vbid)) {
         return;
@@ -532,7 +550,7 @@ void Connection::binaryObserveSeqno(const Request& request) {
 }
 
 void Connection::binaryGetLocked(const Request& request) {
-    std::string key;
+    engine::DocKey key;
     engine::Vbid vbid = 0;
     if (!resolveKey(request, key, vbid)) {
         return;
@@ -551,7 +569,7 @@ void Connection::binaryGetLocked(const Request& request) {
 }
 
 void Connection::binaryUnlock(const Request& request) {
-    std::string key;
+    engine::DocKey key;
     engine::Vbid vbid = 0;
     if (!resolveKey(request, key, vbid)) {
         return;
@@ -565,14 +583,42 @@ void Connection::binaryUnlock(const Request& request) {
     respond(request, Status::Success);
 }
 
+// The path comes in the value (Couchbase's rule) or, from older clients,
+// in the key.
 void Connection::binaryCollectionId(const Request& request) {
-    std::string_view path = request.key.empty() ? request.value : request.key;
-    if (path != "_default._default" && path != "_default" && path != "._default") {
-        return respondError(request, Status::UnknownCollection, "only _default._default exists");
+    const auto path =
+        engine::parseCollectionPath(request.key.empty() ? request.value : request.key);
+    if (!path) {
+        return respondError(request, Status::InvalidArguments,
+                            "the path must be scope.collection, with valid names");
+    }
+    const engine::Manifest manifest = context_.bucket->manifest();
+    if (manifest.findScope(path->scope) == nullptr) {
+        return respondUnknown(request, Status::UnknownScope);
+    }
+    const auto* collection = manifest.findCollection(path->scope, path->collection);
+    if (collection == nullptr) {
+        return respondUnknown(request, Status::UnknownCollection);
     }
     std::string extras;
-    protocol::appendBe64(extras, 0);  // manifest uid
-    protocol::appendBe32(extras, 0);  // collection id
+    protocol::appendBe64(extras, manifest.uid);
+    protocol::appendBe32(extras, collection->id);
+    respond(request, Status::Success, extras);
+}
+
+void Connection::binaryScopeId(const Request& request) {
+    const auto path = engine::parseScopePath(request.key.empty() ? request.value : request.key);
+    if (!path) {
+        return respondError(request, Status::InvalidArguments, "the path must name a valid scope");
+    }
+    const engine::Manifest manifest = context_.bucket->manifest();
+    const auto* scope = manifest.findScope(*path);
+    if (scope == nullptr) {
+        return respondUnknown(request, Status::UnknownScope);
+    }
+    std::string extras;
+    protocol::appendBe64(extras, manifest.uid);
+    protocol::appendBe32(extras, scope->id);
     respond(request, Status::Success, extras);
 }
 

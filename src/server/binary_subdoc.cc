@@ -85,7 +85,7 @@ bool hasSpecBody(subdoc::Status status) {
 struct Connection::SubdocWrite {
     subdoc::DecodedRequest decoded;
     engine::Vbid vbid = 0;
-    std::string key;
+    engine::DocKey key;
     std::uint64_t clientCas = 0;
     std::uint32_t expiry = 0;
     bool preserveExpiry = false;
@@ -104,7 +104,7 @@ void Connection::binarySubdoc(const Request& request) {
         return respondError(request, Status::NotSupported,
                             "sub-document access to deleted documents is not supported");
     }
-    std::string key;
+    engine::DocKey key;
     engine::Vbid vbid = 0;
     if (!resolveKey(request, key, vbid)) {
         return;
@@ -123,7 +123,7 @@ void Connection::binarySubdoc(const Request& request) {
     subdocMutate(request, write);
 }
 
-void Connection::subdocLookup(const Request& request, engine::Vbid vbid, std::string key,
+void Connection::subdocLookup(const Request& request, engine::Vbid vbid, engine::DocKey key,
                               const subdoc::DecodedRequest& decoded) {
     context_.counters.cmdGet.fetch_add(1, std::memory_order_relaxed);
     engine::GetResult read;
@@ -212,7 +212,8 @@ bool Connection::storeSubdoc(const Request& request, const std::shared_ptr<Subdo
         respond(request, wire(outcome->status), mutationExtras(r.token), {}, body, r.cas);
     });
     if (outcome->deleteDocument) {
-        engine::RemoveRequest remove{write->vbid, write->key, cas, write->durability};
+        engine::RemoveRequest remove{write->vbid, write->key.key, cas, write->durability,
+                                     write->key.collection};
         callEngine([&] { context_.bucket->remove(std::move(remove), std::move(done)); });
         return *retry;
     }
@@ -220,7 +221,8 @@ bool Connection::storeSubdoc(const Request& request, const std::shared_ptr<Subdo
     store.operation =
         outcome->createDocument ? engine::StoreOperation::Add : engine::StoreOperation::Set;
     store.vbid = write->vbid;
-    store.key = write->key;
+    store.key = write->key.key;
+    store.collection = write->key.collection;
     store.cas = outcome->createDocument ? 0 : cas;
     store.value = std::move(outcome->newValue);
     store.datatype = outcome->newDatatype;

@@ -106,7 +106,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void respondError(const protocol::Request& request, protocol::Status status,
                       std::string_view context);
     void respondEngine(const protocol::Request& request, engine::Status status);
-    bool resolveKey(const protocol::Request& request, std::string& key, engine::Vbid& vbid);
+    // The key (without its collection prefix, in its collection) and the
+    // vBucket to serve it on. Answers the request itself and returns false
+    // when it cannot be served.
+    bool resolveKey(const protocol::Request& request, engine::DocKey& key, engine::Vbid& vbid);
+    // UNKNOWN_COLLECTION / UNKNOWN_SCOPE with the manifest uid the answer
+    // was found in (Couchbase's error body).
+    void respondUnknown(const protocol::Request& request, protocol::Status status);
     std::string mutationExtras(const engine::MutationToken& token) const;
     // The datatype a read answers with: the JSON bit, if the client
     // negotiated it.
@@ -129,7 +135,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Sub-document commands (binary_subdoc.cc).
     struct SubdocWrite;
     void binarySubdoc(const protocol::Request& request);
-    void subdocLookup(const protocol::Request& request, engine::Vbid vbid, std::string key,
+    void subdocLookup(const protocol::Request& request, engine::Vbid vbid, engine::DocKey key,
                       const subdoc::DecodedRequest& decoded);
     void subdocMutate(const protocol::Request& request, const std::shared_ptr<SubdocWrite>& write);
     bool storeSubdoc(const protocol::Request& request, const std::shared_ptr<SubdocWrite>& write,
@@ -137,6 +143,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void respondSubdocFailure(const protocol::Request& request,
                               const subdoc::MutationOutcome& outcome);
     void binaryCollectionId(const protocol::Request& request);
+    void binaryScopeId(const protocol::Request& request);
     std::optional<engine::Durability> durabilityOf(const protocol::Request& request);
 
     // Text commands (text_commands.cc).

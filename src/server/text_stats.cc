@@ -80,6 +80,9 @@ void Connection::textStatsCachedump(const protocol::TextCommand& command) {
         for (std::size_t vb = 0; vb < context_.config.vbuckets && listed < limit; ++vb) {
             const auto vbid = static_cast<engine::Vbid>(vb);
             for (const auto& item : context_.bucket->listKeys(vbid, limit - listed)) {
+                if (item.collection != engine::kDefaultCollection) {
+                    continue;  // a text client reaches the default collection only
+                }
                 std::string line = "ITEM " + item.key + " [" + std::to_string(item.valueSize) +
                                    " b; " + std::to_string(item.meta.expiry) + " s]\r\n";
                 if (out_.size() - start + line.size() > kCachedumpBytes) {

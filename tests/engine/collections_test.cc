@@ -227,5 +227,34 @@ TEST(CollectionKeyTest, TheIdIsUnsignedLeb128InFrontOfTheKey) {
     EXPECT_FALSE(splitCollectionKey("\xff\xff\xff\xff\x7fk"));      // above 32 bits
 }
 
+TEST(CollectionKeyTest, ACollectionPathIsScopeDotCollectionWithEmptyMeaningDefault) {
+    auto path = parseCollectionPath("App1.c1");
+    ASSERT_TRUE(path);
+    EXPECT_EQ(path->scope, "App1");
+    EXPECT_EQ(path->collection, "c1");
+    path = parseCollectionPath(".c1");
+    ASSERT_TRUE(path);
+    EXPECT_EQ(path->scope, "_default");
+    path = parseCollectionPath(".");
+    ASSERT_TRUE(path);
+    EXPECT_EQ(path->scope, "_default");
+    EXPECT_EQ(path->collection, "_default");
+}
+
+TEST(CollectionKeyTest, MalformedCollectionPathsAreRefused) {
+    EXPECT_FALSE(parseCollectionPath("_default"));  // no '.'
+    EXPECT_FALSE(parseCollectionPath("a.b.c"));
+    EXPECT_FALSE(parseCollectionPath("a.b c"));
+    EXPECT_FALSE(parseCollectionPath("_system.c"));
+    EXPECT_FALSE(parseCollectionPath(std::string(252, 'x') + ".c"));
+}
+
+TEST(CollectionKeyTest, AScopePathIgnoresItsCollection) {
+    EXPECT_EQ(parseScopePath(""), "_default");
+    EXPECT_EQ(parseScopePath("App1"), "App1");
+    EXPECT_EQ(parseScopePath("App1.c1"), "App1");
+    EXPECT_FALSE(parseScopePath("%bad"));
+}
+
 }  // namespace
 }  // namespace kvexec::engine

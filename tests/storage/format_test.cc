@@ -89,16 +89,47 @@ TEST(RecordFormat, FileHeaderRoundTripsAndRejectsDamage) {
     EXPECT_FALSE(format::decodeFileHeader(bytes.data()));
 }
 
-TEST(RecordFormat, FileHeaderOfAnotherVersionIsRefusedAndNamed) {
-    auto bytes = format::encodeFileHeader({3, 1});
-    bytes[8] = 1;  // version 1: documents without metadata
-    const std::uint32_t crc = crc32c(bytes.data() + 4, format::kFileHeaderSize - 4);
+// Rewrites the CRC of the record or header of `size` bytes at `bytes`.
+void reseal(std::string& bytes, std::size_t size) {
+    const std::uint32_t crc = crc32c(bytes.data() + 4, size - 4);
     for (int i = 0; i < 4; ++i) {
         bytes[static_cast<std::size_t>(i)] = static_cast<char>(crc >> (8 * i));
     }
+}
+
+TEST(RecordFormat, FileHeaderOfAnotherVersionIsRefusedAndNamed) {
+    auto bytes = format::encodeFileHeader({3, 1});
+    bytes[8] = 1;  // version 1: documents without metadata
+    reseal(bytes, format::kFileHeaderSize);
     std::uint16_t version = 0;
     EXPECT_FALSE(format::decodeFileHeader(bytes.data(), &version));
     EXPECT_EQ(version, 1);
+    bytes[8] = 4;  // a later version than this build writes
+    reseal(bytes, format::kFileHeaderSize);
+    EXPECT_FALSE(format::decodeFileHeader(bytes.data(), &version));
+    EXPECT_EQ(version, 4);
+}
+
+// A file of version 2 (before collections) opens unchanged: its header is
+// accepted and its records' keys read as default-collection keys (0x00 in
+// front), as the engine stores them since version 3.
+TEST(RecordFormat, AVersion2RecordReadsAsADefaultCollectionKey) {
+    auto header = format::encodeFileHeader({3, 1});
+    header[8] = 2;
+    reseal(header, format::kFileHeaderSize);
+    std::uint16_t version = 0;
+    EXPECT_TRUE(format::decodeFileHeader(header.data(), &version));
+    EXPECT_EQ(version, 2);
+
+    std::string bytes;
+    format::appendDocument(bytes, Document{"key", "value", 7, false});
+    ASSERT_EQ(bytes[5], 2);  // version 3: every document record has bit 1
+    bytes[5] = 0;            // as version 2 wrote it
+    reseal(bytes, bytes.size());
+    const auto record = format::decodeRecordHeader(bytes.data());
+    ASSERT_TRUE(record);
+    ASSERT_TRUE(format::verifyRecord(*record, bytes.data()));
+    EXPECT_EQ(format::decodeDocument(*record, bytes.data()).key, std::string("\0key", 4));
 }
 
 TEST(VBucketIndex, LatestVersionWinsAndSeqnoOrderHolds) {

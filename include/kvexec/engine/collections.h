@@ -37,6 +37,7 @@ inline constexpr std::size_t kMaxCollections = 1000;
 // key (the default collection), so code that knows nothing of collections
 // reads as it did.
 struct DocKey {
+    DocKey() = default;
     DocKey(std::string k, CollectionId c = kDefaultCollection) : key(std::move(k)), collection(c) {}
     DocKey(const char* k) : key(k) {}
 
@@ -94,6 +95,20 @@ std::string hexId(std::uint64_t value);
 
 // Whether `name` may name a new scope or collection.
 bool validCollectionName(std::string_view name);
+
+// A collection's path as GET_COLLECTION_ID takes it: "scope.collection",
+// where an empty part means "_default" (so "." is _default._default).
+// nullopt unless the path has exactly one '.' and both parts are valid
+// names or "_default".
+struct CollectionPath {
+    std::string_view scope;
+    std::string_view collection;
+};
+std::optional<CollectionPath> parseCollectionPath(std::string_view path);
+// A scope's path as GET_SCOPE_ID takes it: "scope" or "scope.collection"
+// (the collection ignored; empty means "_default"); nullopt if the scope
+// is not a valid name.
+std::optional<std::string_view> parseScopePath(std::string_view path);
 
 // The outcome of a manifest change (Bucket::createScope and the rest).
 enum class ManifestOutcome : std::uint8_t {

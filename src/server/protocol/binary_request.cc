@@ -241,6 +241,7 @@ bool shapeFor(Opcode op, Shape& s) {
         case Opcode::Hello:
         case Opcode::GetCollectionsManifest:
         case Opcode::GetCollectionId:
+        case Opcode::GetScopeId:
             s = {0, 0, K::KeyAny, false};
             return true;
         default:

@@ -179,6 +179,8 @@ std::string_view opcodeName(Opcode op) {
             return "GET_COLLECTIONS_MANIFEST";
         case Opcode::GetCollectionId:
             return "GET_COLLECTION_ID";
+        case Opcode::GetScopeId:
+            return "GET_SCOPE_ID";
         case Opcode::GetErrorMap:
             return "GET_ERROR_MAP";
     }
@@ -231,6 +233,8 @@ std::string_view statusText(Status status) {
             return "Temporary failure";
         case Status::UnknownCollection:
             return "Unknown collection";
+        case Status::UnknownScope:
+            return "Unknown scope";
         case Status::DurabilityInvalidLevel:
             return "Invalid durability level";
         case Status::DurabilityImpossible:

@@ -84,6 +84,7 @@ enum class Opcode : std::uint8_t {
     SubdocReplaceBodyWithXattr = 0xd3,
     GetCollectionsManifest = 0xba,
     GetCollectionId = 0xbb,
+    GetScopeId = 0xbc,
     GetErrorMap = 0xfe,
 };
 
@@ -110,6 +111,7 @@ enum class Status : std::uint16_t {
     Busy = 0x85,
     TemporaryFailure = 0x86,
     UnknownCollection = 0x88,
+    UnknownScope = 0x8c,
     DurabilityInvalidLevel = 0xa0,
     DurabilityImpossible = 0xa1,
     SyncWriteInProgress = 0xa2,

@@ -24,6 +24,13 @@ std::string clusterMapJson(const ClusterMapInfo& info) {
         vbucketMap.push_back(json::array({0}));
     }
     const std::string node = hostPort(info.host, info.kvPort);
+    json services = {{"kv", info.kvPort}};
+    if (info.mgmtPort != 0) {
+        services["mgmt"] = info.mgmtPort;
+    }
+    // Without a REST endpoint the legacy "nodes" entry names Couchbase's
+    // usual one; clients only read its host.
+    const std::uint16_t restPort = info.mgmtPort != 0 ? info.mgmtPort : 8091;
     json map = {
         {"rev", info.revision},
         {"revEpoch", 1},
@@ -31,13 +38,13 @@ std::string clusterMapJson(const ClusterMapInfo& info) {
         {"uuid", "kvexec-" + info.bucket},
         {"bucketType", "membase"},
         {"nodeLocator", "vbucket"},
-        {"collectionsManifestUid", "0"},
+        {"collectionsManifestUid", info.manifestUid},
         {"ddocs", {{"uri", "/pools/default/buckets/" + info.bucket + "/ddocs"}}},
-        {"nodes", json::array({{{"hostname", hostPort(info.host, 8091)},
+        {"nodes", json::array({{{"hostname", hostPort(info.host, restPort)},
                                 {"ports", {{"direct", info.kvPort}}}}})},
         {"nodesExt",
          json::array(
-             {{{"services", {{"kv", info.kvPort}}}, {"thisNode", true}, {"hostname", info.host}}})},
+             {{{"services", std::move(services)}, {"thisNode", true}, {"hostname", info.host}}})},
         {"vBucketServerMap",
          {{"hashAlgorithm", "CRC"},
           {"numReplicas", 0},
@@ -87,6 +94,7 @@ const std::vector<ErrorEntry>& errorEntries() {
         {Status::Busy, "EBUSY", {"temp", "retry-now"}},
         {Status::TemporaryFailure, "ETMPFAIL", {"temp", "retry-now"}},
         {Status::UnknownCollection, "UNKNOWN_COLLECTION", {"fetch-config", "item-only"}},
+        {Status::UnknownScope, "UNKNOWN_SCOPE", {"fetch-config", "item-only"}},
         {Status::DurabilityInvalidLevel, "DURABILITY_INVALID_LEVEL", {"invalid-input"}},
         {Status::DurabilityImpossible, "DURABILITY_IMPOSSIBLE", {"item-only"}},
         {Status::SyncWriteInProgress, "SYNC_WRITE_IN_PROGRESS", {"item-only", "retry-now"}},

@@ -14,6 +14,8 @@ struct ClusterMapInfo {
     std::string bucket = "default";
     std::string host;  // the address the client connected to
     std::uint16_t kvPort = 0;
+    std::uint16_t mgmtPort = 0;     // the REST endpoint ("mgmt" service); 0: none
+    std::string manifestUid = "0";  // hex, as the manifest writes it
     std::uint16_t vbucketCount = 1024;
     std::uint64_t revision = 1;
 };

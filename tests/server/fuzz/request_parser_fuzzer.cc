@@ -88,7 +88,6 @@ bool takeRequests(std::string& buffer, const protocol::FramingLimits& limits,
                 check(r.consumed == need, "binary: consumed differs from the extent");
                 std::string reason;
                 (void)protocol::validateShape(r.request, reason);
-                (void)protocol::splitCollectionKey(r.request.key);
                 (void)protocol::vbucketOfKey(r.request.key, 1024);
             } else {
                 goesOn = false;
