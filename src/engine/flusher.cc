@@ -20,16 +20,24 @@ namespace {
 // so one vBucket does not hold the lock (copying) or the flusher for long.
 constexpr std::size_t kMaxBatchItems = 10'000;
 
-// The batch with one version per key (the latest), in seqno order.
+// The batch with one version per key (the latest), in seqno order. The
+// map views the items' keys, so nothing is moved out of them until every
+// lookup is done (a moved-from key can read as another key: a collection's
+// "\x08k" becomes "\0k", the default collection's).
 std::vector<storage::Document> deduplicated(std::vector<storage::Document> items) {
-    std::unordered_map<std::string_view, std::size_t> latest;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        latest[items[i].key] = i;  // items are in seqno order: later wins
+    std::vector<bool> keep(items.size(), false);
+    {
+        std::unordered_map<std::string_view, std::size_t> latest;
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            latest[items[i].key] = i;  // items are in seqno order: later wins
+        }
+        for (const auto& entry : latest) {
+            keep[entry.second] = true;
+        }
     }
     std::vector<storage::Document> out;
-    out.reserve(latest.size());
     for (std::size_t i = 0; i < items.size(); ++i) {
-        if (latest.at(items[i].key) == i) {
+        if (keep[i]) {
             out.push_back(std::move(items[i]));
         }
     }
