@@ -410,6 +410,7 @@ std::string Connection::clusterMap() const {
     info.bucket = context_.config.bucket;
     info.host = localHost_;
     info.kvPort = context_.boundPort.load(std::memory_order_relaxed);
+    info.mgmtPort = context_.boundMgmtPort.load(std::memory_order_relaxed);
     info.vbucketCount = static_cast<std::uint16_t>(context_.config.vbuckets);
     return protocol::clusterMapJson(info);
 }

@@ -17,6 +17,13 @@ std::string hostPort(const std::string& host, std::uint16_t port) {
 
 }  // namespace
 
+std::vector<std::string> bucketCapabilities() {
+    // What this node serves, nothing more: the SDKs act on these (views for
+    // couchapi, xattr paths for xattr), and there is no DCP, views or XDCR
+    // over the network here.
+    return {"collections", "durableWrite", "cbhello", "touch", "cccp", "nodesExt"};
+}
+
 std::string clusterMapJson(const ClusterMapInfo& info) {
     using nlohmann::json;
     json vbucketMap = json::array();
@@ -24,6 +31,13 @@ std::string clusterMapJson(const ClusterMapInfo& info) {
         vbucketMap.push_back(json::array({0}));
     }
     const std::string node = hostPort(info.host, info.kvPort);
+    // The SDKs find the management (REST) endpoint through "mgmt"; a map
+    // without it tells them there is none.
+    json services = {{"kv", info.kvPort}};
+    if (info.mgmtPort != 0) {
+        services["mgmt"] = info.mgmtPort;
+    }
+    const std::uint16_t mgmtPort = info.mgmtPort != 0 ? info.mgmtPort : 8091;
     json map = {
         {"rev", info.revision},
         {"revEpoch", 1},
@@ -33,22 +47,18 @@ std::string clusterMapJson(const ClusterMapInfo& info) {
         {"nodeLocator", "vbucket"},
         {"collectionsManifestUid", "0"},
         {"ddocs", {{"uri", "/pools/default/buckets/" + info.bucket + "/ddocs"}}},
-        {"nodes", json::array({{{"hostname", hostPort(info.host, 8091)},
+        {"nodes", json::array({{{"hostname", hostPort(info.host, mgmtPort)},
                                 {"ports", {{"direct", info.kvPort}}}}})},
         {"nodesExt",
          json::array(
-             {{{"services", {{"kv", info.kvPort}}}, {"thisNode", true}, {"hostname", info.host}}})},
+             {{{"services", std::move(services)}, {"thisNode", true}, {"hostname", info.host}}})},
         {"vBucketServerMap",
          {{"hashAlgorithm", "CRC"},
           {"numReplicas", 0},
           {"serverList", json::array({node})},
           {"vBucketMap", std::move(vbucketMap)}}},
         {"bucketCapabilitiesVer", ""},
-        // What this node serves, nothing more: the SDKs act on these (views
-        // for couchapi, xattr paths for xattr), and there is no DCP, views
-        // or XDCR over the network here.
-        {"bucketCapabilities",
-         json::array({"collections", "durableWrite", "cbhello", "touch", "cccp", "nodesExt"})},
+        {"bucketCapabilities", bucketCapabilities()},
         {"clusterCapabilitiesVer", json::array({1, 0})},
         {"clusterCapabilities", json::object()},
     };
