@@ -56,6 +56,7 @@ Server::Server(ServerContext& context) : context_(context) {
 }
 
 Server::~Server() {
+    management_.reset();  // stopped (thread joined) first, if run() did not
     for (auto* e : {sigterm_, sigint_, stop_, acceptResume_}) {
         if (e != nullptr) {
             event_free(e);
@@ -83,6 +84,14 @@ void Server::run(std::ostream& ready) {
     evconnlistener_set_error_cb(listener_, &Server::onAcceptError);
     const std::uint16_t port = boundPort(evconnlistener_get_fd(listener_));
     context_.boundPort.store(port);
+    const bool v6 = context_.config.host.find(':') != std::string::npos;
+    const std::string host = v6 ? "[" + context_.config.host + "]" : context_.config.host;
+    if (context_.config.mgmtPort) {
+        // Before the ready line: whoever waits for that line finds this one.
+        management_ = std::make_unique<mgmt::ManagementServer>(context_);
+        const std::uint16_t mgmtPort = management_->start();
+        ready << "kvexec-server: mgmt on " << host << ":" << mgmtPort << std::endl;
+    }
     // Every front end is listed in the context before any starts: the
     // list is read-only from then on.
     for (std::size_t i = 0; i < context_.config.frontendThreads; ++i) {
@@ -101,19 +110,21 @@ void Server::run(std::ostream& ready) {
     sigaddset(&stopSignals, SIGTERM);
     sigaddset(&stopSignals, SIGINT);
     pthread_sigmask(SIG_UNBLOCK, &stopSignals, nullptr);
-    const bool v6 = context_.config.host.find(':') != std::string::npos;
-    ready << "kvexec-server: ready on " << (v6 ? "[" : "") << context_.config.host
-          << (v6 ? "]" : "") << ":" << port << std::endl;
+    ready << "kvexec-server: ready on " << host << ":" << port << std::endl;
 
     event_base_dispatch(base_);
 
-    // Graceful stop, in order: 1. accept nothing more; 2. every connection
-    // finishes its request in flight (a durable write answers or times
-    // out), sends its responses and closes; 3. the loops stop. The caller
-    // then destroys the bucket, which persists what is dirty and closes its
-    // files.
+    // Graceful stop, in order: 1. accept nothing more; 2. the management
+    // endpoint stops (a manifest change in hand finishes first); 3. every
+    // connection finishes its request in flight (a durable write answers
+    // or times out), sends its responses and closes; 4. the loops stop.
+    // The caller then destroys the bucket, which persists what is dirty and
+    // closes its files.
     evconnlistener_disable(listener_);
     event_del(acceptResume_);
+    if (management_) {
+        management_->stop();
+    }
     for (auto& frontEnd : frontEnds_) {
         frontEnd->finishConnections();
     }

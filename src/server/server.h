@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "server/front_end.h"
+#include "server/mgmt/management_server.h"
 #include "server/server_context.h"
 
 namespace kvexec::server {
@@ -25,11 +26,14 @@ class Server {
     explicit Server(ServerContext& context);
     ~Server();
 
-    // Binds, starts the front ends, prints the ready line to `ready`, then
-    // serves until stopped. Stopping: stop accepting, let every connection
-    // finish the request in flight and send its response (bounded by the
-    // SyncWrite timeout), close the connections, join the front ends.
-    // Throws std::runtime_error if the address cannot be bound.
+    // Binds, starts the management endpoint (with --mgmt-port) and the
+    // front ends, prints the ready line to `ready` (preceded by
+    // "kvexec-server: mgmt on HOST:PORT" with --mgmt-port), then serves
+    // until stopped. Stopping: stop accepting, stop the management
+    // endpoint, let every connection finish the request in flight and send
+    // its response (bounded by the SyncWrite timeout), close the
+    // connections, join the front ends. Throws std::runtime_error if an
+    // address cannot be bound.
     void run(std::ostream& ready);
     void requestStop();
 
@@ -52,6 +56,7 @@ class Server {
     event* stop_ = nullptr;
     event* acceptResume_ = nullptr;  // accept() failed (out of descriptors): retry later
     bool acceptFailing_ = false;     // main loop only
+    std::unique_ptr<mgmt::ManagementServer> management_;  // with --mgmt-port
     std::vector<std::unique_ptr<FrontEnd>> frontEnds_;
     std::size_t next_ = 0;
 };

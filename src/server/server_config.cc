@@ -35,6 +35,7 @@ bool onOff(const std::string& option, const std::string& text) {
 
 std::string usage() {
     return "usage: kvexec-server [--host 127.0.0.1] [--port 11210] (port 0: any free port)\n"
+           "                     [--mgmt-port PORT] (0: any free port)\n"
            "                     [--data-dir DIR] [--bucket default] [--vbuckets 1024]\n"
            "                     [--shards 4] [--sync fdatasync|none] [--file-cache on|off]\n"
            "                     [--backend wheel|classic] [--frontend-threads N]\n"
@@ -51,7 +52,10 @@ std::string usage() {
            "--max-body-bytes: the largest binary packet body (value, key, extras); a\n"
            "  bigger one gets E2BIG from its header and its bytes are dropped as they\n"
            "  arrive. At least --max-value-bytes + 64 KiB (the default when only\n"
-           "  --max-value-bytes is given and above 30 MiB).\n";
+           "  --max-value-bytes is given and above 30 MiB).\n"
+           "--mgmt-port: serves the management REST API the Couchbase SDKs' bucket and\n"
+           "  collection managers call (scopes, collections, flush; HTTP Basic auth with\n"
+           "  --user/--password) on --host; none without it.\n";
 }
 
 ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) {
@@ -74,6 +78,8 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
             c.host = v;
         } else if (option == "--port") {
             c.port = number<std::uint16_t>(option, v, 0, 65535);
+        } else if (option == "--mgmt-port") {
+            c.mgmtPort = number<std::uint16_t>(option, v, 0, 65535);
         } else if (option == "--data-dir") {
             c.dataDir = v;
         } else if (option == "--bucket") {

@@ -1,11 +1,13 @@
 # server_lib.sh: sourced by the client tests. start_server ARGS... runs
 # kvexec-server on a free loopback port (--port 0) in the background, waits
-# (with a deadline) for its ready line and sets SERVER_PID and SERVER_PORT;
+# (with a deadline) for its ready line and sets SERVER_PID and SERVER_PORT
+# (and SERVER_MGMT_PORT, given --mgmt-port 0: its line comes first);
 # stop_server sends SIGTERM to that PID and checks the exit status.
 # KVEXEC_SERVER must name the binary.
 
 SERVER_PID=""
 SERVER_PORT=""
+SERVER_MGMT_PORT=""
 SERVER_LOG=""
 
 start_server() {
@@ -22,6 +24,7 @@ start_server() {
         sleep 0.05
     done
     SERVER_PORT="$(sed -n 's/^kvexec-server: ready on .*:\([0-9]*\)$/\1/p' "$SERVER_LOG")"
+    SERVER_MGMT_PORT="$(sed -n 's/^kvexec-server: mgmt on .*:\([0-9]*\)$/\1/p' "$SERVER_LOG")"
 }
 
 stop_server() {

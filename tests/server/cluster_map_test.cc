@@ -32,6 +32,19 @@ TEST(ClusterMap, OneNodeOwnsEveryVbucketWithCrcHashing) {
     EXPECT_NE(std::find(caps.begin(), caps.end(), "durableWrite"), caps.end());
 }
 
+TEST(ClusterMap, TheManagementPortIsAdvertisedOnlyWhenServed) {
+    ClusterMapInfo info;
+    info.host = "127.0.0.1";
+    info.kvPort = 12000;
+    auto without = nlohmann::json::parse(clusterMapJson(info));
+    EXPECT_FALSE(without["nodesExt"][0]["services"].contains("mgmt"));
+    info.mgmtPort = 18091;
+    auto with = nlohmann::json::parse(clusterMapJson(info));
+    EXPECT_EQ(with["nodesExt"][0]["services"]["mgmt"], 18091);
+    EXPECT_EQ(with["nodesExt"][0]["services"]["kv"], 12000);
+    EXPECT_EQ(with["nodes"][0]["hostname"], "127.0.0.1:18091");
+}
+
 // The SDKs act on the capabilities (durable writes need durableWrite; xattr
 // and couchapi would send them to features this server lacks).
 TEST(ClusterMap, BucketCapabilitiesNameOnlyWhatTheServerServes) {

@@ -71,19 +71,28 @@ ServerProcess::ServerProcess(const std::string& dataDir, const std::vector<std::
         throw std::runtime_error("cannot start " + argv[0]);
     }
 
-    // The ready line, read byte by byte so nothing after it is consumed.
+    // The ready line, read byte by byte so nothing after it is consumed;
+    // with --mgmt-port, the management endpoint's line comes first.
     const std::string prefix = "kvexec-server: ready on ";
+    const std::string mgmtPrefix = "kvexec-server: mgmt on ";
     const auto until = Clock::now() + kSocketDeadline;
     std::string line;
-    while (line.empty() || line.back() != '\n') {
-        pollfd p{stdout_, POLLIN, 0};
-        char c = 0;
-        if (poll(&p, 1, remainingMs(until)) <= 0 || ::read(stdout_, &c, 1) != 1) {
+    for (;;) {
+        line.clear();
+        while (line.empty() || line.back() != '\n') {
+            pollfd p{stdout_, POLLIN, 0};
+            char c = 0;
+            if (poll(&p, 1, remainingMs(until)) <= 0 || ::read(stdout_, &c, 1) != 1) {
+                break;
+            }
+            line.push_back(c);
+        }
+        if (line.rfind(mgmtPrefix, 0) != 0 || line.back() != '\n') {
             break;
         }
-        line.push_back(c);
+        mgmtPort_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
     }
-    if (line.rfind(prefix, 0) != 0 || line.back() != '\n') {
+    if (line.empty() || line.rfind(prefix, 0) != 0 || line.back() != '\n') {
         kill(pid_, SIGKILL);  // the destructor does not run for a throwing constructor
         waitpid(pid_, nullptr, 0);
         close(stdout_);

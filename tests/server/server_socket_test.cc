@@ -476,5 +476,69 @@ TEST_F(ServerSocketTest, SigtermWithAClientMidRequestExitsZeroAndPersistsEveryWr
     EXPECT_EQ(never->status, kNotFound);
 }
 
+// One HTTP/1.1 exchange over a raw socket: the status line and the body
+// (by Content-Length); nullopt if the reply is cut or late.
+struct HttpReply {
+    std::string statusLine;
+    std::string body;
+};
+std::optional<HttpReply> httpRequest(std::uint16_t port, const std::string& method,
+                                     const std::string& path, const std::string& form = "") {
+    Client client(port);
+    std::string message = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    if (!form.empty()) {
+        message += "Content-Type: application/x-www-form-urlencoded\r\n";
+    }
+    message += "Content-Length: " + std::to_string(form.size()) + "\r\n\r\n" + form;
+    if (!client.send(message)) {
+        return std::nullopt;
+    }
+    HttpReply reply;
+    auto status = client.readLine();
+    if (!status) {
+        return std::nullopt;
+    }
+    reply.statusLine = *status;
+    std::size_t length = 0;
+    for (auto header = client.readLine(); header && *header != "\r\n"; header = client.readLine()) {
+        if (header->rfind("Content-Length: ", 0) == 0) {
+            length = std::stoul(header->substr(16));
+        }
+    }
+    auto body = client.read(length);
+    if (!body) {
+        return std::nullopt;
+    }
+    reply.body = *body;
+    return reply;
+}
+
+// The binary's wiring: --mgmt-port prints its line before the ready line,
+// the cluster map points the SDKs at it, a change made there persists, and
+// SIGTERM still stops the server with exit 0 (the TearDown).
+TEST_F(ServerSocketTest, MgmtPortServesRestBesideKvAndStopsGracefully) {
+    start({"--mgmt-port", "0"});
+    const std::uint16_t mgmt = server_->mgmtPort();
+    ASSERT_NE(mgmt, 0);
+    const auto created =
+        httpRequest(mgmt, "POST", "/pools/default/buckets/default/scopes", "name=inventory");
+    ASSERT_TRUE(created.has_value());
+    EXPECT_EQ(created->statusLine, "HTTP/1.1 200 OK\r\n");
+    EXPECT_EQ(created->body, "{\"uid\":\"1\"}");
+
+    Client kv(port());
+    const auto map = kv.call(request(Opcode::GetClusterConfig));
+    ASSERT_TRUE(map.has_value());
+    ASSERT_EQ(map->status, kSuccess);
+    EXPECT_NE(map->value.find("\"mgmt\":" + std::to_string(mgmt)), std::string::npos) << map->value;
+
+    ASSERT_EQ(server_->stop(SIGTERM), 0);
+    start({"--mgmt-port", "0"});
+    const auto listed =
+        httpRequest(server_->mgmtPort(), "GET", "/pools/default/buckets/default/scopes");
+    ASSERT_TRUE(listed.has_value());
+    EXPECT_NE(listed->body.find("\"name\":\"inventory\""), std::string::npos) << listed->body;
+}
+
 }  // namespace
 }  // namespace kvexec::server::test

@@ -17,6 +17,13 @@ std::string hostPort(const std::string& host, std::uint16_t port) {
 
 }  // namespace
 
+std::vector<std::string> bucketCapabilities() {
+    // What this node serves, nothing more: the SDKs act on these (views for
+    // couchapi, xattr paths for xattr), and there is no DCP, views or XDCR
+    // over the network here.
+    return {"collections", "durableWrite", "cbhello", "touch", "cccp", "nodesExt"};
+}
+
 std::string clusterMapJson(const ClusterMapInfo& info) {
     using nlohmann::json;
     json vbucketMap = json::array();
@@ -24,6 +31,8 @@ std::string clusterMapJson(const ClusterMapInfo& info) {
         vbucketMap.push_back(json::array({0}));
     }
     const std::string node = hostPort(info.host, info.kvPort);
+    // The SDKs find the management (REST) endpoint through "mgmt"; a map
+    // without it tells them there is none.
     json services = {{"kv", info.kvPort}};
     if (info.mgmtPort != 0) {
         services["mgmt"] = info.mgmtPort;
@@ -51,11 +60,7 @@ std::string clusterMapJson(const ClusterMapInfo& info) {
           {"serverList", json::array({node})},
           {"vBucketMap", std::move(vbucketMap)}}},
         {"bucketCapabilitiesVer", ""},
-        // What this node serves, nothing more: the SDKs act on these (views
-        // for couchapi, xattr paths for xattr), and there is no DCP, views
-        // or XDCR over the network here.
-        {"bucketCapabilities",
-         json::array({"collections", "durableWrite", "cbhello", "touch", "cccp", "nodesExt"})},
+        {"bucketCapabilities", bucketCapabilities()},
         {"clusterCapabilitiesVer", json::array({1, 0})},
         {"clusterCapabilities", json::object()},
     };

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kvexec::server::protocol {
 
@@ -24,6 +25,10 @@ struct ClusterMapInfo {
 // bucket capabilities this server has (durableWrite, collections, cccp,
 // ...; not xattr, dcp or couchapi).
 std::string clusterMapJson(const ClusterMapInfo& info);
+
+// The bucket capabilities this server has, as the cluster map and the
+// management endpoint's bucket list them.
+std::vector<std::string> bucketCapabilities();
 
 // The error map, in the format of `version` (1 or 2; higher asks get 2).
 std::string errorMapJson(std::uint16_t version);

@@ -1,0 +1,414 @@
+#include "server/mgmt/management_routes.h"
+
+#include <sys/queue.h>  // TAILQ_INIT, for libevent's evkeyvalq
+
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <functional>
+#include <future>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <utility>
+#include <variant>
+
+#include "server/auth/crypto.h"
+#include "server/protocol/cluster_map.h"
+
+namespace kvexec::server::mgmt {
+namespace {
+
+using nlohmann::json;
+using Segments = std::span<const std::string>;
+using Form = std::map<std::string, std::string>;
+
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kText = "text/plain; charset=utf-8";
+// What the bucket object says this node runs: Couchbase's version format,
+// so that code comparing versions finds a 7.6 node (collections, no magma).
+constexpr std::string_view kNodeVersion = "7.6.0-kvexec";
+
+HttpResponse text(int status, std::string body) {
+    return {status, std::string(kText), std::move(body)};
+}
+
+HttpResponse jsonReply(int status, const json& body) {
+    return {status, std::string(kJson), body.dump()};
+}
+
+// Couchbase's texts for an unknown path and an unknown bucket.
+HttpResponse notFound() {
+    return text(404, "Not found.");
+}
+
+HttpResponse bucketNotFound() {
+    return text(404, "Requested resource not found.");
+}
+
+std::string inQuotes(std::string_view name) {
+    std::string out(1, '"');
+    out.append(name).push_back('"');
+    return out;
+}
+
+struct FreeDeleter {
+    void operator()(char* p) const { std::free(p); }
+};
+using CString = std::unique_ptr<char, FreeDeleter>;
+
+std::string percentEncoded(const std::string& segment) {
+    CString encoded(evhttp_uriencode(segment.c_str(), static_cast<ev_ssize_t>(segment.size()), 0));
+    return encoded ? std::string(encoded.get()) : segment;
+}
+
+// application/x-www-form-urlencoded, decoded by libevent ('+' is a space);
+// the first of repeated keys wins. nullopt if it does not parse.
+std::optional<Form> parseForm(const std::string& body) {
+    evkeyvalq fields;
+    TAILQ_INIT(&fields);
+    if (evhttp_parse_query_str(body.c_str(), &fields) != 0) {
+        evhttp_clear_headers(&fields);
+        return std::nullopt;
+    }
+    Form form;
+    for (const evkeyval* field = fields.tqh_first; field != nullptr; field = field->next.tqe_next) {
+        form.emplace(field->key, field->value);
+    }
+    evhttp_clear_headers(&fields);
+    return form;
+}
+
+const std::string* field(const Form& form, const std::string& key) {
+    const auto it = form.find(key);
+    return it == form.end() ? nullptr : &it->second;
+}
+
+// A 405 unless one of `handlers` takes `method`.
+HttpResponse byMethod(
+    Method method,
+    std::initializer_list<std::pair<Method, std::function<HttpResponse()>>> handlers) {
+    for (const auto& [accepted, handler] : handlers) {
+        if (accepted == method) {
+            return handler();
+        }
+    }
+    return text(405, "Method Not Allowed");
+}
+
+// ---- The bucket ---------------------------------------------------------
+
+std::string hostPort(const std::string& host, std::uint16_t port) {
+    const bool v6 = host.find(':') != std::string::npos;
+    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+// The fields the SDKs read from a bucket (they read every one of these
+// without a check: none may be missing or of another JSON type).
+json bucketJson(const ServerContext& context) {
+    const auto& config = context.bucket->config();
+    const std::string& name = context.config.bucket;
+    const std::string uri = "/pools/default/buckets/" + percentEncoded(name);
+    const json node = {
+        {"status", "healthy"},
+        {"hostname", hostPort(context.config.host, context.boundMgmtPort.load())},
+        {"version", kNodeVersion},
+        {"services", json::array({"kv"})},
+        {"ports", {{"direct", context.boundPort.load()}}},
+        {"thisNode", true},
+    };
+    return {
+        {"name", name},
+        {"uuid", "kvexec-" + name},  // as the cluster map's
+        {"uri", uri},
+        {"bucketType", "membase"},
+        {"quota", {{"ram", config.memoryQuota}, {"rawRAM", config.memoryQuota}}},
+        {"replicaNumber", 0},
+        {"maxTTL", 0},
+        {"numVBuckets", config.numVBuckets},
+        {"evictionPolicy", "valueOnly"},
+        {"conflictResolutionType", "seqno"},
+        {"compressionMode", "off"},
+        {"storageBackend", "couchstore"},
+        {"durabilityMinLevel", "none"},
+        {"controllers", {{"flush", uri + "/controller/doFlush"}}},
+        {"bucketCapabilities", protocol::bucketCapabilities()},
+        {"nodes", json::array({node})},
+    };
+}
+
+HttpResponse createBucket(const HttpRequest& request, const ServerContext& context) {
+    const auto form = parseForm(request.body);
+    const std::string* name = form ? field(*form, "name") : nullptr;
+    if (name != nullptr && *name == context.config.bucket) {
+        return jsonReply(400, {{"errors", {{"name", "Bucket with given name already exists"}}}});
+    }
+    return jsonReply(
+        400, {{"errors", {{"_", "kvexec-server serves one bucket, chosen at start (--bucket)"}}}});
+}
+
+HttpResponse dropBucket() {
+    return text(400,
+                "kvexec-server cannot drop the bucket it serves: stop the server and remove its "
+                "data directory instead");
+}
+
+HttpResponse flushBucket(ServerContext& context) {
+    // flush() completes inline (bucket.h); the future only makes the wait
+    // explicit should that ever change.
+    auto done = std::make_shared<std::promise<engine::Status>>();
+    auto outcome = done->get_future();
+    context.bucket->flush([done](engine::Status status) { done->set_value(status); });
+    const engine::Status status = outcome.get();
+    if (status == engine::Status::Success) {
+        return text(200, "");
+    }
+    const int code = status == engine::Status::TempFail ? 503 : 500;
+    return text(code, "flush failed: " + std::string(engine::to_string(status)));
+}
+
+// ---- Scopes and collections -----------------------------------------------
+
+// The reply to a manifest change, in Couchbase's words where the SDKs
+// search for them.
+HttpResponse manifestReply(const engine::ManifestChange& change, std::string_view scope,
+                           std::string_view collection = {}) {
+    using engine::ManifestOutcome;
+    switch (change.outcome) {
+        case ManifestOutcome::Success:
+            return jsonReply(200, {{"uid", engine::hexId(change.uid)}});
+        case ManifestOutcome::ScopeExists:
+            return text(400, "Scope with name " + inQuotes(scope) + " already exists");
+        case ManifestOutcome::CollectionExists:
+            return text(400, "Collection with name " + inQuotes(collection) + " in scope " +
+                                 inQuotes(scope) + " already exists");
+        case ManifestOutcome::UnknownScope:
+            return text(404, "Scope with name " + inQuotes(scope) + " is not found");
+        case ManifestOutcome::UnknownCollection:
+            return text(404, "Collection with name " + inQuotes(collection) + " in scope " +
+                                 inQuotes(scope) + " is not found");
+        case ManifestOutcome::LimitReached:
+            return text(429, "Maximum number of collections has been reached for scope " +
+                                 inQuotes(scope) + ": " + change.message);
+        case ManifestOutcome::NotReady:
+            return text(503, change.message);
+        case ManifestOutcome::StorageFailure:
+            return text(500, change.message);
+        case ManifestOutcome::InvalidName:
+        case ManifestOutcome::NotAllowed:
+            break;
+    }
+    return text(400, change.message);
+}
+
+// The form's `name`, or the 400 to answer.
+std::variant<std::string, HttpResponse> formName(const HttpRequest& request, Form& form) {
+    auto parsed = parseForm(request.body);
+    if (!parsed) {
+        return text(400, "the body is not application/x-www-form-urlencoded");
+    }
+    form = std::move(*parsed);
+    const std::string* name = field(form, "name");
+    if (name == nullptr) {
+        return text(400, "name: the value must be supplied");
+    }
+    return *name;
+}
+
+HttpResponse createScope(const HttpRequest& request, ServerContext& context) {
+    Form form;
+    auto name = formName(request, form);
+    if (auto* refusal = std::get_if<HttpResponse>(&name)) {
+        return *refusal;
+    }
+    const auto& scope = std::get<std::string>(name);
+    return manifestReply(context.bucket->createScope(scope), scope);
+}
+
+// maxTTL as the SDKs send it: seconds, -1 or 0 for none.
+std::optional<std::uint32_t> parseMaxTtl(const std::string& text) {
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value < -1 ||
+        value > 2147483647) {
+        return std::nullopt;
+    }
+    return value < 0 ? 0 : static_cast<std::uint32_t>(value);
+}
+
+HttpResponse createCollection(const HttpRequest& request, ServerContext& context,
+                              const std::string& scope) {
+    Form form;
+    auto name = formName(request, form);
+    if (auto* refusal = std::get_if<HttpResponse>(&name)) {
+        return *refusal;
+    }
+    std::uint32_t maxTtl = 0;
+    if (const std::string* given = field(form, "maxTTL")) {
+        const auto parsed = parseMaxTtl(*given);
+        if (!parsed) {
+            return text(
+                400, "maxTTL: expected an integer from -1 to 2147483647, got " + inQuotes(*given));
+        }
+        maxTtl = *parsed;
+    }
+    if (const std::string* history = field(form, "history")) {
+        if (*history == "true") {
+            // As Couchbase on a bucket without magma storage.
+            return text(400, "history is not supported: kvexec-server keeps no history of changes");
+        }
+        if (*history != "false") {
+            return text(400, "history: expected true or false, got " + inQuotes(*history));
+        }
+    }
+    const auto& collection = std::get<std::string>(name);
+    return manifestReply(context.bucket->createCollection(scope, collection, maxTtl), scope,
+                         collection);
+}
+
+HttpResponse updateCollection(const ServerContext& context, const std::string& scope,
+                              const std::string& collection) {
+    const auto manifest = context.bucket->manifest();
+    if (manifest.findScope(scope) == nullptr) {
+        return manifestReply({engine::ManifestOutcome::UnknownScope, manifest.uid, {}}, scope);
+    }
+    if (manifest.findCollection(scope, collection) == nullptr) {
+        return manifestReply({engine::ManifestOutcome::UnknownCollection, manifest.uid, {}}, scope,
+                             collection);
+    }
+    return text(400,
+                "kvexec-server cannot change the maxTTL or history of an existing collection: "
+                "drop it and create it again");
+}
+
+// ---- Routing ----------------------------------------------------------------
+
+// .../buckets/{b}/scopes[/...]; `rest` follows "scopes".
+HttpResponse routeScopes(const HttpRequest& request, ServerContext& context, Segments rest) {
+    auto& bucket = *context.bucket;
+    const Method method = request.method;
+    if (rest.empty()) {
+        return byMethod(
+            method, {{Method::Get,
+                      [&] {
+                          return HttpResponse{200, std::string(kJson), bucket.manifest().toJson()};
+                      }},
+                     {Method::Post, [&] { return createScope(request, context); }}});
+    }
+    const std::string& scope = rest[0];
+    if (rest.size() == 1) {
+        return byMethod(method, {{Method::Delete,
+                                  [&] { return manifestReply(bucket.dropScope(scope), scope); }}});
+    }
+    if (rest[1] != "collections" || rest.size() > 3) {
+        return notFound();
+    }
+    if (rest.size() == 2) {
+        return byMethod(
+            method, {{Method::Post, [&] { return createCollection(request, context, scope); }}});
+    }
+    const std::string& collection = rest[2];
+    return byMethod(
+        method, {{Method::Delete,
+                  [&] {
+                      return manifestReply(bucket.dropCollection(scope, collection), scope,
+                                           collection);
+                  }},
+                 {Method::Patch, [&] { return updateCollection(context, scope, collection); }}});
+}
+
+// .../buckets/{b}[/...]; `rest` starts with {b}.
+HttpResponse routeBucket(const HttpRequest& request, ServerContext& context, Segments rest) {
+    const bool served = rest[0] == context.config.bucket;
+    const Segments below = rest.subspan(1);
+    if (below.empty()) {
+        return byMethod(
+            request.method,
+            {{Method::Get,
+              [&] { return served ? jsonReply(200, bucketJson(context)) : bucketNotFound(); }},
+             {Method::Delete, [&] { return served ? dropBucket() : bucketNotFound(); }}});
+    }
+    if (below[0] == "scopes") {
+        if (!served) {
+            return bucketNotFound();
+        }
+        return routeScopes(request, context, below.subspan(1));
+    }
+    if (below.size() == 2 && below[0] == "controller" && below[1] == "doFlush") {
+        return byMethod(
+            request.method,
+            {{Method::Post, [&] { return served ? flushBucket(context) : bucketNotFound(); }}});
+    }
+    return notFound();
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> splitPath(const std::string& path) {
+    std::vector<std::string> segments;
+    std::size_t start = path.starts_with('/') ? 1 : 0;
+    while (start < path.size()) {
+        std::size_t end = path.find('/', start);
+        if (end == std::string::npos) {
+            end = path.size();
+        }
+        const std::string raw = path.substr(start, end - start);
+        std::size_t length = 0;
+        CString decoded(evhttp_uridecode(raw.c_str(), 0, &length));
+        if (!decoded) {
+            return std::nullopt;
+        }
+        segments.emplace_back(decoded.get(), length);
+        start = end + 1;
+    }
+    return segments;
+}
+
+bool authorized(const std::optional<std::string>& authorization,
+                const auth::Credentials& credentials) {
+    constexpr std::string_view kScheme = "basic ";
+    if (!authorization || authorization->size() < kScheme.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < kScheme.size(); ++i) {
+        if (std::tolower(static_cast<unsigned char>((*authorization)[i])) != kScheme[i]) {
+            return false;
+        }
+    }
+    const auto decoded =
+        auth::base64Decode(std::string_view(*authorization).substr(kScheme.size()));
+    const std::size_t colon = decoded ? decoded->find(':') : std::string::npos;
+    if (colon == std::string::npos) {
+        return false;
+    }
+    const std::string_view pair(*decoded);
+    // Both checked, whatever the first says: the time taken tells nothing.
+    const bool user = auth::constantTimeEqual(pair.substr(0, colon), credentials.user());
+    const bool password = credentials.checkPassword(pair.substr(colon + 1));
+    return user && password;
+}
+
+HttpResponse handle(const HttpRequest& request, ServerContext& context) {
+    if (context.credentials && !authorized(request.authorization, *context.credentials)) {
+        return text(401, "Unauthorized");
+    }
+    const auto& path = request.path;
+    if (path.size() < 3 || path[0] != "pools" || path[1] != "default" || path[2] != "buckets") {
+        return notFound();
+    }
+    const Segments rest = Segments(path).subspan(3);
+    if (rest.empty()) {
+        return byMethod(
+            request.method,
+            {{Method::Get, [&] { return jsonReply(200, json::array({bucketJson(context)})); }},
+             {Method::Post, [&] { return createBucket(request, context); }}});
+    }
+    return routeBucket(request, context, rest);
+}
+
+}  // namespace kvexec::server::mgmt

@@ -1,0 +1,178 @@
+#include "server/mgmt/management_server.h"
+
+#include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <event2/keyvalq_struct.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "server/mgmt/management_routes.h"
+
+namespace kvexec::server::mgmt {
+namespace {
+
+// Bounds against a client that sends too much: the SDKs' forms are a few
+// hundred bytes. Larger bodies get 413 from evhttp; a connection that sends
+// nothing for kIdleSeconds is closed.
+constexpr ev_ssize_t kMaxBodyBytes = 64 * 1024;
+constexpr ev_ssize_t kMaxHeaderBytes = 64 * 1024;
+constexpr int kIdleSeconds = 60;
+
+std::uint16_t localPort(evutil_socket_t fd) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    if (address.ss_family == AF_INET6) {
+        return ntohs(reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
+    }
+    return ntohs(reinterpret_cast<sockaddr_in*>(&address)->sin_port);
+}
+
+Method methodOf(evhttp_cmd_type command) {
+    switch (command) {
+        case EVHTTP_REQ_GET:
+            return Method::Get;
+        case EVHTTP_REQ_POST:
+            return Method::Post;
+        case EVHTTP_REQ_PUT:
+            return Method::Put;
+        case EVHTTP_REQ_DELETE:
+            return Method::Delete;
+        case EVHTTP_REQ_PATCH:
+            return Method::Patch;
+        default:
+            return Method::Other;
+    }
+}
+
+const char* reasonPhrase(int status) {
+    switch (status) {
+        case 200:
+            return "OK";
+        case 400:
+            return "Bad Request";
+        case 401:
+            return "Unauthorized";
+        case 404:
+            return "Object Not Found";  // Couchbase's
+        case 405:
+            return "Method Not Allowed";
+        case 429:
+            return "Too Many Requests";
+        case 503:
+            return "Service Unavailable";
+        default:
+            return "Internal Server Error";
+    }
+}
+
+// The request as management_routes.h takes it; nullopt if its path does
+// not decode.
+std::optional<HttpRequest> readRequest(evhttp_request* request) {
+    HttpRequest parsed;
+    parsed.method = methodOf(evhttp_request_get_command(request));
+    const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
+    const char* path = uri != nullptr ? evhttp_uri_get_path(uri) : nullptr;
+    auto segments = splitPath(path != nullptr ? path : "");
+    if (!segments) {
+        return std::nullopt;
+    }
+    parsed.path = std::move(*segments);
+    evbuffer* input = evhttp_request_get_input_buffer(request);
+    parsed.body.resize(evbuffer_get_length(input));
+    evbuffer_copyout(input, parsed.body.data(), parsed.body.size());
+    if (const char* authorization =
+            evhttp_find_header(evhttp_request_get_input_headers(request), "Authorization")) {
+        parsed.authorization = authorization;
+    }
+    return parsed;
+}
+
+}  // namespace
+
+ManagementServer::ManagementServer(ServerContext& context) : context_(context) {
+    base_ = event_base_new();
+    http_ = base_ != nullptr ? evhttp_new(base_) : nullptr;
+    if (http_ == nullptr) {
+        if (base_ != nullptr) {
+            event_base_free(base_);
+        }
+        throw std::runtime_error("cannot set up the management endpoint's event loop");
+    }
+    evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+                                          EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH);
+    evhttp_set_max_body_size(http_, kMaxBodyBytes);
+    evhttp_set_max_headers_size(http_, kMaxHeaderBytes);
+    evhttp_set_timeout(http_, kIdleSeconds);
+    evhttp_set_gencb(http_, &ManagementServer::onRequest, this);
+}
+
+ManagementServer::~ManagementServer() {
+    stop();
+    evhttp_free(http_);  // closes the connections left
+    event_base_free(base_);
+}
+
+std::uint16_t ManagementServer::start() {
+    const std::string& host = context_.config.host;
+    const std::uint16_t wanted = context_.config.mgmtPort.value_or(0);
+    evhttp_bound_socket* bound = evhttp_bind_socket_with_handle(http_, host.c_str(), wanted);
+    if (bound == nullptr) {
+        throw std::runtime_error("--mgmt-port: cannot listen on " + host + ":" +
+                                 std::to_string(wanted) + ": " +
+                                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    }
+    const std::uint16_t port = localPort(evhttp_bound_socket_get_fd(bound));
+    context_.boundMgmtPort.store(port);
+    thread_ = std::thread([this] {
+        pthread_setname_np(pthread_self(), "mgmt");
+        event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
+    });
+    return port;
+}
+
+void ManagementServer::stop() {
+    if (!thread_.joinable()) {
+        return;
+    }
+    // Taken by the loop once the request in hand (if any) is answered.
+    event_base_loopexit(base_, nullptr);
+    thread_.join();
+}
+
+void ManagementServer::onRequest(evhttp_request* request, void* self) {
+    static_cast<ManagementServer*>(self)->answer(request);
+}
+
+void ManagementServer::answer(evhttp_request* request) {
+    HttpResponse response;
+    try {
+        const auto parsed = readRequest(request);
+        response = parsed ? handle(*parsed, context_)
+                          : HttpResponse{400, "text/plain; charset=utf-8", "Bad request path"};
+    } catch (const std::exception& error) {
+        std::cerr << "kvexec-server: management request failed: " << error.what() << "\n";
+        response = {500, "text/plain; charset=utf-8", "Internal error"};
+    }
+    evkeyvalq* headers = evhttp_request_get_output_headers(request);
+    evhttp_add_header(headers, "Content-Type", response.contentType.c_str());
+    if (response.status == 401) {
+        evhttp_add_header(headers, "WWW-Authenticate", "Basic realm=\"kvexec\"");
+    }
+    std::unique_ptr<evbuffer, void (*)(evbuffer*)> body(evbuffer_new(), &evbuffer_free);
+    if (body != nullptr) {
+        evbuffer_add(body.get(), response.body.data(), response.body.size());
+    }
+    // evhttp adds Content-Length and keeps the connection open if asked.
+    evhttp_send_reply(request, response.status, reasonPhrase(response.status), body.get());
+}
+
+}  // namespace kvexec::server::mgmt
