@@ -136,6 +136,7 @@ void Connection::handshakeResponse(const Response& r) {
     }
     if (step.state == Handshake::State::Done) {
         vbucketCount_ = handshake_.vbucketCount();
+        keyPrefix_ = handshake_.keyPrefix();
         run_.vbucketCount.store(vbucketCount_, std::memory_order_relaxed);
         return ready();
     }
@@ -182,18 +183,24 @@ std::string Connection::writeFrames() const {
 void Connection::appendOp(const Op& op, std::uint32_t opaque) {
     namespace protocol = server::protocol;
     const bool couchbase = run_.options.protocol == Protocol::Couchbase;
+    // The vBucket is the key's without its collection prefix (the SDKs' rule).
     const std::uint16_t vbucket = couchbase ? protocol::vbucketOfKey(op.key, vbucketCount_) : 0;
     const protocol::RequestHeader header{Opcode::Get, vbucket, opaque, 0, 0};
+    std::string_view key = op.key;
+    if (!keyPrefix_.empty()) {
+        wireKey_.assign(keyPrefix_).append(op.key);
+        key = wireKey_;
+    }
     if (!op.specs.empty()) {
         if (op.kind == OpKind::Get) {
-            appendLookupIn(out_, header, op.key, op.specs);
+            appendLookupIn(out_, header, key, op.specs);
         } else {
-            appendMutateIn(out_, header, writeFrames(), op.key, op.specs);
+            appendMutateIn(out_, header, writeFrames(), key, op.specs);
         }
         return;
     }
     if (op.kind == OpKind::Get) {
-        protocol::appendRequest(out_, header, {}, {}, op.key);
+        protocol::appendRequest(out_, header, {}, {}, key);
         return;
     }
     std::string extras;
@@ -201,8 +208,8 @@ void Connection::appendOp(const Op& op, std::uint32_t opaque) {
     protocol::appendBe32(extras, 0);  // no expiry
     // Datatype raw even for -J: the HELLO does not negotiate JSON, and the
     // server's sub-document code parses the body whatever the datatype says.
-    protocol::appendRequest(out_, {Opcode::Set, vbucket, opaque, 0, 0}, writeFrames(), extras,
-                            op.key, workload_.value(op.valueSize));
+    protocol::appendRequest(out_, {Opcode::Set, vbucket, opaque, 0, 0}, writeFrames(), extras, key,
+                            workload_.value(op.valueSize));
 }
 
 void Connection::sendBatch() {

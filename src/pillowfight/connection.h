@@ -81,6 +81,8 @@ class Connection {
     event* timer_ = nullptr;
     Handshake handshake_;
     std::uint16_t vbucketCount_ = 1;
+    std::string keyPrefix_;  // the collection id in front of each key (--collection)
+    std::string wireKey_;    // scratch: the prefixed key of the op being encoded
     std::vector<Pending> pending_;
     std::uint32_t nextOpaque_ = Handshake::kLastOpaque + 1;
     std::int64_t batchesDone_ = 0;

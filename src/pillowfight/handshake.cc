@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvexec/engine/collections.h"
 #include "server/protocol/binary_response.h"
 
 namespace kvexec::pillowfight {
@@ -39,6 +40,9 @@ std::string Handshake::start() {
     for (const Feature f : {Feature::AltRequestSupport, Feature::SyncReplication, Feature::Xerror,
                             Feature::SelectBucket, Feature::TcpNoDelay}) {
         server::protocol::appendBe16(features, static_cast<std::uint16_t>(f));
+    }
+    if (!options_.collection.empty()) {
+        server::protocol::appendBe16(features, static_cast<std::uint16_t>(Feature::Collections));
     }
     state_ = State::Hello;
     return request(Opcode::Hello, R"({"a":"kvexec-pillowfight"})", features);
@@ -128,6 +132,20 @@ Handshake::Step Handshake::onResponse(const Response& r) {
                 return fail("GET_CLUSTER_CONFIG: no vBucketServerMap.vBucketMap in the answer");
             }
             vbucketCount_ = *count;
+            if (!options_.collection.empty()) {
+                state_ = State::CollectionId;
+                return {state_, request(Opcode::GetCollectionId, {}, options_.collection), {}};
+            }
+            state_ = State::Done;
+            return {state_, {}, {}};
+        }
+        case State::CollectionId: {
+            if (r.status != Status::Success || r.extras.size() != 12) {
+                return fail("GET_COLLECTION_ID " + options_.collection + ": " +
+                            std::string(server::protocol::statusText(r.status)));
+            }
+            const auto id = server::protocol::readBe32(r.extras, 8);
+            keyPrefix_ = engine::encodeCollectionKey(id, "");
             state_ = State::Done;
             return {state_, {}, {}};
         }

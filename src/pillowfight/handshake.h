@@ -2,7 +2,8 @@
 // state machine without I/O: HELLO (alt_request_support, sync_replication,
 // xerror, select_bucket, tcp_nodelay), SASL (PLAIN or SCRAM-SHA*), then
 // SELECT_BUCKET and GET_CLUSTER_CONFIG, whose vBucket map tells how many
-// vBuckets keys hash over.
+// vBuckets keys hash over; with --collection, HELLO also asks for
+// Collections and GET_COLLECTION_ID resolves the collection's id.
 //
 // The caller sends start()'s bytes, then feeds each response to
 // onResponse() and sends what it returns until it says Done or Failed.
@@ -27,7 +28,16 @@ class Handshake {
   public:
     explicit Handshake(const Options& options) : options_(options) {}
 
-    enum class State { Hello, SaslAuth, SaslStep, SelectBucket, ClusterConfig, Done, Failed };
+    enum class State {
+        Hello,
+        SaslAuth,
+        SaslStep,
+        SelectBucket,
+        ClusterConfig,
+        CollectionId,
+        Done,
+        Failed
+    };
 
     struct Step {
         State state = State::Hello;
@@ -40,6 +50,9 @@ class Handshake {
 
     State state() const { return state_; }
     std::uint16_t vbucketCount() const { return vbucketCount_; }
+    // The bytes every key gets in front: the collection id in LEB128 when
+    // --collection was given, else none.
+    const std::string& keyPrefix() const { return keyPrefix_; }
     // Opaques below this are the handshake's; the load starts above.
     static constexpr std::uint32_t kLastOpaque = 16;
 
@@ -55,6 +68,7 @@ class Handshake {
     std::uint32_t opaque_ = 0;
     std::optional<server::auth::ScramClient> scram_;
     std::uint16_t vbucketCount_ = 0;
+    std::string keyPrefix_;
 };
 
 }  // namespace kvexec::pillowfight

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "kvexec/engine/collections.h"
 #include "subdoc/spec.h"
 
 namespace kvexec::pillowfight {
@@ -69,6 +70,13 @@ void checkConsistency(const Options& o) {
     }
     if (o.batchSize == 0) {
         throw std::invalid_argument("--batch-size must be at least 1");
+    }
+    if (!o.collection.empty() && !engine::parseCollectionPath(o.collection)) {
+        throw std::invalid_argument("--collection: '" + o.collection +
+                                    "' is not scope.collection with valid names");
+    }
+    if (o.protocol == Protocol::Memcached && !o.collection.empty()) {
+        throw std::invalid_argument("--collection needs --protocol couchbase");
     }
     if (o.protocol == Protocol::Memcached && o.durability) {
         throw std::invalid_argument("--durability needs --protocol couchbase");
@@ -177,6 +185,8 @@ Options parseOptions(const std::vector<std::string>& args, bool& help) {
         } else if (name == "-J" || name == "--json-values") {
             flag();
             o.jsonValues = true;
+        } else if (name == "--collection") {
+            o.collection = value();
         } else if (name == "--subdoc") {
             flag();
             o.subdoc = true;
@@ -239,6 +249,7 @@ std::string usage() {
   -u, --username NAME  -P, --password PW      SASL login (none when -u is absent)
       --sasl-mech SCRAM-SHA512|SCRAM-SHA256|SCRAM-SHA1|PLAIN   (default SCRAM-SHA512)
       --protocol couchbase|memcached           memcached: plain binary, no handshake
+      --collection S.C    the load goes to collection C of scope S (default: _default)
   -t, --num-threads N     event-loop threads (default 1)
       --connections N     clients in flight, spread over the threads (default: one per thread)
   -B, --batch-size N      ops a client schedules before waiting for all of them (default 100)

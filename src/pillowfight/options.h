@@ -26,6 +26,10 @@ struct Options {
     std::string host = "127.0.0.1";
     std::uint16_t port = 11210;
     std::string bucket = "default";
+    // cbc-pillowfight's --collection: "scope.collection" (HELLO
+    // Collections, its id from GET_COLLECTION_ID in front of every key);
+    // empty: the default collection, no collection ids on the wire.
+    std::string collection;
     std::string user;  // empty: no SASL
     std::string password;
     std::string saslMechanism = "SCRAM-SHA512";  // or PLAIN, SCRAM-SHA256, SCRAM-SHA1

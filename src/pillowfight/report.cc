@@ -117,6 +117,7 @@ std::string formatJson(const Options& o, const RunResult& r) {
         {"host", o.host},
         {"port", o.port},
         {"bucket", o.bucket},
+        {"collection", o.collection.empty() ? "_default._default" : o.collection},
         {"threads", o.threads},
         {"clients", o.clientCount()},
         {"batchSize", o.batchSize},

@@ -30,7 +30,20 @@ class PillowfightEndToEnd : public ::testing::Test {
                ("pillowfight-e2e-" + std::to_string(getpid()) + "-" +
                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
         std::filesystem::remove_all(dir_);
-        std::filesystem::create_directories(dir_);
+        std::filesystem::create_directories(dir_ / "data");
+        startServer();
+    }
+
+    // Stops the server, gives its bucket `manifest` (collections.json, as
+    // the bucket writes it) and starts it again.
+    void restartWithManifest(const std::string& manifest) {
+        server_->terminate();
+        ASSERT_EQ(server_->wait(kDeadline), 0) << server_->output();
+        std::ofstream(dir_ / "data" / "collections.json") << manifest;
+        startServer();
+    }
+
+    void startServer() {
         server_ = std::make_unique<ChildProcess>(std::vector<std::string>{
             KVEXEC_SERVER_BIN, "--port", "0", "--data-dir", (dir_ / "data").string(), "--vbuckets",
             "64", "--user", "Administrator", "--password", "asdasd"});
@@ -144,6 +157,37 @@ TEST_F(PillowfightEndToEnd, SubdocLookupsAndUpsertsOfPopulatedJsonDocumentsAllSu
     EXPECT_EQ(load["histograms"]["SET"]["count"].get<int>() +
                   load["histograms"]["GET"]["count"].get<int>(),
               100);
+}
+
+TEST_F(PillowfightEndToEnd, ACollectionsLoadStaysInItsCollection) {
+    restartWithManifest(R"({"uid":"1","next_scope_uid":"9","next_collection_uid":"9","scopes":[
+        {"name":"_default","uid":"0","collections":[{"name":"_default","uid":"0"}]},
+        {"name":"app","uid":"8","collections":[{"name":"orders","uid":"8"}]}]})");
+    const std::vector<std::string> common{"-U", spec(),   "-u",          "Administrator",
+                                          "-P", "asdasd", "--sasl-mech", "PLAIN",
+                                          "-I", "50",     "-r",          "0",
+                                          "-c", "5",      "-B",          "10",
+                                          "-q"};
+    auto args = common;
+    args.insert(args.end(), {"--collection", "app.orders"});
+    const auto r = pillowfight(args);
+    ASSERT_FALSE(r.is_discarded());
+    EXPECT_EQ(r["options"]["collection"], "app.orders");
+    EXPECT_EQ(r["population"]["ops"], 50);
+    EXPECT_EQ(r["load"]["errorCount"], 0) << r["load"]["errors"].dump();
+    EXPECT_EQ(r["load"]["getMisses"], 0);
+    // The same keys in the default collection were never written.
+    args = common;
+    args.push_back("-n");
+    const auto plain = pillowfight(args);
+    EXPECT_EQ(plain["load"]["ops"], 50);
+    EXPECT_EQ(plain["load"]["getMisses"], 50);
+    // An unknown collection stops at the handshake, naming it.
+    args = common;
+    args.insert(args.end(), {"--collection", "app.nope"});
+    const auto unknown = pillowfight(args, 3);
+    EXPECT_NE(unknown["load"]["errors"].dump().find("app.nope"), std::string::npos)
+        << unknown.dump();
 }
 
 TEST_F(PillowfightEndToEnd, AWrongPasswordIsReportedAsAnError) {

@@ -25,6 +25,7 @@ class FakeServer {
     bool acceptSyncReplication = true;
     std::string bucket = "default";
     std::vector<Opcode> seen;
+    bool helloCollections = false;  // the client asked for HELLO Collections
 
     // The answer to `requestBytes` (one request).
     std::string answer(const std::string& requestBytes) {
@@ -43,6 +44,7 @@ class FakeServer {
                 std::string accepted;
                 for (std::size_t at = 0; at + 2 <= r.value.size(); at += 2) {
                     const auto f = static_cast<Feature>(server::protocol::readBe16(r.value, at));
+                    helloCollections = helloCollections || f == Feature::Collections;
                     if (f != Feature::SyncReplication || acceptSyncReplication) {
                         accepted.append(r.value.substr(at, 2));
                     }
@@ -72,6 +74,18 @@ class FakeServer {
                 respond(Status::Success, server::protocol::clusterMapJson(info));
                 break;
             }
+            case Opcode::GetCollectionId: {
+                if (r.value != "app.orders") {
+                    respond(Status::UnknownCollection);
+                    break;
+                }
+                std::string extras;
+                server::protocol::appendBe64(extras, 3);    // manifest uid
+                server::protocol::appendBe32(extras, 200);  // collection id: 2 LEB128 bytes
+                server::protocol::appendResponse(out, {r.opcode, Status::Success, r.opaque, 0, 0},
+                                                 extras, {}, {});
+                break;
+            }
             default:
                 respond(Status::UnknownCommand);
         }
@@ -86,6 +100,7 @@ struct Outcome {
     Handshake::State state;
     std::string error;
     std::uint16_t vbuckets;
+    std::string keyPrefix;
 };
 
 Outcome run(const Options& options, FakeServer& server) {
@@ -97,11 +112,11 @@ Outcome run(const Options& options, FakeServer& server) {
         EXPECT_EQ(parsed.outcome, server::protocol::ResponseOutcome::Ok);
         const auto step = handshake.onResponse(parsed.response);
         if (step.state == Handshake::State::Done || step.state == Handshake::State::Failed) {
-            return {step.state, step.error, handshake.vbucketCount()};
+            return {step.state, step.error, handshake.vbucketCount(), handshake.keyPrefix()};
         }
         next = step.send;
     }
-    return {Handshake::State::Failed, "did not finish", 0};
+    return {Handshake::State::Failed, "did not finish", 0, {}};
 }
 
 class PillowfightHandshake : public ::testing::Test {
@@ -150,6 +165,32 @@ TEST_F(PillowfightHandshake, DurableWritesNeedSyncReplication) {
     const Outcome o = run(options_, server);
     EXPECT_EQ(o.state, Handshake::State::Failed);
     EXPECT_NE(o.error.find("sync_replication"), std::string::npos) << o.error;
+}
+
+TEST_F(PillowfightHandshake, ACollectionIsResolvedToTheKeyPrefixOfItsId) {
+    FakeServer server(credentials_);
+    options_.collection = "app.orders";
+    const Outcome o = run(options_, server);
+    ASSERT_EQ(o.state, Handshake::State::Done) << o.error;
+    EXPECT_TRUE(server.helloCollections);
+    EXPECT_EQ(server.seen.back(), Opcode::GetCollectionId);
+    EXPECT_EQ(o.keyPrefix, "\xc8\x01");  // 200 in LEB128
+}
+
+TEST_F(PillowfightHandshake, WithoutACollectionKeysHaveNoPrefix) {
+    FakeServer server(credentials_);
+    const Outcome o = run(options_, server);
+    ASSERT_EQ(o.state, Handshake::State::Done) << o.error;
+    EXPECT_FALSE(server.helloCollections);
+    EXPECT_EQ(o.keyPrefix, "");
+}
+
+TEST_F(PillowfightHandshake, AnUnknownCollectionFailsNamingIt) {
+    FakeServer server(credentials_);
+    options_.collection = "app.nope";
+    const Outcome o = run(options_, server);
+    EXPECT_EQ(o.state, Handshake::State::Failed);
+    EXPECT_NE(o.error.find("app.nope"), std::string::npos) << o.error;
 }
 
 TEST_F(PillowfightHandshake, AnUnknownBucketFailsNamingIt) {

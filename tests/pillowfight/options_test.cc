@@ -102,6 +102,15 @@ TEST(PillowfightOptions, SubdocAsInCbcPillowfightNeedsAndImpliesJsonValues) {
     EXPECT_FALSE(o.jsonValues);
 }
 
+TEST(PillowfightOptions, ACollectionIsScopeDotCollectionOverTheCouchbaseProtocol) {
+    EXPECT_EQ(parse({}).collection, "");
+    EXPECT_EQ(parse({"--collection", "app.orders"}).collection, "app.orders");
+    EXPECT_NE(errorOf({"--collection", "orders"}).find("--collection"), std::string::npos);
+    EXPECT_NE(errorOf({"--collection", "app.%x"}).find("--collection"), std::string::npos);
+    EXPECT_NE(errorOf({"--collection", "a.b", "--protocol", "memcached"}).find("--collection"),
+              std::string::npos);
+}
+
 TEST(PillowfightOptions, BadInputIsRefusedNamingTheOption) {
     EXPECT_NE(errorOf({"-t", "zero"}).find("-t"), std::string::npos);
     EXPECT_NE(errorOf({"--batch-size", "0"}).find("--batch-size"), std::string::npos);
