@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "server/bound_port.h"
+
 namespace kvexec::server {
 namespace {
 
@@ -32,16 +34,6 @@ sockaddr_storage parseAddress(const std::string& host, std::uint16_t port, sockl
         throw std::invalid_argument("--host: not a numeric IPv4 or IPv6 address: " + host);
     }
     return address;
-}
-
-std::uint16_t boundPort(evutil_socket_t fd) {
-    sockaddr_storage address{};
-    socklen_t length = sizeof address;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    if (address.ss_family == AF_INET6) {
-        return ntohs(reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
-    }
-    return ntohs(reinterpret_cast<sockaddr_in*>(&address)->sin_port);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// sdk_check.js: the checks the Couchbase SDK test scripts share: named
-// checks that count passes and failures, an expected error by class, and
-// the closing "N passed, M failed" line (the exit status follows it).
+// sdk_check.js: what the Couchbase SDK test scripts share: named checks
+// that count passes and failures, an expected error by class, the closing
+// "N passed, M failed" line (the exit status follows it), and a run of
+// checks on a cluster connection (withCluster).
 'use strict';
 
 const counts = { passed: 0, failed: 0 };
@@ -35,4 +36,26 @@ function finish() {
   process.exit(counts.failed === 0 ? 0 : 1);
 }
 
-module.exports = { check, expectError, fail, finish };
+// Connects to kvexec-server on `port` (user and password from KVEXEC_USER
+// and KVEXEC_PASSWORD, else Administrator / password), runs body(cluster),
+// closes and prints the closing line. A failure outside a check (e.g. the
+// connection) counts as one.
+async function withCluster(port, timeouts, body) {
+  const couchbase = require('couchbase');
+  let cluster;
+  try {
+    cluster = await couchbase.connect(`couchbase://127.0.0.1:${port}`, {
+      username: process.env.KVEXEC_USER || 'Administrator',
+      password: process.env.KVEXEC_PASSWORD || 'password',
+      timeouts,
+    });
+    await body(cluster);
+  } catch (e) {
+    fail('setup', e);
+  } finally {
+    if (cluster) await cluster.close();
+  }
+  finish();
+}
+
+module.exports = { check, expectError, fail, finish, withCluster };

@@ -9,7 +9,7 @@
 'use strict';
 const assert = require('assert');
 const couchbase = require('couchbase');
-const { check, expectError, fail, finish } = require('./sdk_check');
+const { check, expectError, withCluster } = require('./sdk_check');
 
 const [port, phase] = process.argv.slice(2);
 const TIMEOUTS = { connectTimeout: 20000, kvTimeout: 10000, managementTimeout: 20000 };
@@ -97,24 +97,7 @@ async function restarted(bucket) {
   });
 }
 
-(async () => {
-  let cluster;
-  try {
-    cluster = await couchbase.connect(`couchbase://127.0.0.1:${port}`, {
-      username: process.env.KVEXEC_USER || 'Administrator',
-      password: process.env.KVEXEC_PASSWORD || 'password',
-      timeouts: TIMEOUTS,
-    });
-    const bucket = cluster.bucket('default');
-    if (phase === 'create') {
-      await create(bucket);
-    } else {
-      await restarted(bucket);
-    }
-  } catch (e) {
-    fail('setup', e);
-  } finally {
-    if (cluster) await cluster.close();
-  }
-  finish();
-})();
+withCluster(port, TIMEOUTS, async (cluster) => {
+  const bucket = cluster.bucket('default');
+  await (phase === 'create' ? create(bucket) : restarted(bucket));
+});

@@ -8,9 +8,7 @@ KVEXEC_SERVER="$1"
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/server_lib.sh"
 source "$here/sdk_lib.sh"
-ensure_sdk "$here"
-data="$(mktemp -d)"
-trap 'kill_server; rm -rf "$data"' EXIT
+sdk_prepare "$here"
 args=(--data-dir "$data" --sync none --user Administrator --password password --mgmt-port 0)
 start_server "${args[@]}"
 node "$here/sdk_collections_test.js" "$SERVER_PORT" create

@@ -6,7 +6,7 @@
 'use strict';
 const assert = require('assert');
 const couchbase = require('couchbase');
-const { check, expectError, fail, finish } = require('./sdk_check');
+const { check, expectError, withCluster } = require('./sdk_check');
 
 const [port] = process.argv.slice(2);
 const TIMEOUTS = { connectTimeout: 20000, kvTimeout: 10000, kvDurableTimeout: 20000 };
@@ -291,25 +291,12 @@ async function unknownBucket(cluster) {
   });
 }
 
-(async () => {
-  let cluster;
-  try {
-    cluster = await couchbase.connect(`couchbase://127.0.0.1:${port}`, {
-      username: process.env.KVEXEC_USER || 'Administrator',
-      password: process.env.KVEXEC_PASSWORD || 'password',
-      timeouts: TIMEOUTS,
-    });
-    const collection = cluster.bucket('default').defaultCollection();
-    await lookups(collection);
-    await mutations(collection);
-    await locks(collection);
-    await preserveExpiry(collection);
-    await valueSize(collection);
-    await unknownBucket(cluster);
-  } catch (e) {
-    fail('setup', e);
-  } finally {
-    if (cluster) await cluster.close();
-  }
-  finish();
-})();
+withCluster(port, TIMEOUTS, async (cluster) => {
+  const collection = cluster.bucket('default').defaultCollection();
+  await lookups(collection);
+  await mutations(collection);
+  await locks(collection);
+  await preserveExpiry(collection);
+  await valueSize(collection);
+  await unknownBucket(cluster);
+});

@@ -7,9 +7,7 @@ KVEXEC_SERVER="$1"
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/server_lib.sh"
 source "$here/sdk_lib.sh"
-ensure_sdk "$here"
-data="$(mktemp -d)"
-trap 'kill_server; rm -rf "$data"' EXIT
+sdk_prepare "$here"
 start_server --data-dir "$data" --sync none --user Administrator --password password
 node "$here/sdk_features_test.js" "$SERVER_PORT"
 stop_server

@@ -15,3 +15,11 @@ ensure_sdk() {
             { echo "sdk: npm ci failed" >&2; return 1; }
     fi
 }
+
+# sdk_prepare HERE: the SDK installed, $data a fresh data directory, and at
+# exit the server (server_lib.sh) killed and $data removed.
+sdk_prepare() {
+    ensure_sdk "$1"
+    data="$(mktemp -d)"
+    trap 'kill_server; rm -rf "$data"' EXIT
+}

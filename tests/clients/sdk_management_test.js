@@ -7,7 +7,7 @@
 'use strict';
 const assert = require('assert');
 const couchbase = require('couchbase');
-const { check, expectError, fail, finish } = require('./sdk_check');
+const { check, expectError, withCluster } = require('./sdk_check');
 
 const [port] = process.argv.slice(2);
 const TIMEOUTS = { connectTimeout: 20000, kvTimeout: 10000, managementTimeout: 20000 };
@@ -100,22 +100,8 @@ async function bucketManager(manager, collection) {
   });
 }
 
-async function main() {
-  const cluster = await couchbase.connect(`couchbase://127.0.0.1:${port}`, {
-    username: 'Administrator',
-    password: 'password',
-    timeouts: TIMEOUTS,
-  });
-  try {
-    const bucket = cluster.bucket('default');
-    await collectionManager(bucket.collections());
-    await bucketManager(cluster.buckets(), bucket.defaultCollection());
-  } finally {
-    await cluster.close();
-  }
-}
-
-main().then(finish, (e) => {
-  fail('main', e);
-  finish();
+withCluster(port, TIMEOUTS, async (cluster) => {
+  const bucket = cluster.bucket('default');
+  await collectionManager(bucket.collections());
+  await bucketManager(cluster.buckets(), bucket.defaultCollection());
 });

@@ -7,9 +7,7 @@ KVEXEC_SERVER="$1"
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/server_lib.sh"
 source "$here/sdk_lib.sh"
-ensure_sdk "$here"
-data="$(mktemp -d)"
-trap 'kill_server; rm -rf "$data"' EXIT
+sdk_prepare "$here"
 start_server --data-dir "$data" --sync none --mgmt-port 0 --user Administrator --password password
 [ -n "$SERVER_MGMT_PORT" ] || { echo "no mgmt port line" >&2; exit 1; }
 node "$here/sdk_management_test.js" "$SERVER_PORT"

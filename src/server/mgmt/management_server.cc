@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "server/bound_port.h"
 #include "server/mgmt/management_routes.h"
 
 namespace kvexec::server::mgmt {
@@ -25,16 +26,6 @@ namespace {
 constexpr ev_ssize_t kMaxBodyBytes = 64 * 1024;
 constexpr ev_ssize_t kMaxHeaderBytes = 64 * 1024;
 constexpr int kIdleSeconds = 60;
-
-std::uint16_t localPort(evutil_socket_t fd) {
-    sockaddr_storage address{};
-    socklen_t length = sizeof address;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    if (address.ss_family == AF_INET6) {
-        return ntohs(reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
-    }
-    return ntohs(reinterpret_cast<sockaddr_in*>(&address)->sin_port);
-}
 
 Method methodOf(evhttp_cmd_type command) {
     switch (command) {
@@ -130,7 +121,7 @@ std::uint16_t ManagementServer::start() {
                                  std::to_string(wanted) + ": " +
                                  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
     }
-    const std::uint16_t port = localPort(evhttp_bound_socket_get_fd(bound));
+    const std::uint16_t port = boundPort(evhttp_bound_socket_get_fd(bound));
     context_.boundMgmtPort.store(port);
     thread_ = std::thread([this] {
         pthread_setname_np(pthread_self(), "mgmt");
