@@ -12,7 +12,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -63,8 +65,18 @@ void runMutation(std::optional<std::string_view> stored, const DocumentMeta& met
     check(split.has_value(), "mutate() wrote a corrupt xattr blob");
     check(((outcome.newDatatype & kDatatypeXattr) != 0) == !split->xattrs.empty(),
           "XATTR bit disagrees with the xattrs");
+    // A key mutate() wrote must be valid; one the stored value already had
+    // is kept as it was (a client's SET with the XATTR bit can store any
+    // key: garbage in, the same garbage out).
+    std::set<std::string, std::less<>> storedKeys;
+    if (const auto old = stored ? splitValue(*stored, meta.datatype) : std::nullopt) {
+        for (const auto& x : old->xattrs) {
+            storedKeys.emplace(x.key);
+        }
+    }
     for (const auto& x : split->xattrs) {
-        check(isValidXattrKey(x.key), "mutate() stored an invalid xattr key");
+        check(isValidXattrKey(x.key) || storedKeys.contains(x.key),
+              "mutate() stored an invalid xattr key");
     }
     DocumentMeta next = meta;
     next.datatype = outcome.newDatatype;
