@@ -152,6 +152,8 @@ class BucketImpl final : public Bucket {
     void armTimeoutLocked(VBucket& vb) REQUIRES(vb.mutex);
     // warmup.cc
     void loadVBucket(VBucket& vb);
+    // After warmup: wakes the flushers of vBuckets that warmup left dirty.
+    void nudgeFlushersOfDirtyVBuckets();
     // bucket_collections.cc
     using ManifestEdit = std::function<ManifestOutcome(ManifestState&, std::string& message)>;
     ManifestChange changeManifest(const ManifestEdit& edit) EXCLUDES(manifestChangeMutex_);

@@ -63,10 +63,28 @@ bool BucketImpl::runWarmupShard(std::size_t shard) {
     }
     if (shardsLoading_.fetch_sub(1) == 1) {
         auto expected = WarmupState::Running;
-        warmupState_.compare_exchange_strong(expected, WarmupState::Complete,
-                                             std::memory_order_release);
+        if (warmupState_.compare_exchange_strong(expected, WarmupState::Complete,
+                                                 std::memory_order_release)) {
+            nudgeFlushersOfDirtyVBuckets();
+        }
     }
     return false;
+}
+
+// What warmup queued (the deletions of a dropped collection's documents)
+// is saved only now: a flusher that runs before warmup completes saves
+// nothing and takes its vBuckets off the ready queue.
+void BucketImpl::nudgeFlushersOfDirtyVBuckets() {
+    for (auto& vbPtr : vbuckets_) {
+        bool dirty = false;
+        {
+            kvexec::detail::MutexLock lock(vbPtr->mutex);
+            dirty = !vbPtr->dirty.empty();
+        }
+        if (dirty) {
+            notifyFlusher(*vbPtr, FlushUrgency::Batched);
+        }
+    }
 }
 
 // Nobody else touches the vBucket before warmup completes; the lock is
@@ -77,38 +95,31 @@ void BucketImpl::loadVBucket(VBucket& vb) {
     if (!store_->exists(vb.id)) {
         return;
     }
-    bool orphans = false;
-    {
-        kvexec::detail::MutexLock lock(vb.mutex);
-        std::uint64_t items = 0;
-        std::vector<std::string> dropped;
-        store_->scan(vb.id, 0, [&](const storage::Document& doc) {
-            vb.mutex.assertHeld();  // scan() calls back on this thread, under the lock
-            vb.maxCas = std::max(vb.maxCas, doc.cas);
-            if (!vb.collections.contains(collectionOf(doc.key))) {
-                if (!doc.deleted) {
-                    dropped.push_back(doc.key);
-                }
-                return true;
+    kvexec::detail::MutexLock lock(vb.mutex);
+    std::uint64_t items = 0;
+    std::vector<std::string> dropped;
+    store_->scan(vb.id, 0, [&](const storage::Document& doc) {
+        vb.mutex.assertHeld();  // scan() calls back on this thread, under the lock
+        vb.maxCas = std::max(vb.maxCas, doc.cas);
+        if (!vb.collections.contains(collectionOf(doc.key))) {
+            if (!doc.deleted) {
+                dropped.push_back(doc.key);
             }
-            StoredValue value{doc.value, ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry,
-                                                  doc.datatype, doc.deleted}};
-            accountMemory(vb.setCommittedLocked(doc.key, std::move(value)));
-            ++items;
             return true;
-        });
-        vb.highSeqno = vb.persistedSeqno = store_->highSeqno(vb.id);
-        for (const auto& key : dropped) {
-            StoredValue tombstone;
-            tombstone.meta.deleted = true;
-            accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, tombstone)));
         }
-        orphans = !dropped.empty();
-        itemsLoaded_.fetch_add(items);
+        StoredValue value{doc.value, ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry,
+                                              doc.datatype, doc.deleted}};
+        accountMemory(vb.setCommittedLocked(doc.key, std::move(value)));
+        ++items;
+        return true;
+    });
+    vb.highSeqno = vb.persistedSeqno = store_->highSeqno(vb.id);
+    for (const auto& key : dropped) {
+        StoredValue tombstone;
+        tombstone.meta.deleted = true;
+        accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, tombstone)));
     }
-    if (orphans) {
-        notifyFlusher(vb, FlushUrgency::Batched);
-    }
+    itemsLoaded_.fetch_add(items);
 }
 
 }  // namespace kvexec::engine

@@ -183,6 +183,9 @@ TEST_F(CollectionsTest, TheManifestAndEachCollectionsDocumentsSurviveARestart) {
 TEST_F(CollectionsTest, WarmupDeletesTheDocumentsOfACollectionTheManifestNoLongerHolds) {
     const CollectionId c = create("s", "c");
     ASSERT_EQ(set(c, "k", "v"), Status::Success);
+    auto inShard1 = setRequest(1, "k1", "v");  // vBucket 1: the other warmup shard
+    inShard1.collection = c;
+    ASSERT_EQ(storeNow(*bucket, inShard1)->status, Status::Success);
     settle();
     bucket.reset();
     const auto manifestPath = dir.path() / "collections.json";
@@ -194,13 +197,21 @@ TEST_F(CollectionsTest, WarmupDeletesTheDocumentsOfACollectionTheManifestNoLonge
     auto edited = nlohmann::json::parse(withCollection);
     edited["scopes"][1]["collections"] = nlohmann::json::array();
     std::ofstream(manifestPath) << edited.dump();
-    open();
+    // Warm up a shard at a time, with the flushers running in between, as
+    // a threaded pool may run them: the deletions must still be persisted.
+    config.unixTime = [this] { return now.load(); };
+    bucket = Bucket::open(pool, config);
+    while (pool.runNext(TaskType::Reader) != 0) {
+        pool.runReady(TaskType::Writer);
+    }
+    ASSERT_EQ(bucket->warmupProgress().state, WarmupState::Complete);
     EXPECT_EQ(bucket->stats().currItems, 0u);
     settle();
     bucket.reset();
     std::ofstream(manifestPath) << withCollection;  // as if the id came back
     open();
     EXPECT_EQ(read(c, "k"), "KeyNotFound");
+    EXPECT_EQ(getNow(*bucket, 1, DocKey{"k1", c}).status, Status::KeyNotFound);
 }
 
 TEST_F(CollectionsTest, ADamagedManifestFailsWarmupNamingTheFile) {
