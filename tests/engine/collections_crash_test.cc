@@ -9,7 +9,6 @@
 // KVEXEC_CRASH_SEED to replay a failure.
 #include <gtest/gtest.h>
 
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,14 +23,7 @@
 
 #include "engine_test_support.h"
 #include "kvexec/manual_executor_pool.h"
-
-#if defined(__SANITIZE_THREAD__)
-#define KVEXEC_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define KVEXEC_TSAN 1
-#endif
-#endif
+#include "storage/crash_support.h"
 
 namespace kvexec::engine {
 namespace {
@@ -121,30 +113,6 @@ void send(int fd, const Ack& ack) {
     }
 }
 
-// Reads acks until `wanted` more arrived (true) or the pipe closed (false).
-bool readAcks(int fd, std::size_t wanted, std::vector<Ack>& acks) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    const std::size_t target = acks.size() + wanted;
-    while (wanted == 0 || acks.size() < target) {
-        pollfd p{fd, POLLIN, 0};
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
-            ADD_FAILURE() << "no ack from the child before the deadline";
-            return false;
-        }
-        Ack ack{};
-        const auto n = ::read(fd, &ack, sizeof ack);
-        if (n == 0) {
-            return false;
-        }
-        if (n == sizeof ack) {  // writes of <= PIPE_BUF bytes are atomic
-            acks.push_back(ack);
-        }
-    }
-    return true;
-}
-
 // What the acks say must hold after a restart.
 struct Acknowledged {
     std::map<CollectionId, std::uint64_t> created;  // id -> the name's number
@@ -206,8 +174,7 @@ TEST(CollectionsCrashTest, AcknowledgedCollectionsAndWritesSurviveSigkill) {
 #ifdef KVEXEC_TSAN
     GTEST_SKIP() << "fork() of a TSan process is not supported; runs under Release and ASan";
 #endif
-    const char* env = std::getenv("KVEXEC_CRASH_SEED");
-    const std::uint64_t seed = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    const std::uint64_t seed = kvexec::test::crashSeed();
     SCOPED_TRACE("KVEXEC_CRASH_SEED=" + std::to_string(seed));
     std::mt19937_64 rng(seed);
     test::TempDir dir;
@@ -225,7 +192,7 @@ TEST(CollectionsCrashTest, AcknowledgedCollectionsAndWritesSurviveSigkill) {
         }
         ::close(fds[1]);
         std::vector<Ack> acks;
-        const bool alive = readAcks(fds[0], 1 + rng() % 40, acks);
+        const bool alive = kvexec::test::readReports(fds[0], 1 + rng() % 40, acks);
         if (rng() % 2) {  // a random moment: at once, or within 5 ms
             std::this_thread::sleep_for(std::chrono::microseconds(rng() % 5000));
         }
@@ -233,7 +200,7 @@ TEST(CollectionsCrashTest, AcknowledgedCollectionsAndWritesSurviveSigkill) {
         int status = 0;
         ASSERT_EQ(::waitpid(pid, &status, 0), pid);
         ASSERT_TRUE(alive && WIFSIGNALED(status)) << "child ended early, status " << status;
-        readAcks(fds[0], 0, acks);  // acks written before it died
+        kvexec::test::readReports(fds[0], 0, acks);  // acks written before it died
         ::close(fds[0]);
         for (const auto& ack : acks) {
             acked.add(ack);

@@ -6,7 +6,6 @@
 // set KVEXEC_CRASH_SEED to replay a failure.
 #include <gtest/gtest.h>
 
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,16 +18,9 @@
 #include <set>
 #include <thread>
 
+#include "crash_support.h"
 #include "kvexec/storage/kv_store.h"
 #include "storage_test_util.h"
-
-#if defined(__SANITIZE_THREAD__)
-#define KVEXEC_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define KVEXEC_TSAN 1
-#endif
-#endif
 
 namespace kvexec::storage {
 namespace {
@@ -106,29 +98,6 @@ class ChunkyFileOps final : public FileOps {
     ::_exit(0);
 }
 
-// Reads acks until `wanted` arrived (then returns true) or the pipe closed.
-bool readAcks(int fd, std::size_t wanted, std::vector<Seqno>& acks) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (wanted == 0 || acks.size() < wanted) {
-        pollfd p{fd, POLLIN, 0};
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
-            ADD_FAILURE() << "no ack from the child before the deadline";
-            return false;
-        }
-        Seqno s = 0;
-        const auto n = ::read(fd, &s, sizeof s);
-        if (n == 0) {
-            return false;
-        }
-        if (n == sizeof s) {
-            acks.push_back(s);
-        }
-    }
-    return true;
-}
-
 // What the store holds after recovery must be a prefix of whole batches
 // that includes every acknowledged one.
 void verify(const test::TempDir& dir, Seqno maxAcked, Seqno& recovered, int& tornTails) {
@@ -156,8 +125,7 @@ TEST(CrashTest, AcknowledgedBatchesSurviveSigkill) {
 #ifdef KVEXEC_TSAN
     GTEST_SKIP() << "fork() of a TSan process is not supported; runs under Release and ASan";
 #endif
-    const char* env = std::getenv("KVEXEC_CRASH_SEED");
-    const std::uint64_t seed = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    const std::uint64_t seed = kvexec::test::crashSeed();
     SCOPED_TRACE("KVEXEC_CRASH_SEED=" + std::to_string(seed));
     std::mt19937_64 rng(seed);
     test::TempDir dir;
@@ -175,7 +143,7 @@ TEST(CrashTest, AcknowledgedBatchesSurviveSigkill) {
         }
         ::close(fds[1]);
         std::vector<Seqno> acks;
-        const bool alive = readAcks(fds[0], 1 + rng() % 40, acks);
+        const bool alive = kvexec::test::readReports(fds[0], 1 + rng() % 40, acks);
         // A random moment: at once (the child is usually writing its next
         // batch) or up to 3 ms later (usually syncing it).
         if (rng() % 2) {
@@ -187,7 +155,7 @@ TEST(CrashTest, AcknowledgedBatchesSurviveSigkill) {
         if (!alive) {
             ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
         }
-        readAcks(fds[0], 0, acks);  // acks written before it died
+        kvexec::test::readReports(fds[0], 0, acks);  // acks written before it died
         ::close(fds[0]);
         ASSERT_FALSE(acks.empty());
         ASSERT_GE(acks.front(), recovered + 1);
