@@ -34,6 +34,11 @@ Manifest BucketImpl::manifest() const {
     return manifestState_.manifest;
 }
 
+std::uint64_t BucketImpl::manifestUid() const {
+    kvexec::detail::MutexLock lock(manifestMutex_);
+    return manifestState_.manifest.uid;
+}
+
 ManifestChange BucketImpl::changeManifest(const ManifestEdit& edit) {
     kvexec::detail::MutexLock change(manifestChangeMutex_);
     ManifestState next;

@@ -67,6 +67,7 @@ class BucketImpl final : public Bucket {
     BucketStats stats() const override;
     const BucketConfig& config() const override { return config_; }
     Manifest manifest() const override;
+    std::uint64_t manifestUid() const override;
     ManifestChange createScope(const std::string& name) override;
     ManifestChange dropScope(const std::string& name) override;
     ManifestChange createCollection(const std::string& scope, const std::string& name,

@@ -114,7 +114,7 @@ void Connection::respondError(const Request& request, Status status, std::string
 }
 
 void Connection::respondUnknown(const Request& request, Status status) {
-    nlohmann::json body = {{"manifest_uid", engine::hexId(context_.bucket->manifest().uid)}};
+    nlohmann::json body = {{"manifest_uid", engine::hexId(context_.bucket->manifestUid())}};
     if (xerror_) {
         body["error"] = {
             {"context", status == Status::UnknownScope ? "unknown scope" : "unknown collection"}};

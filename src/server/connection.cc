@@ -411,7 +411,7 @@ std::string Connection::clusterMap() const {
     info.host = localHost_;
     info.kvPort = context_.boundPort.load(std::memory_order_relaxed);
     info.mgmtPort = context_.boundMgmtPort.load(std::memory_order_relaxed);
-    info.manifestUid = engine::hexId(context_.bucket->manifest().uid);
+    info.manifestUid = engine::hexId(context_.bucket->manifestUid());
     info.vbucketCount = static_cast<std::uint16_t>(context_.config.vbuckets);
     return protocol::clusterMapJson(info);
 }

@@ -107,6 +107,7 @@ TEST_F(CollectionsTest, ChangesAreCheckedAndEachOneRaisesTheUid) {
     EXPECT_EQ(dropped.outcome, ManifestOutcome::Success);
     EXPECT_EQ(dropped.uid, 4u);
     EXPECT_EQ(bucket->manifest().uid, 4u);
+    EXPECT_EQ(bucket->manifestUid(), 4u);
     EXPECT_EQ(bucket->manifest().findCollection("s1", "c1"), nullptr);
 }
 

@@ -175,6 +175,9 @@ class Bucket : public Taskable {
     // Documents of a dropped collection that a crash left on disk are
     // deleted by the next warmup. NotReady before warmup completes.
     virtual Manifest manifest() const = 0;
+    // The current manifest's uid, without copying the manifest (cluster
+    // maps and unknown-collection answers carry it).
+    virtual std::uint64_t manifestUid() const = 0;
     virtual ManifestChange createScope(const std::string& name) = 0;
     virtual ManifestChange dropScope(const std::string& name) = 0;
     // maxTtl (seconds, 0: none) bounds the expiry of the collection's

@@ -103,11 +103,6 @@ HttpResponse byMethod(
 
 // ---- The bucket ---------------------------------------------------------
 
-std::string hostPort(const std::string& host, std::uint16_t port) {
-    const bool v6 = host.find(':') != std::string::npos;
-    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
 // The fields the SDKs read from a bucket (they read every one of these
 // without a check: none may be missing or of another JSON type).
 json bucketJson(const ServerContext& context) {
@@ -116,7 +111,7 @@ json bucketJson(const ServerContext& context) {
     const std::string uri = "/pools/default/buckets/" + percentEncoded(name);
     const json node = {
         {"status", "healthy"},
-        {"hostname", hostPort(context.config.host, context.boundMgmtPort.load())},
+        {"hostname", protocol::hostPort(context.config.host, context.boundMgmtPort.load())},
         {"version", kNodeVersion},
         {"services", json::array({"kv"})},
         {"ports", {{"direct", context.boundPort.load()}}},

@@ -8,14 +8,10 @@
 #include "server/protocol/binary_types.h"
 
 namespace kvexec::server::protocol {
-namespace {
-
 std::string hostPort(const std::string& host, std::uint16_t port) {
     const bool v6 = host.find(':') != std::string::npos;
     return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
-
-}  // namespace
 
 std::vector<std::string> bucketCapabilities() {
     // What this node serves, nothing more: the SDKs act on these (views for

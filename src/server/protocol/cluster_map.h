@@ -26,6 +26,9 @@ struct ClusterMapInfo {
 // ...; not xattr, dcp or couchapi).
 std::string clusterMapJson(const ClusterMapInfo& info);
 
+// "host:port", with an IPv6 host in brackets.
+std::string hostPort(const std::string& host, std::uint16_t port);
+
 // The bucket capabilities this server has, as the cluster map and the
 // management endpoint's bucket list them.
 std::vector<std::string> bucketCapabilities();
