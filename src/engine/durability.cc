@@ -1,8 +1,8 @@
-// The durability monitor of a single node (majority = the active alone):
-// tracking SyncWrites, resolving them when their level is met (Majority at
-// once, the persist levels when the flusher has persisted their seqno),
-// the DurabilityCompletion task that commits resolved writes, and the
-// per-vBucket timeout tasks that abort expired ones.
+// Applying the durability monitor's decisions (durability_monitor.h) to
+// the SyncWrites: tracking them, feeding it the vBucket's own progress and
+// the replicas' acknowledgements, the DurabilityCompletion task that
+// commits what it decided, and the per-vBucket timeout tasks that make it
+// abort expired writes.
 #include "engine/ep_bucket.h"
 
 namespace kvexec::engine {
@@ -10,16 +10,47 @@ namespace kvexec::engine {
 void BucketImpl::trackSyncWriteLocked(VBucket& vb, Seqno seqno, SyncWrite write) {
     accountMemory(static_cast<std::int64_t>(footprint(write.key.size(), write.value.value.size())));
     vb.pendingByKey[write.key] = seqno;
-    auto& tracked = vb.syncWrites.emplace(seqno, std::move(write)).first->second;
-    if (tracked.level == DurabilityLevel::Majority) {
-        resolveLocked(vb, tracked);  // queued on the active: majority met
-        return;
+    const auto deadline = write.deadline;
+    vb.durability.addPrepare(seqno, write.level, deadline);
+    vb.syncWrites.emplace(seqno, std::move(write));
+    localProgressLocked(vb);
+    if (vb.durability.pending() != 0 && deadline < vb.armedDeadline) {
+        armTimeoutLocked(vb);
     }
-    // Snoozed under the vBucket lock, so concurrent writers re-arm the task
-    // in the order of their deadlines' comparison (the last snooze wins).
-    if (tracked.deadline < vb.armedDeadline) {
-        vb.armedDeadline = tracked.deadline;
-        pool_.snooze(vb.timeoutTask, tracked.deadline - Clock::now());
+}
+
+void BucketImpl::localProgressLocked(VBucket& vb) {
+    vb.durability.localProgress(vb.highSeqno, vb.persistedSeqno);
+    std::vector<FinishedSyncWrite> none;
+    applyDecisionsLocked(vb, none);
+}
+
+void BucketImpl::applyDecisionsLocked(VBucket& vb, std::vector<FinishedSyncWrite>& aborted) {
+    for (const auto& decision : vb.durability.takeDecisions()) {
+        if (decision.outcome == DurabilityDecision::Outcome::Abort) {
+            aborted.push_back(abortLocked(vb, decision.seqno, Status::SyncWriteAmbiguous));
+            continue;
+        }
+        const auto it = vb.syncWrites.find(decision.seqno);
+        if (it != vb.syncWrites.end()) {
+            resolveLocked(vb, it->second);
+        }
+    }
+}
+
+// Snoozed under the vBucket lock, so concurrent writers re-arm the task in
+// the order of their deadlines' comparison (the last snooze wins).
+void BucketImpl::armTimeoutLocked(VBucket& vb) {
+    const auto next = vb.durability.nextDeadline();
+    vb.armedDeadline = next.value_or(Clock::time_point::max());
+    pool_.snooze(vb.timeoutTask,
+                 next ? std::max(*next - steadyNow(), Clock::duration::zero()) : kForever);
+}
+
+void BucketImpl::abortAllLocked(VBucket& vb, Status status,
+                                std::vector<FinishedSyncWrite>& aborted) {
+    while (!vb.syncWrites.empty()) {
+        aborted.push_back(abortLocked(vb, vb.syncWrites.begin()->first, status));
     }
 }
 
@@ -42,21 +73,10 @@ void BucketImpl::wakeCompletion() {
     }
 }
 
-void BucketImpl::resolvePersistedLocked(VBucket& vb, Seqno persisted) {
-    for (auto& [seqno, write] : vb.syncWrites) {
-        if (seqno > persisted) {
-            break;
-        }
-        if (!write.resolved) {
-            resolveLocked(vb, write);
-        }
-    }
-}
-
 std::vector<FinishedSyncWrite> BucketImpl::commitResolvedLocked(VBucket& vb) {
     std::vector<FinishedSyncWrite> done;
     vb.inCompletionQueue = false;
-    const auto now = Clock::now();
+    const auto now = steadyNow();
     for (auto it = vb.syncWrites.begin(); it != vb.syncWrites.end();) {
         if (!it->second.resolved) {
             ++it;
@@ -78,6 +98,7 @@ std::vector<FinishedSyncWrite> BucketImpl::commitResolvedLocked(VBucket& vb) {
 FinishedSyncWrite BucketImpl::abortLocked(VBucket& vb, Seqno seqno, Status status) {
     auto node = vb.syncWrites.extract(seqno);
     SyncWrite write = std::move(node.mapped());
+    vb.durability.forget(seqno);
     vb.pendingByKey.erase(write.key);
     accountMemory(
         -static_cast<std::int64_t>(footprint(write.key.size(), write.value.value.size())));
@@ -132,32 +153,16 @@ bool BucketImpl::runCompletion() {
     return true;
 }
 
-// A vBucket's timeout task: aborts the unresolved writes whose deadline has
-// passed and snoozes to the earliest remaining one.
+// A vBucket's timeout task: lets the monitor abort the writes whose
+// deadline has passed and snoozes to the earliest remaining one.
 bool BucketImpl::runTimeout(Vbid vbid) {
     auto& vb = vbucket(vbid);
     std::vector<FinishedSyncWrite> done;
     {
         kvexec::detail::MutexLock lock(vb.mutex);
-        const auto now = Clock::now();
-        std::vector<Seqno> expired;
-        auto earliest = Clock::time_point::max();
-        for (const auto& [seqno, write] : vb.syncWrites) {
-            if (write.resolved || write.level == DurabilityLevel::Majority) {
-                continue;
-            }
-            if (write.deadline <= now) {
-                expired.push_back(seqno);
-            } else {
-                earliest = std::min(earliest, write.deadline);
-            }
-        }
-        for (const Seqno seqno : expired) {
-            done.push_back(abortLocked(vb, seqno, Status::SyncWriteAmbiguous));
-        }
-        vb.armedDeadline = earliest;
-        pool_.snooze(vb.timeoutTask,
-                     earliest == Clock::time_point::max() ? kForever : earliest - now);
+        vb.durability.expire(steadyNow());
+        applyDecisionsLocked(vb, done);
+        armTimeoutLocked(vb);
     }
     if (!done.empty()) {
         finish(done);

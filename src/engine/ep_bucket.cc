@@ -49,9 +49,12 @@ BucketImpl::BucketImpl(ExecutorPool& pool, BucketConfig config)
     if (!config_.unixTime) {
         config_.unixTime = systemUnixTime;
     }
+    if (!config_.steadyTime) {
+        config_.steadyTime = [] { return Clock::now(); };
+    }
     std::mt19937_64 random{std::random_device{}()};
     for (Vbid v = 0; v < config_.numVBuckets; ++v) {
-        vbuckets_.push_back(std::make_unique<VBucket>(v, random() | 1));
+        vbuckets_.push_back(std::make_unique<VBucket>(v, random() | 1, config_.nodeName));
     }
     for (std::size_t s = 0; s < config_.numShards; ++s) {
         shards_.push_back(std::make_unique<Shard>());
@@ -106,10 +109,7 @@ BucketImpl::~BucketImpl() {
         {
             kvexec::detail::MutexLock lock(vb.mutex);
             done = commitResolvedLocked(vb);
-            while (!vb.syncWrites.empty()) {
-                done.push_back(
-                    abortLocked(vb, vb.syncWrites.begin()->first, Status::SyncWriteAmbiguous));
-            }
+            abortAllLocked(vb, Status::SyncWriteAmbiguous, done);
             streams.swap(vb.streams);
         }
         finish(done);
@@ -148,7 +148,10 @@ Status BucketImpl::admit(Vbid vbid, const DocKey& key, std::string& stored) {
     return Status::Success;
 }
 
-Status BucketImpl::collectionStatusLocked(const VBucket& vb, const DocKey& key) {
+Status BucketImpl::admitLocked(const VBucket& vb, const DocKey& key) {
+    if (vb.state != VBucketState::Active) {
+        return vb.state == VBucketState::Pending ? Status::TempFail : Status::NotMyVbucket;
+    }
     return vb.collections.contains(key.collection) ? Status::Success : Status::UnknownCollection;
 }
 
@@ -164,9 +167,9 @@ void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
     {
         kvexec::detail::MutexLock lock(vb.mutex);
         const auto it = vb.committed.find(key);
-        result.status = collectionStatusLocked(vb, docKey);
+        result.status = admitLocked(vb, docKey);
         if (result.status != Status::Success) {
-            // the collection is gone: nothing to read
+            // not active here, or the collection is gone
         } else if (it == vb.committed.end() || it->second.meta.deleted) {
             result.status = Status::KeyNotFound;
         } else if (vb.liveLocked(key, unixNow()) == nullptr) {
@@ -195,9 +198,9 @@ void BucketImpl::getMeta(Vbid vbid, DocKey docKey, GetCallback done) {
         auto& vb = vbucket(vbid);
         kvexec::detail::MutexLock lock(vb.mutex);
         const auto it = vb.committed.find(key);
-        result.status = collectionStatusLocked(vb, docKey);
+        result.status = admitLocked(vb, docKey);
         if (result.status != Status::Success) {
-            // the collection is gone: nothing to read
+            // not active here, or the collection is gone
         } else if (it == vb.committed.end()) {
             result.status = Status::KeyNotFound;
         } else {

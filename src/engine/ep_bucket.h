@@ -6,8 +6,10 @@
 //                   mutate() path that checks, queues and (for a SyncWrite)
 //                   hands over to the durability monitor
 //   locks.cc        getLocked / unlock
-//   durability.cc   resolving SyncWrites (queue, persistence), the
-//                   completion task, the timeout tasks, aborts
+//   durability.cc   applying the durability monitor's decisions
+//                   (durability_monitor.h) to SyncWrites, the completion
+//                   task, the timeout tasks, aborts
+//   vbucket_states.cc  vBucket states and topologies, replica acks
 //   flusher.cc      per-shard ready queues and the Writer flusher tasks
 //   stream.cc       change streams and their backfill
 //   warmup.cc       loading an existing data directory on Reader tasks
@@ -73,10 +75,14 @@ class BucketImpl final : public Bucket {
     ManifestChange createCollection(const std::string& scope, const std::string& name,
                                     std::uint32_t maxTtl) override;
     ManifestChange dropCollection(const std::string& scope, const std::string& name) override;
+    Status setVBucketState(Vbid vbid, VBucketState state, Topology topology) override;
+    std::optional<VBucketAssignment> vbucketAssignment(Vbid vbid) const override;
+    Status seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno preparedSeqno) override;
 
     // --- for the engine's own tasks and streams ---
     ExecutorPool& pool() { return pool_; }
     std::uint32_t unixNow() const { return config_.unixTime(); }
+    Clock::time_point steadyNow() const { return config_.steadyTime(); }
 
     // flusher.cc
     bool runFlusher(std::size_t shard);
@@ -116,8 +122,10 @@ class BucketImpl final : public Bucket {
     // Checks shared by every operation; Success or the error to return.
     // On Success, `stored` is the key as the vBucket keeps it.
     Status admit(Vbid vbid, const DocKey& key, std::string& stored);
-    // UnknownCollection unless the vBucket holds the key's collection.
-    static Status collectionStatusLocked(const VBucket& vb, const DocKey& key) REQUIRES(vb.mutex);
+    // The checks made under the vBucket's lock: the vBucket is active here
+    // (NotMyVbucket; TempFail while pending) and holds the key's collection
+    // (UnknownCollection).
+    static Status admitLocked(const VBucket& vb, const DocKey& key) REQUIRES(vb.mutex);
     // `cas`: the request's CAS (0: none), which must be the lock's when the
     // document is locked; `decide` then sees the lock's CAS as the
     // document's. A mutation that succeeds releases the lock.
@@ -143,13 +151,24 @@ class BucketImpl final : public Bucket {
     // durability.cc
     void trackSyncWriteLocked(VBucket& vb, Seqno seqno, SyncWrite write) REQUIRES(vb.mutex);
     void resolveLocked(VBucket& vb, SyncWrite& write) REQUIRES(vb.mutex);
-    void resolvePersistedLocked(VBucket& vb, Seqno persisted) REQUIRES(vb.mutex);
+    // Tells the monitor how far the vBucket has queued and persisted, and
+    // applies what it decided.
+    void localProgressLocked(VBucket& vb) REQUIRES(vb.mutex);
+    // Applies the monitor's decisions: a commit marks its write resolved
+    // for the completion task; an abort (only expire() makes them) ends
+    // the write into `aborted`.
+    void applyDecisionsLocked(VBucket& vb, std::vector<FinishedSyncWrite>& aborted)
+        REQUIRES(vb.mutex);
+    // Aborts every pending SyncWrite of the vBucket with `status`.
+    void abortAllLocked(VBucket& vb, Status status, std::vector<FinishedSyncWrite>& aborted)
+        REQUIRES(vb.mutex);
     // Removes a pending SyncWrite and queues the value it hid back, so that
     // the disk converges to the committed state.
     FinishedSyncWrite abortLocked(VBucket& vb, Seqno seqno, Status status) REQUIRES(vb.mutex);
     std::vector<FinishedSyncWrite> commitResolvedLocked(VBucket& vb) REQUIRES(vb.mutex);
     void finish(std::vector<FinishedSyncWrite>& done);
     void wakeCompletion();
+    // Snoozes the vBucket's timeout task to the monitor's next deadline.
     void armTimeoutLocked(VBucket& vb) REQUIRES(vb.mutex);
     // warmup.cc
     void loadVBucket(VBucket& vb);

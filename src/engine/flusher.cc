@@ -198,7 +198,7 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
             vb.dirty.pop_front();
         }
         vb.persistedSeqno = batchHigh;
-        resolvePersistedLocked(vb, batchHigh);
+        localProgressLocked(vb);
         moreDirty = !vb.dirty.empty();
     }
     if (moreDirty) {

@@ -24,8 +24,8 @@ void BucketImpl::getLocked(Vbid vbid, DocKey docKey, std::chrono::seconds lockTi
         kvexec::detail::MutexLock lock(vb.mutex);
         const auto now = unixNow();
         const StoredValue* current = vb.liveLocked(key, now);
-        if (result.status = collectionStatusLocked(vb, docKey); result.status != Status::Success) {
-            // the collection is gone
+        if (result.status = admitLocked(vb, docKey); result.status != Status::Success) {
+            // not active here, or the collection is gone
         } else if (current == nullptr) {
             result.status = Status::KeyNotFound;
         } else if (vb.pendingByKey.contains(key)) {
@@ -52,8 +52,8 @@ void BucketImpl::unlock(Vbid vbid, DocKey docKey, std::uint64_t cas, StatusCallb
         kvexec::detail::MutexLock lock(vb.mutex);
         const auto now = unixNow();
         std::uint64_t lockCas = 0;
-        if (status = collectionStatusLocked(vb, docKey); status != Status::Success) {
-            // the collection is gone
+        if (status = admitLocked(vb, docKey); status != Status::Success) {
+            // not active here, or the collection is gone
         } else if (vb.liveLocked(key, now) == nullptr) {
             status = Status::KeyNotFound;
         } else if (lockCas = vb.lockCasLocked(key, now); lockCas == 0) {

@@ -102,10 +102,12 @@ void BucketImpl::mutate(Vbid vbid, const DocKey& docKey, std::uint64_t cas, Dura
         kvexec::detail::MutexLock lock(vb.mutex);
         StoredValue asLocked;
         const StoredValue* current = nullptr;
-        if (status = collectionStatusLocked(vb, docKey); status != Status::Success) {
-            // the collection is gone
+        if (status = admitLocked(vb, docKey); status != Status::Success) {
+            // not active here, or the collection is gone
         } else if (vb.pendingByKey.contains(key)) {
             status = Status::SyncWriteInProgress;
+        } else if (durable && (status = vb.durability.checkPossible()) != Status::Success) {
+            // too few nodes in the chain for a majority
         } else if (status = currentForWriteLocked(vb, key, cas, asLocked, current);
                    status == Status::Success) {
             auto proposal = decide(current);
@@ -129,7 +131,7 @@ void BucketImpl::mutate(Vbid vbid, const DocKey& docKey, std::uint64_t cas, Dura
                 newCas = proposal.value.meta.cas;
                 token = MutationToken{vb.uuid, proposal.value.meta.seqno};
                 if (durable) {
-                    const auto now = Clock::now();
+                    const auto now = steadyNow();
                     trackSyncWriteLocked(vb, token.seqno,
                                          SyncWrite{key, std::move(proposal.value), durability.level,
                                                    now, now + timeout, false, std::move(done)});
@@ -300,10 +302,7 @@ void BucketImpl::flush(StatusCallback done) {
         std::vector<FinishedSyncWrite> aborted;
         {
             kvexec::detail::MutexLock lock(vb.mutex);
-            while (!vb.syncWrites.empty()) {
-                aborted.push_back(
-                    abortLocked(vb, vb.syncWrites.begin()->first, Status::SyncWriteAmbiguous));
-            }
+            abortAllLocked(vb, Status::SyncWriteAmbiguous, aborted);
             vb.locks.clear();
             std::vector<std::string> live;
             for (const auto& [key, value] : vb.committed) {

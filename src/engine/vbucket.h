@@ -15,6 +15,8 @@
 //   one critical section); change streams rely on it.
 // - pendingByKey[k] exists iff syncWrites holds a write to k; while it does,
 //   other writes to k are refused (SyncWriteInProgress).
+// - durability tracks exactly the writes of syncWrites that are not
+//   resolved (durability_monitor.h decides; the bucket applies).
 // - Keys are stored keys: the collection id in front (collections.h,
 //   encodeCollectionKey); itemOf() turns one back into what callers see.
 // - Every key in committed, pendingByKey and locks is of a collection in
@@ -32,8 +34,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/durability_monitor.h"
 #include "executor/thread_annotations.h"
 #include "kvexec/engine/item.h"
+#include "kvexec/engine/vbucket_state.h"
 #include "kvexec/storage/types.h"
 #include "kvexec/task.h"
 
@@ -58,7 +62,7 @@ struct SyncWrite {
     StoredValue value;
     DurabilityLevel level = DurabilityLevel::Majority;
     Clock::time_point accepted, deadline;
-    bool resolved = false;  // level met; the completion task commits it
+    bool resolved = false;  // the monitor committed it; the completion task applies it
     SyncWriteDone done;
 };
 
@@ -88,7 +92,8 @@ inline std::size_t footprint(std::size_t keySize, std::size_t valueSize) {
 
 class VBucket {
   public:
-    VBucket(Vbid id, std::uint64_t uuid) : id(id), uuid(uuid) {}
+    VBucket(Vbid id, std::uint64_t uuid, std::string nodeName)
+        : id(id), uuid(uuid), durability(std::move(nodeName)) {}
 
     const Vbid id;
     const std::uint64_t uuid;
@@ -98,6 +103,11 @@ class VBucket {
     bool inCompletionQueue GUARDED_BY(mutex) = false;
 
     kvexec::detail::Mutex mutex;
+    // Only an Active vBucket serves clients and decides SyncWrites.
+    VBucketState state GUARDED_BY(mutex) = VBucketState::Active;
+    // The SyncWrites' durability decision over the vBucket's topology; the
+    // values themselves wait in syncWrites.
+    DurabilityMonitor durability GUARDED_BY(mutex);
     std::unordered_map<std::string, StoredValue> committed GUARDED_BY(mutex);
     std::unordered_map<std::string, Seqno> pendingByKey GUARDED_BY(mutex);
     std::map<Seqno, SyncWrite> syncWrites GUARDED_BY(mutex);

@@ -3,8 +3,8 @@
 // streams and warmup, running its background work on an ExecutorPool and
 // persisting through one storage::KVStore.
 //
-// Model (Couchbase KV-Engine's ep-engine, single node):
-// - numVBuckets vBuckets, all active, in numShards shards (vBucket v is in
+// Model (Couchbase KV-Engine's ep-engine):
+// - numVBuckets vBuckets in numShards shards (vBucket v is in
 //   shard v % numShards). Each vBucket holds its whole data set in memory
 //   (hash table: key -> value, metadata, a pending SyncWrite beside the
 //   committed value), a dirty queue of unpersisted mutations, its high and
@@ -13,9 +13,15 @@
 //   its shard's ready queue goes from empty to non-empty, wakes the shard's
 //   flusher (a Writer task) with the pool's wake(), which never waits for
 //   another thread.
+// - Each vBucket has a state (vbucket_state.h): only an active one serves
+//   clients (others answer NotMyVbucket; a pending one TempFail). All start
+//   active with the chain [nodeName], a single node; a cluster sets states
+//   and topologies from its map (setVBucketState).
 // - The flusher saves each ready vBucket's batch (latest version per key)
 //   with KVStore::saveDocs, advances the persisted seqno and tells the
-//   durability monitor, which resolves SyncWrites; a DurabilityCompletion
+//   durability monitor, which decides SyncWrites over the vBucket's
+//   topology (the active's own progress plus the replicas'
+//   acknowledgements, seqnoAcknowledged); a DurabilityCompletion
 //   task (NonIO) completes them. A per-vBucket SyncWrite timeout task
 //   (NonIO) aborts writes whose deadline passed.
 // - Opening a bucket over an existing directory warms it up on Reader
@@ -38,7 +44,8 @@
 //   returns. A SyncWrite completes later on a NonIO worker of the pool
 //   (the DurabilityCompletion task: commits and failed flushes; or the
 //   vBucket's SyncWrite timeout task), or, for SyncWrites a whole-bucket
-//   flush() aborts, inline in flush(), or in the bucket's destructor. Callbacks never run under an
+//   flush() or setVBucketState() aborts, inline in that call, or in the
+//   bucket's destructor. Callbacks never run under an
 //   engine lock and must not block; a server hops back to its own event loop itself.
 // - Destroying the bucket (must not race with other calls on it) flushes
 //   what is dirty (best effort), completes pending SyncWrites with
@@ -51,6 +58,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +67,7 @@
 #include "kvexec/engine/collections.h"
 #include "kvexec/engine/item.h"
 #include "kvexec/engine/operations.h"
+#include "kvexec/engine/vbucket_state.h"
 #include "kvexec/executor_pool.h"
 #include "kvexec/storage/file_ops.h"
 #include "kvexec/storage/types.h"
@@ -94,6 +103,12 @@ struct BucketConfig {
     // Seconds since the Unix epoch, for expiry and locks; null: the system
     // clock. Tests substitute their own.
     std::function<std::uint32_t()> unixTime;
+    // The steady clock SyncWrite deadlines are measured on; null:
+    // Clock::now. Tests on the Manual pool substitute a virtual one.
+    std::function<Clock::time_point()> steadyTime;
+    // This node's name in vBucket topologies (vbucket_state.h). Every
+    // vBucket starts active with the chain [nodeName].
+    std::string nodeName = std::string(kLocalNode);
 };
 
 enum class WarmupState : std::uint8_t { Running, Complete, Failed };
@@ -186,6 +201,23 @@ class Bucket : public Taskable {
     virtual ManifestChange createCollection(const std::string& scope, const std::string& name,
                                             std::uint32_t maxTtl) = 0;
     virtual ManifestChange dropCollection(const std::string& scope, const std::string& name) = 0;
+
+    // Makes this node hold the vBucket in `state`. For Active, `topology`
+    // is its chain, which must start with BucketConfig::nodeName (an empty
+    // chain means [nodeName]); SyncWrites then need a majority of it. A
+    // vBucket that stops being active aborts its pending SyncWrites
+    // (SyncWriteAmbiguous; their callbacks run inline, as in flush()) and
+    // releases its document locks. Inline; NotMyVbucket for a bad vbid,
+    // Invalid for a bad chain.
+    virtual Status setVBucketState(Vbid vbid, VBucketState state, Topology topology = {}) = 0;
+    // The vBucket's state and topology; nullopt for a bad vbid.
+    virtual std::optional<VBucketAssignment> vbucketAssignment(Vbid vbid) const = 0;
+    // A replica's acknowledgement (DCP SEQNO_ACKNOWLEDGED): `node` holds
+    // every prepare of the vBucket up to `preparedSeqno` as its level asks.
+    // Invalid if `node` is not a replica in the chain; NotMyVbucket unless
+    // the vBucket is active here. May commit SyncWrites (completed on the
+    // completion task as usual).
+    virtual Status seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno preparedSeqno) = 0;
 
     virtual const BucketConfig& config() const = 0;
 };

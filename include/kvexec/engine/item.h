@@ -54,9 +54,12 @@ struct MutationToken {
     Seqno seqno = 0;
 };
 
-// Durability levels of a SyncWrite (Couchbase's names). On a single node
-// the majority is the active alone: Majority commits once the write is
-// queued; the two persist levels commit once it is persisted on this node.
+// Durability levels of a SyncWrite (Couchbase's names): a majority of the
+// vBucket's chain must hold the write, in memory (Majority), with the
+// active's copy persisted (MajorityAndPersistToActive), or persisted on
+// each node of the majority (PersistToMajority). On a single node the
+// majority is the active alone: Majority commits once the write is queued,
+// the two persist levels once it is persisted here.
 enum class DurabilityLevel : std::uint8_t {
     None,
     Majority,

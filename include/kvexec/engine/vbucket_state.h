@@ -1,0 +1,48 @@
+// kvexec/engine/vbucket_state.h: what a node is for a vBucket (its state)
+// and which nodes hold it (its replication topology), as a cluster map
+// assigns them.
+//
+// States (Couchbase's): Active serves reads and writes and decides its
+// SyncWrites; Replica follows an active's stream and serves nothing to
+// clients; Pending is an active-to-be during a takeover (clients get
+// TempFail and retry); Dead serves nothing.
+//
+// A Topology is the vBucket's replication chain: the active node first,
+// then its replicas; an empty name stands for a replica the map wants but
+// has no node for (Couchbase's null slot). Durability counts a majority of
+// the whole chain, empty slots included, so a chain with too few real nodes
+// refuses SyncWrites (DurabilityImpossible) instead of pretending.
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvexec::engine {
+
+enum class VBucketState : std::uint8_t { Active = 1, Replica = 2, Pending = 3, Dead = 4 };
+std::string_view to_string(VBucketState state);
+
+struct Topology {
+    std::vector<std::string> chain;  // [active, replica...]; "" = no node yet
+
+    // The nodes a SyncWrite must reach: chain size / 2 + 1.
+    std::size_t majority() const { return chain.size() / 2 + 1; }
+    // The chain's real nodes (non-empty names).
+    std::size_t nodes() const;
+    friend bool operator==(const Topology&, const Topology&) = default;
+};
+
+struct VBucketAssignment {
+    VBucketState state = VBucketState::Active;
+    Topology topology;
+};
+
+// The node name a bucket that is not part of a cluster gives itself; its
+// vBuckets are active with the chain [kLocalNode].
+inline constexpr std::string_view kLocalNode = "local";
+
+}  // namespace kvexec::engine
