@@ -90,7 +90,7 @@ std::vector<FinishedSyncWrite> BucketImpl::commitResolvedLocked(VBucket& vb) {
         accountMemory(vb.setCommittedLocked(write.key, write.value));
         commitHistogram(write.level).record(now - write.accepted);
         syncWritesCommitted_.fetch_add(1, std::memory_order_relaxed);
-        done.push_back(FinishedSyncWrite{std::move(write), Status::Success, vb.uuid});
+        done.push_back(FinishedSyncWrite{std::move(write), Status::Success, vb.failover.uuid()});
     }
     return done;
 }
@@ -115,7 +115,7 @@ FinishedSyncWrite BucketImpl::abortLocked(VBucket& vb, Seqno seqno, Status statu
         static_cast<std::int64_t>(vb.queueLocked(write.key, restore, it == vb.committed.end())));
     accountMemory(vb.setCommittedLocked(write.key, std::move(restore)));
     syncWritesAborted_.fetch_add(1, std::memory_order_relaxed);
-    return FinishedSyncWrite{std::move(write), status, vb.uuid};
+    return FinishedSyncWrite{std::move(write), status, vb.failover.uuid()};
 }
 
 void BucketImpl::finish(std::vector<FinishedSyncWrite>& done) {

@@ -3,6 +3,7 @@
 #include "engine/ep_bucket.h"
 
 #include <chrono>
+#include <iostream>
 #include <random>
 #include <stdexcept>
 
@@ -91,6 +92,8 @@ BucketImpl::BucketImpl(ExecutorPool& pool, BucketConfig config)
 // 3. Commit the SyncWrites that final flush resolved, abort the others
 //    (SyncWriteAmbiguous): no task will complete them any more.
 // 4. Close the streams.
+// 5. Persist the vBucket states, marked clean only if nothing is left
+//    unsaved (otherwise the next warmup starts new history branches).
 BucketImpl::~BucketImpl() {
     shuttingDown_.store(true);
     pool_.unregisterTaskable(*this, false);
@@ -115,6 +118,21 @@ BucketImpl::~BucketImpl() {
         finish(done);
         for (auto& stream : streams) {
             stream->close();
+        }
+    }
+    // Only a bucket that warmed up knows the states: one whose warmup
+    // failed must not overwrite what it could not read.
+    if (warmupState_.load(std::memory_order_acquire) == WarmupState::Complete) {
+        bool allSaved = true;
+        for (auto& vbPtr : vbuckets_) {
+            kvexec::detail::MutexLock lock(vbPtr->mutex);
+            allSaved = allSaved && vbPtr->dirty.empty();
+        }
+        try {
+            persistVBucketStates(allSaved);
+        } catch (const std::exception& error) {
+            std::cerr << "kvexec engine: saving the vBucket states at shutdown failed: "
+                      << error.what() << '\n';
         }
     }
 }
@@ -245,7 +263,7 @@ ObserveSeqnoResult BucketImpl::observeSeqno(Vbid vbid) const {
     }
     auto& vb = vbucket(vbid);
     kvexec::detail::MutexLock lock(vb.mutex);
-    out.vbucketUuid = vb.uuid;
+    out.vbucketUuid = vb.failover.uuid();
     out.persistedSeqno = vb.persistedSeqno;
     out.currentSeqno = vb.highSeqno;
     return out;

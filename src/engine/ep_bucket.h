@@ -30,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@
 #include "engine/manifest_file.h"
 #include "engine/stream.h"
 #include "engine/vbucket.h"
+#include "engine/vbucket_state_file.h"
 #include "kvexec/engine/bucket.h"
 #include "kvexec/storage/kv_store.h"
 
@@ -78,6 +80,7 @@ class BucketImpl final : public Bucket {
     Status setVBucketState(Vbid vbid, VBucketState state, Topology topology) override;
     std::optional<VBucketAssignment> vbucketAssignment(Vbid vbid) const override;
     Status seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno preparedSeqno) override;
+    std::optional<FailoverLog> failoverLog(Vbid vbid) const override;
 
     // --- for the engine's own tasks and streams ---
     ExecutorPool& pool() { return pool_; }
@@ -174,6 +177,15 @@ class BucketImpl final : public Bucket {
     void loadVBucket(VBucket& vb);
     // After warmup: wakes the flushers of vBuckets that warmup left dirty.
     void nudgeFlushersOfDirtyVBuckets();
+    // vbucket_states.cc
+    // Writes every vBucket's state, topology and failover log to the data
+    // directory (vbucket_state_file.h); throws on failure.
+    void persistVBucketStates(bool cleanShutdown) EXCLUDES(vbucketStateFileMutex_);
+    // Gives the vBucket what the previous run persisted (warmup), starting
+    // a new branch if that run crashed. Throws if its chain is not led by
+    // this node.
+    void restoreVBucketStateLocked(VBucket& vb) REQUIRES(vb.mutex);
+    std::uint64_t newVBucketUuid() EXCLUDES(uuidMutex_);
     // bucket_collections.cc
     using ManifestEdit = std::function<ManifestOutcome(ManifestState&, std::string& message)>;
     ManifestChange changeManifest(const ManifestEdit& edit) EXCLUDES(manifestChangeMutex_);
@@ -230,6 +242,13 @@ class BucketImpl final : public Bucket {
     kvexec::detail::Mutex manifestChangeMutex_;
     mutable kvexec::detail::Mutex manifestMutex_;
     ManifestState manifestState_ GUARDED_BY(manifestMutex_);
+
+    // What the previous run persisted of the vBuckets' states (set by the
+    // warmup task before the shard tasks read it; nullopt: nothing).
+    std::optional<PersistedVBuckets> persistedVBuckets_;
+    kvexec::detail::Mutex vbucketStateFileMutex_;
+    kvexec::detail::Mutex uuidMutex_;
+    std::mt19937_64 uuidSource_ GUARDED_BY(uuidMutex_){std::random_device{}()};
 
     std::atomic<std::int64_t> memUsed_{0};
     std::atomic<std::uint64_t> flusherBatches_{0}, flushFailures_{0}, tempFailures_{0};

@@ -1,14 +1,9 @@
 #include "engine/manifest_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
-#include <system_error>
+
+#include "engine/durable_file.h"
 
 namespace kvexec::engine {
 namespace {
@@ -56,52 +51,21 @@ std::string toJson(const ManifestState& state) {
     return doc.dump(1) + "\n";
 }
 
-void check(bool ok, const std::string& what) {
-    if (!ok) {
-        throw std::system_error(errno, std::generic_category(), what);
-    }
-}
-
-void writeAndSync(const std::filesystem::path& path, const std::string& bytes) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    check(fd >= 0, "open " + path.string());
-    std::size_t done = 0;
-    bool ok = true;
-    while (ok && done < bytes.size()) {
-        const auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        ok = n > 0 || (n < 0 && errno == EINTR);
-        done += n > 0 ? static_cast<std::size_t>(n) : 0;
-    }
-    ok = ok && ::fsync(fd) == 0;
-    const int saved = errno;
-    ::close(fd);
-    errno = saved;
-    check(ok, "write " + path.string());
-}
-
-void syncDirectory(const std::filesystem::path& dir) {
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    check(fd >= 0, "open " + dir.string());
-    const bool ok = ::fsync(fd) == 0;
-    ::close(fd);
-    check(ok, "fsync " + dir.string());
-}
-
 }  // namespace
 
 std::optional<ManifestState> loadManifest(const std::filesystem::path& dir) {
     const auto path = dir / kManifestFileName;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        if (!std::filesystem::exists(path)) {
-            return std::nullopt;
-        }
+    std::optional<std::string> bytes;
+    try {
+        bytes = readFileIfPresent(path);
+    } catch (const std::runtime_error&) {
         throw std::runtime_error("cannot read the collections manifest " + path.string());
     }
-    std::stringstream bytes;
-    bytes << in.rdbuf();
+    if (!bytes) {
+        return std::nullopt;
+    }
     try {
-        return fromJson(json::parse(bytes.str()));
+        return fromJson(json::parse(*bytes));
     } catch (const std::exception& error) {
         throw std::runtime_error("the collections manifest " + path.string() +
                                  " is damaged: " + error.what());
@@ -109,11 +73,7 @@ std::optional<ManifestState> loadManifest(const std::filesystem::path& dir) {
 }
 
 void saveManifest(const std::filesystem::path& dir, const ManifestState& state) {
-    const auto path = dir / kManifestFileName;
-    const auto temporary = dir / (std::string(kManifestFileName) + ".tmp");
-    writeAndSync(temporary, toJson(state));
-    check(::rename(temporary.c_str(), path.c_str()) == 0, "rename " + temporary.string());
-    syncDirectory(dir);
+    replaceFileDurably(dir / kManifestFileName, toJson(state));
 }
 
 }  // namespace kvexec::engine

@@ -3,8 +3,7 @@
 // id is never reused, also across restarts).
 //
 // The file is JSON (the manifest's own form plus the next ids), replaced
-// whole: written to a temporary file, synced, renamed over the old one,
-// and the directory synced, so a crash leaves the old or the new manifest,
+// whole (durable_file.h), so a crash leaves the old or the new manifest,
 // never a mix.
 //
 // Thread safety: plain functions; the caller serialises writes to one

@@ -129,7 +129,7 @@ void BucketImpl::mutate(Vbid vbid, const DocKey& docKey, std::uint64_t cas, Dura
                 accountMemory(static_cast<std::int64_t>(
                     vb.queueLocked(key, proposal.value, true, proposal.stamp)));
                 newCas = proposal.value.meta.cas;
-                token = MutationToken{vb.uuid, proposal.value.meta.seqno};
+                token = MutationToken{vb.failover.uuid(), proposal.value.meta.seqno};
                 if (durable) {
                     const auto now = steadyNow();
                     trackSyncWriteLocked(vb, token.seqno,

@@ -36,6 +36,7 @@
 
 #include "engine/durability_monitor.h"
 #include "executor/thread_annotations.h"
+#include "kvexec/engine/failover_log.h"
 #include "kvexec/engine/item.h"
 #include "kvexec/engine/vbucket_state.h"
 #include "kvexec/storage/types.h"
@@ -93,10 +94,9 @@ inline std::size_t footprint(std::size_t keySize, std::size_t valueSize) {
 class VBucket {
   public:
     VBucket(Vbid id, std::uint64_t uuid, std::string nodeName)
-        : id(id), uuid(uuid), durability(std::move(nodeName)) {}
+        : id(id), durability(std::move(nodeName)), failover(uuid) {}
 
     const Vbid id;
-    const std::uint64_t uuid;
     // Set while the vBucket sits in its shard's ready queue (flusher.h).
     std::atomic<bool> inReadyQueue{false};
     // Set while the vBucket is queued for the completion task.
@@ -108,6 +108,8 @@ class VBucket {
     // The SyncWrites' durability decision over the vBucket's topology; the
     // values themselves wait in syncWrites.
     DurabilityMonitor durability GUARDED_BY(mutex);
+    // Its history branches; the newest one's uuid is in mutation tokens.
+    FailoverLog failover GUARDED_BY(mutex);
     std::unordered_map<std::string, StoredValue> committed GUARDED_BY(mutex);
     std::unordered_map<std::string, Seqno> pendingByKey GUARDED_BY(mutex);
     std::map<Seqno, SyncWrite> syncWrites GUARDED_BY(mutex);

@@ -1,5 +1,8 @@
-// vBucket states and topologies as a cluster map sets them, and the
-// replicas' acknowledgements that feed each active's durability monitor.
+// vBucket states and topologies as a cluster map sets them, their
+// failover logs, persisting both (vbucket_state_file.h), and the replicas'
+// acknowledgements that feed each active's durability monitor.
+#include <iostream>
+
 #include "engine/ep_bucket.h"
 
 namespace kvexec::engine {
@@ -8,13 +11,20 @@ Status BucketImpl::setVBucketState(Vbid vbid, VBucketState state, Topology topol
     if (vbid >= vbuckets_.size()) {
         return Status::NotMyVbucket;
     }
+    if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete) {
+        return Status::TempFail;
+    }
     if (topology.chain.empty()) {
         topology.chain.push_back(config_.nodeName);
     }
+    const std::uint64_t branchUuid = newVBucketUuid();
     auto& vb = vbucket(vbid);
     std::vector<FinishedSyncWrite> aborted;
     {
         kvexec::detail::MutexLock lock(vb.mutex);
+        if (state == VBucketState::Active && vb.state != VBucketState::Active) {
+            vb.failover.branch(branchUuid, vb.highSeqno);
+        }
         if (state == VBucketState::Active) {
             if (const Status s = vb.durability.setTopology(std::move(topology));
                 s != Status::Success) {
@@ -34,7 +44,63 @@ Status BucketImpl::setVBucketState(Vbid vbid, VBucketState state, Topology topol
         finish(aborted);
         notifyFlusher(vb);
     }
+    try {
+        persistVBucketStates(false);
+    } catch (const std::exception& error) {
+        std::cerr << "kvexec engine: saving the state of vb:" << vbid << " failed: " << error.what()
+                  << '\n';
+        return Status::Internal;
+    }
     return Status::Success;
+}
+
+std::optional<FailoverLog> BucketImpl::failoverLog(Vbid vbid) const {
+    if (vbid >= vbuckets_.size()) {
+        return std::nullopt;
+    }
+    auto& vb = vbucket(vbid);
+    kvexec::detail::MutexLock lock(vb.mutex);
+    return vb.failover;
+}
+
+std::uint64_t BucketImpl::newVBucketUuid() {
+    kvexec::detail::MutexLock lock(uuidMutex_);
+    std::uint64_t uuid = 0;
+    while (uuid == 0) {
+        uuid = uuidSource_();
+    }
+    return uuid;
+}
+
+void BucketImpl::persistVBucketStates(bool cleanShutdown) {
+    kvexec::detail::MutexLock fileLock(vbucketStateFileMutex_);
+    PersistedVBuckets states;
+    states.cleanShutdown = cleanShutdown;
+    for (const auto& vbPtr : vbuckets_) {
+        kvexec::detail::MutexLock lock(vbPtr->mutex);
+        states.vbuckets.push_back(
+            PersistedVBucket{vbPtr->state, vbPtr->durability.topology(), vbPtr->failover});
+    }
+    saveVBucketStates(config_.dataDir, states);
+}
+
+void BucketImpl::restoreVBucketStateLocked(VBucket& vb) {
+    if (!persistedVBuckets_) {
+        return;  // a new bucket: active, [nodeName], the branch it was made with
+    }
+    const auto& persisted = persistedVBuckets_->vbuckets[vb.id];
+    vb.state = persisted.state;
+    vb.failover = persisted.failover;
+    if (vb.durability.setTopology(persisted.topology) != Status::Success &&
+        vb.state == VBucketState::Active) {
+        throw std::runtime_error("vb:" + std::to_string(vb.id) +
+                                 " was active with a chain this node (" + config_.nodeName +
+                                 ") does not lead");
+    }
+    if (!persistedVBuckets_->cleanShutdown) {
+        // What followed the persisted seqno may differ from what others saw.
+        vb.failover.branch(newVBucketUuid(), vb.persistedSeqno);
+    }
 }
 
 std::optional<VBucketAssignment> BucketImpl::vbucketAssignment(Vbid vbid) const {

@@ -34,6 +34,7 @@ bool BucketImpl::runWarmup() {
             return false;
         }
         loadManifestState();
+        persistedVBuckets_ = loadVBucketStates(config_.dataDir, vbuckets_.size());
     } catch (const std::exception& error) {
         failWarmup(error.what());
         return false;
@@ -54,7 +55,10 @@ bool BucketImpl::runWarmupShard(std::size_t shard) {
                 shuttingDown_.load()) {
                 return false;
             }
-            loadVBucket(*vbuckets_[v]);
+            auto& vb = *vbuckets_[v];
+            loadVBucket(vb);
+            kvexec::detail::MutexLock lock(vb.mutex);
+            restoreVBucketStateLocked(vb);
             vbucketsLoaded_.fetch_add(1);
         }
     } catch (const std::exception& error) {
@@ -62,6 +66,12 @@ bool BucketImpl::runWarmupShard(std::size_t shard) {
         return false;
     }
     if (shardsLoading_.fetch_sub(1) == 1) {
+        try {
+            persistVBucketStates(false);  // running: a crash from now on is unclean
+        } catch (const std::exception& error) {
+            failWarmup(error.what());
+            return false;
+        }
         auto expected = WarmupState::Running;
         if (warmupState_.compare_exchange_strong(expected, WarmupState::Complete,
                                                  std::memory_order_release)) {

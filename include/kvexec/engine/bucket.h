@@ -65,6 +65,7 @@
 #include "kvexec/engine/bucket_stats.h"
 #include "kvexec/engine/change_stream.h"
 #include "kvexec/engine/collections.h"
+#include "kvexec/engine/failover_log.h"
 #include "kvexec/engine/item.h"
 #include "kvexec/engine/operations.h"
 #include "kvexec/engine/vbucket_state.h"
@@ -207,8 +208,12 @@ class Bucket : public Taskable {
     // chain means [nodeName]); SyncWrites then need a majority of it. A
     // vBucket that stops being active aborts its pending SyncWrites
     // (SyncWriteAmbiguous; their callbacks run inline, as in flush()) and
-    // releases its document locks. Inline; NotMyVbucket for a bad vbid,
-    // Invalid for a bad chain.
+    // releases its document locks; one that becomes active starts a new
+    // history branch (failoverLog). The change is written to the data
+    // directory before the call returns (it blocks on that write: call it
+    // from a management thread) and survives a restart. NotMyVbucket for a
+    // bad vbid, Invalid for a bad chain, TempFail before warmup completes,
+    // Internal if the write failed (the change holds in memory only).
     virtual Status setVBucketState(Vbid vbid, VBucketState state, Topology topology = {}) = 0;
     // The vBucket's state and topology; nullopt for a bad vbid.
     virtual std::optional<VBucketAssignment> vbucketAssignment(Vbid vbid) const = 0;
@@ -218,6 +223,11 @@ class Bucket : public Taskable {
     // the vBucket is active here. May commit SyncWrites (completed on the
     // completion task as usual).
     virtual Status seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno preparedSeqno) = 0;
+    // The vBucket's history branches (failover_log.h), newest first; its
+    // newest uuid is the one mutation tokens carry. A branch starts when
+    // the vBucket becomes active (setVBucketState) and at the warmup that
+    // follows a crash. Persisted with the states. nullopt for a bad vbid.
+    virtual std::optional<FailoverLog> failoverLog(Vbid vbid) const = 0;
 
     virtual const BucketConfig& config() const = 0;
 };
