@@ -87,6 +87,9 @@ std::vector<FinishedSyncWrite> BucketImpl::commitResolvedLocked(VBucket& vb) {
         vb.pendingByKey.erase(write.key);
         accountMemory(
             -static_cast<std::int64_t>(footprint(write.key.size(), write.value.value.size())));
+        // The commit is a mutation of its own (a new seqno, the prepare's
+        // CAS); the prepare on disk is then superseded.
+        accountMemory(static_cast<std::int64_t>(vb.queueLocked(write.key, write.value, false)));
         accountMemory(vb.setCommittedLocked(write.key, write.value));
         commitHistogram(write.level).record(now - write.accepted);
         syncWritesCommitted_.fetch_add(1, std::memory_order_relaxed);
@@ -102,24 +105,18 @@ FinishedSyncWrite BucketImpl::abortLocked(VBucket& vb, Seqno seqno, Status statu
     vb.pendingByKey.erase(write.key);
     accountMemory(
         -static_cast<std::int64_t>(footprint(write.key.size(), write.value.value.size())));
-    // The prepare may already be (or be about to be) on disk: queue the
-    // committed value again, keeping its CAS, so the disk converges to it.
-    StoredValue restore;
-    const auto it = vb.committed.find(write.key);
-    if (it != vb.committed.end()) {
-        restore = it->second;
-    } else {
-        restore.meta.deleted = true;
-    }
-    accountMemory(
-        static_cast<std::int64_t>(vb.queueLocked(write.key, restore, it == vb.committed.end())));
-    accountMemory(vb.setCommittedLocked(write.key, std::move(restore)));
+    // The prepare may already be (or be about to be) on disk: end it there
+    // too, so warmup does not take it for a pending one.
+    accountMemory(static_cast<std::int64_t>(vb.queueAbortLocked(write.key)));
     syncWritesAborted_.fetch_add(1, std::memory_order_relaxed);
     return FinishedSyncWrite{std::move(write), status, vb.failover.uuid()};
 }
 
 void BucketImpl::finish(std::vector<FinishedSyncWrite>& done) {
     for (auto& f : done) {
+        if (!f.write.done) {
+            continue;  // a prepare warmup found: its client is gone
+        }
         const bool ok = f.status == Status::Success;
         f.write.done(f.status, ok ? f.write.value.meta.cas : 0,
                      ok ? MutationToken{f.vbucketUuid, f.write.value.meta.seqno} : MutationToken{});
@@ -147,6 +144,9 @@ bool BucketImpl::runCompletion() {
         {
             kvexec::detail::MutexLock lock(vb.mutex);
             done = commitResolvedLocked(vb);
+        }
+        if (!done.empty()) {
+            notifyFlusher(vb, FlushUrgency::Batched);  // the commits
         }
         finish(done);
     }

@@ -175,6 +175,9 @@ class BucketImpl final : public Bucket {
     void armTimeoutLocked(VBucket& vb) REQUIRES(vb.mutex);
     // warmup.cc
     void loadVBucket(VBucket& vb);
+    void keepPendingPreparesLocked(VBucket& vb, std::vector<storage::Document>& prepares)
+        REQUIRES(vb.mutex);
+    void trackWarmedUpPreparesLocked(VBucket& vb) REQUIRES(vb.mutex);
     // After warmup: wakes the flushers of vBuckets that warmup left dirty.
     void nudgeFlushersOfDirtyVBuckets();
     // vbucket_states.cc

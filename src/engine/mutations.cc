@@ -127,7 +127,9 @@ void BucketImpl::mutate(Vbid vbid, const DocKey& docKey, std::uint64_t cas, Dura
                 applyMaxTtlLocked(vb, docKey.collection, proposal.value);
                 vb.locks.erase(key);
                 accountMemory(static_cast<std::int64_t>(
-                    vb.queueLocked(key, proposal.value, true, proposal.stamp)));
+                    durable ? vb.queuePrepareLocked(key, proposal.value, durability.level,
+                                                    proposal.stamp)
+                            : vb.queueLocked(key, proposal.value, true, proposal.stamp)));
                 newCas = proposal.value.meta.cas;
                 token = MutationToken{vb.failover.uuid(), proposal.value.meta.seqno};
                 if (durable) {

@@ -126,7 +126,7 @@ std::shared_ptr<ChangeStream> BucketImpl::openStream(StreamRequest request,
         }
         const auto now = Clock::now();
         for (const auto& dirty : vb.dirty) {
-            if (dirty.doc.seqno > request.startSeqno) {
+            if (dirty.doc.seqno > request.startSeqno && !isPrepareKey(dirty.doc.key)) {
                 stream->pushLocked(StreamEntry{itemOf(vb.id, dirty.doc), now});
             }
         }
@@ -149,7 +149,9 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
                              if (doc.seqno > backfillEnd || stream->closed()) {
                                  return false;  // the rest is in the stream's memory part
                              }
-                             entries.push_back(StreamEntry{itemOf(stream->vbid(), doc), now});
+                             if (!isPrepareKey(doc.key)) {
+                                 entries.push_back(StreamEntry{itemOf(stream->vbid(), doc), now});
+                             }
                              return true;
                          });
         } catch (const std::exception& error) {

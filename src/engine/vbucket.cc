@@ -21,6 +21,20 @@ CollectionId collectionOf(std::string_view storedKey) {
     return split ? split->collection : kDefaultCollection;
 }
 
+std::string prepareKeyOf(std::string_view storedKey) {
+    std::string key(1, kPrepareNamespace);
+    key += storedKey;
+    return key;
+}
+
+bool isPrepareKey(std::string_view key) {
+    return !key.empty() && key.front() == kPrepareNamespace;
+}
+
+std::string_view committedKeyOf(std::string_view prepareKey) {
+    return prepareKey.substr(1);
+}
+
 std::uint64_t VBucket::nextCasLocked() {
     const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
@@ -48,11 +62,26 @@ std::size_t VBucket::queueLocked(const std::string& key, StoredValue& value, boo
     doc.expiry = value.meta.expiry;
     doc.datatype = value.meta.datatype;
     const auto now = Clock::now();
-    for (const auto& stream : streams) {
-        stream->pushLocked(StreamEntry{itemOf(id, key, value.value, value.meta), now});
+    if (!isPrepareKey(key)) {
+        for (const auto& stream : streams) {
+            stream->pushLocked(StreamEntry{itemOf(id, key, value.value, value.meta), now});
+        }
     }
     dirty.push_back(DirtyItem{std::move(doc), now});
     return footprint(key.size(), value.value.size());
+}
+
+std::size_t VBucket::queuePrepareLocked(const std::string& key, StoredValue& value,
+                                        DurabilityLevel level, const Stamp& stamp) {
+    const auto bytes = queueLocked(prepareKeyOf(key), value, true, stamp);
+    dirty.back().doc.level = static_cast<std::uint8_t>(level);
+    return bytes;
+}
+
+std::size_t VBucket::queueAbortLocked(const std::string& key) {
+    StoredValue tombstone;
+    tombstone.meta.deleted = true;
+    return queueLocked(prepareKeyOf(key), tombstone);
 }
 
 std::int64_t VBucket::setCommittedLocked(const std::string& key, StoredValue value) {

@@ -19,6 +19,8 @@
 //   resolved (durability_monitor.h decides; the bucket applies).
 // - Keys are stored keys: the collection id in front (collections.h,
 //   encodeCollectionKey); itemOf() turns one back into what callers see.
+//   Only dirty holds prepare keys (prepareKeyOf); change streams never see
+//   them.
 // - Every key in committed, pendingByKey and locks is of a collection in
 //   `collections`: dropping a collection removes its keys from all three.
 #pragma once
@@ -50,6 +52,17 @@ class StreamImpl;
 // collection beside it.
 Item itemOf(Vbid vbid, std::string_view storedKey, std::string value, const ItemMeta& meta);
 CollectionId collectionOf(std::string_view storedKey);
+
+// SyncWrite prepares (and their aborts) are kept, in the dirty queue and on
+// disk, under their own key: the stored key behind Couchbase's
+// DurabilityPrepare collection id (2), which the manifest never hands out,
+// so a prepare never replaces the committed document a reader sees. A
+// commit is a new mutation of the committed key.
+inline constexpr char kPrepareNamespace = 0x02;
+std::string prepareKeyOf(std::string_view storedKey);
+bool isPrepareKey(std::string_view key);
+// The stored key a prepare key stands for.
+std::string_view committedKeyOf(std::string_view prepareKey);
 
 struct StoredValue {
     std::string value;
@@ -139,6 +152,13 @@ class VBucket {
     using Stamp = std::function<void(std::string& value, std::uint64_t cas, Seqno seqno)>;
     std::size_t queueLocked(const std::string& key, StoredValue& value, bool newCas = true,
                             const Stamp& stamp = {}) REQUIRES(mutex);
+    // queueLocked for a SyncWrite's prepare of `key` (a stored key), kept
+    // under its prepare key with its level.
+    std::size_t queuePrepareLocked(const std::string& key, StoredValue& value,
+                                   DurabilityLevel level, const Stamp& stamp) REQUIRES(mutex);
+    // Queues the end of key's prepare without a commit: a tombstone of its
+    // prepare key. The committed document is untouched.
+    std::size_t queueAbortLocked(const std::string& key) REQUIRES(mutex);
     // Replaces the committed value of key; returns the change in bytes.
     std::int64_t setCommittedLocked(const std::string& key, StoredValue value) REQUIRES(mutex);
     // Removes key's committed value (live or tombstone) from memory;

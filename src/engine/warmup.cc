@@ -59,6 +59,7 @@ bool BucketImpl::runWarmupShard(std::size_t shard) {
             loadVBucket(vb);
             kvexec::detail::MutexLock lock(vb.mutex);
             restoreVBucketStateLocked(vb);
+            trackWarmedUpPreparesLocked(vb);
             vbucketsLoaded_.fetch_add(1);
         }
     } catch (const std::exception& error) {
@@ -108,9 +109,16 @@ void BucketImpl::loadVBucket(VBucket& vb) {
     kvexec::detail::MutexLock lock(vb.mutex);
     std::uint64_t items = 0;
     std::vector<std::string> dropped;
+    std::vector<storage::Document> prepares;
     store_->scan(vb.id, 0, [&](const storage::Document& doc) {
         vb.mutex.assertHeld();  // scan() calls back on this thread, under the lock
         vb.maxCas = std::max(vb.maxCas, doc.cas);
+        if (isPrepareKey(doc.key)) {
+            if (!doc.deleted && vb.collections.contains(collectionOf(committedKeyOf(doc.key)))) {
+                prepares.push_back(doc);
+            }
+            return true;
+        }
         if (!vb.collections.contains(collectionOf(doc.key))) {
             if (!doc.deleted) {
                 dropped.push_back(doc.key);
@@ -124,12 +132,61 @@ void BucketImpl::loadVBucket(VBucket& vb) {
         return true;
     });
     vb.highSeqno = vb.persistedSeqno = store_->highSeqno(vb.id);
+    keepPendingPreparesLocked(vb, prepares);
     for (const auto& key : dropped) {
         StoredValue tombstone;
         tombstone.meta.deleted = true;
         accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, tombstone)));
     }
     itemsLoaded_.fetch_add(items);
+}
+
+// A prepare on disk is complete when a later version of its committed key
+// is there too (its commit, or a write after it) or its prepare key holds
+// an abort (scan() then gives the tombstone, which loadVBucket skips). The
+// others were pending at the crash, maybe acknowledged by a majority: they
+// are kept as pending SyncWrites with no client and no deadline, and
+// commit once the vBucket's topology holds them again (at once on a
+// single node), as Couchbase's warmup does.
+void BucketImpl::keepPendingPreparesLocked(VBucket& vb, std::vector<storage::Document>& prepares) {
+    const auto now = steadyNow();
+    for (auto& doc : prepares) {
+        std::string key(committedKeyOf(doc.key));
+        const auto committed = vb.committed.find(key);
+        if (committed != vb.committed.end() && committed->second.meta.seqno > doc.seqno) {
+            continue;
+        }
+        SyncWrite write{
+            key,
+            StoredValue{std::move(doc.value),
+                        ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry, doc.datatype, false}},
+            static_cast<DurabilityLevel>(doc.level),
+            now,
+            Clock::time_point::max(),
+            false,
+            {}};
+        accountMemory(
+            static_cast<std::int64_t>(footprint(write.key.size(), write.value.value.size())));
+        vb.pendingByKey[write.key] = doc.seqno;
+        vb.syncWrites.emplace(doc.seqno, std::move(write));
+    }
+}
+
+// After the vBucket's topology is restored: the monitor takes over the
+// prepares warmup kept, and those it commits at once (every one on a
+// single node) are committed before warmup completes, so that the first
+// read sees them.
+void BucketImpl::trackWarmedUpPreparesLocked(VBucket& vb) {
+    if (vb.syncWrites.empty()) {
+        return;
+    }
+    for (const auto& [seqno, write] : vb.syncWrites) {
+        vb.durability.addPrepare(seqno, write.level, write.deadline);
+    }
+    if (vb.state == VBucketState::Active) {
+        localProgressLocked(vb);
+        commitResolvedLocked(vb);  // no client waits for these
+    }
 }
 
 }  // namespace kvexec::engine

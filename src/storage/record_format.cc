@@ -132,6 +132,7 @@ Document decodeDocument(const RecordHeader& header, const char* record) {
     doc.flags = get<std::uint32_t>(meta + 8);
     doc.expiry = get<std::uint32_t>(meta + 12);
     doc.datatype = static_cast<std::uint8_t>(meta[16]);
+    doc.level = static_cast<std::uint8_t>(meta[17]);
     return doc;
 }
 
@@ -150,6 +151,7 @@ std::size_t appendDocument(std::string& out, const Document& doc) {
     put<std::uint32_t>(meta + 8, doc.flags);
     put<std::uint32_t>(meta + 12, doc.expiry);
     meta[16] = static_cast<char>(doc.datatype);
+    meta[17] = static_cast<char>(doc.level);
     std::memcpy(meta + kDocumentMetaSize, doc.value.data(), doc.value.size());
     sealRecord(p, size);
     return size;

@@ -313,10 +313,13 @@ TEST_F(ManualBucketTest, PersistToMajorityCommitsAfterPersistenceOnTheCompletion
     ASSERT_EQ(done->calls(), 1);
     const auto result = done->result();
     EXPECT_EQ(result.status, Status::Success);
-    EXPECT_EQ(result.token.seqno, 2u);
+    // Seqno 2 is the prepare, 3 the commit: the token names the commit,
+    // which carries the prepare's CAS.
+    EXPECT_EQ(result.token.seqno, 3u);
     const auto got = getNow(*bucket, 0, "k");
     EXPECT_EQ(got.item.value, "new");
     EXPECT_EQ(got.item.meta.cas, result.cas);
+    EXPECT_EQ(got.item.meta.seqno, 3u);
     EXPECT_EQ(bucket->stats().histograms[2].summary.count, 1u);  // persist_to_majority
 }
 

@@ -44,6 +44,7 @@ TEST(RecordFormat, DocumentMetadataRoundTrips) {
     in.flags = 0xdeadbeef;
     in.expiry = 1'900'000'000;
     in.datatype = 0x01;
+    in.level = 3;  // a PersistToMajority prepare
     format::appendDocument(bytes, in);
     EXPECT_EQ(bytes.size(), format::kRecordHeaderSize + 3 + format::kDocumentMetaSize + 5);
     const auto header = format::decodeRecordHeader(bytes.data());

@@ -7,9 +7,9 @@
 // versions of a key that were already persisted when the stream read the
 // disk may be skipped (deduplicated), as in DCP. A stream that starts
 // behind what memory holds is first backfilled from disk (KVStore::scan on
-// an AuxIO task), then follows memory. SyncWrites appear as mutations when
-// they are queued (before they commit); an aborted one is followed by a
-// mutation that restores the previous value.
+// an AuxIO task), then follows memory. A SyncWrite appears once it commits,
+// as a mutation with its commit's seqno; its prepare (and an abort) are
+// not shown, so seqnos may skip.
 //
 // Thread safety and where things run:
 // - onItem runs on a NonIO worker (the stream's task), never on two

@@ -31,6 +31,9 @@ struct Document {
     std::uint32_t flags = 0;
     std::uint32_t expiry = 0;  // seconds since the Unix epoch; 0: never
     std::uint8_t datatype = 0;
+    // Opaque to storage: the engine keeps a SyncWrite prepare's durability
+    // level here (0 for every other document).
+    std::uint8_t level = 0;
 
     friend bool operator==(const Document&, const Document&) = default;
 };
