@@ -6,9 +6,9 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include "protocol/binary_response.h"
+#include "protocol/cluster_map.h"
 #include "server/front_end.h"
-#include "server/protocol/binary_response.h"
-#include "server/protocol/cluster_map.h"
 
 namespace kvexec::server {
 namespace {

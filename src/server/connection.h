@@ -31,11 +31,11 @@
 #include <optional>
 #include <string>
 
-#include "server/auth/sasl_server.h"
+#include "protocol/auth/sasl_server.h"
+#include "protocol/binary_request.h"
+#include "protocol/framing.h"
+#include "protocol/text_request.h"
 #include "server/connection_info.h"
-#include "server/protocol/binary_request.h"
-#include "server/protocol/framing.h"
-#include "server/protocol/text_request.h"
 #include "server/server_context.h"
 
 namespace kvexec::subdoc {
@@ -204,7 +204,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool json_ = false;
     bool couchbaseClient_ = false;  // sent HELLO: vBuckets come from the client
     bool authenticated_ = false;
-    std::optional<auth::SaslSession> sasl_;
+    std::optional<protocol::auth::SaslSession> sasl_;
     bool bucketSelected_ = false;
 };
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "executor/test_support.h"
-#include "server/protocol/binary_response.h"
+#include "protocol/binary_response.h"
 #include "server_process.h"
 
 namespace kvexec::server::test {
