@@ -11,14 +11,14 @@
 #include <cstring>
 
 #include "pillowfight/subdoc_request.h"
-#include "server/protocol/binary_response.h"
-#include "server/protocol/keys.h"
+#include "protocol/binary_response.h"
+#include "protocol/keys.h"
 
 namespace kvexec::pillowfight {
 
-using server::protocol::Opcode;
-using server::protocol::Response;
-using server::protocol::Status;
+using protocol::Opcode;
+using protocol::Response;
+using protocol::Status;
 
 namespace {
 
@@ -111,12 +111,12 @@ void Connection::readResponses() {
             return;
         }
         const auto* bytes = evbuffer_pullup(input, -1);
-        const auto parsed = server::protocol::parseResponse(
+        const auto parsed = protocol::parseResponse(
             std::string_view(reinterpret_cast<const char*>(bytes), available));
-        if (parsed.outcome == server::protocol::ResponseOutcome::Incomplete) {
+        if (parsed.outcome == protocol::ResponseOutcome::Incomplete) {
             return;
         }
-        if (parsed.outcome == server::protocol::ResponseOutcome::Invalid) {
+        if (parsed.outcome == protocol::ResponseOutcome::Invalid) {
             return fail("protocol error: not a binary response");
         }
         if (handshake_.state() != Handshake::State::Done &&
@@ -176,12 +176,10 @@ std::string Connection::writeFrames() const {
     if (!run_.options.durability || run_.phase != Phase::Load) {
         return {};
     }
-    return server::protocol::durabilityFrame(*run_.options.durability,
-                                             run_.options.durabilityTimeoutMs);
+    return protocol::durabilityFrame(*run_.options.durability, run_.options.durabilityTimeoutMs);
 }
 
 void Connection::appendOp(const Op& op, std::uint32_t opaque) {
-    namespace protocol = server::protocol;
     const bool couchbase = run_.options.protocol == Protocol::Couchbase;
     // The vBucket is the key's without its collection prefix (the SDKs' rule).
     const std::uint16_t vbucket = couchbase ? protocol::vbucketOfKey(op.key, vbucketCount_) : 0;

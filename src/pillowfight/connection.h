@@ -61,8 +61,8 @@ class Connection {
     static void onTimeout(int fd, short what, void* self);
 
     void readResponses();
-    void handshakeResponse(const server::protocol::Response& r);
-    void loadResponse(const server::protocol::Response& r);
+    void handshakeResponse(const protocol::Response& r);
+    void loadResponse(const protocol::Response& r);
     void ready();
     void armTimeout();
     void sendBatch();

@@ -3,14 +3,14 @@
 #include <nlohmann/json.hpp>
 
 #include "kvexec/engine/collections.h"
-#include "server/protocol/binary_response.h"
+#include "protocol/binary_response.h"
 
 namespace kvexec::pillowfight {
 
-using server::protocol::Feature;
-using server::protocol::Opcode;
-using server::protocol::Response;
-using server::protocol::Status;
+using protocol::Feature;
+using protocol::Opcode;
+using protocol::Response;
+using protocol::Status;
 
 std::optional<std::uint16_t> vbucketCountOf(std::string_view clusterMap) {
     const auto json = nlohmann::json::parse(clusterMap, nullptr, false);
@@ -31,7 +31,7 @@ std::optional<std::uint16_t> vbucketCountOf(std::string_view clusterMap) {
 
 std::string Handshake::request(Opcode opcode, std::string_view key, std::string_view value) {
     std::string out;
-    server::protocol::appendRequest(out, {opcode, 0, ++opaque_, 0, 0}, {}, {}, key, value);
+    protocol::appendRequest(out, {opcode, 0, ++opaque_, 0, 0}, {}, {}, key, value);
     return out;
 }
 
@@ -39,10 +39,10 @@ std::string Handshake::start() {
     std::string features;
     for (const Feature f : {Feature::AltRequestSupport, Feature::SyncReplication, Feature::Xerror,
                             Feature::SelectBucket, Feature::TcpNoDelay}) {
-        server::protocol::appendBe16(features, static_cast<std::uint16_t>(f));
+        protocol::appendBe16(features, static_cast<std::uint16_t>(f));
     }
     if (!options_.collection.empty()) {
-        server::protocol::appendBe16(features, static_cast<std::uint16_t>(Feature::Collections));
+        protocol::appendBe16(features, static_cast<std::uint16_t>(Feature::Collections));
     }
     state_ = State::Hello;
     return request(Opcode::Hello, R"({"a":"kvexec-pillowfight"})", features);
@@ -63,7 +63,7 @@ Handshake::Step Handshake::afterHello() {
         const std::string payload = std::string(1, '\0') + options_.user + '\0' + options_.password;
         return {state_, request(Opcode::SaslAuth, "PLAIN", payload), {}};
     }
-    scram_.emplace(*server::auth::scramHashOf(options_.saslMechanism), options_.user,
+    scram_.emplace(*protocol::auth::scramHashOf(options_.saslMechanism), options_.user,
                    options_.password);
     return {state_, request(Opcode::SaslAuth, options_.saslMechanism, scram_->clientFirst()), {}};
 }
@@ -80,7 +80,7 @@ Handshake::Step Handshake::sasl(const Response& r) {
     }
     if (r.status != Status::Success) {
         return fail("SASL " + options_.saslMechanism +
-                    " refused: " + std::string(server::protocol::statusText(r.status)));
+                    " refused: " + std::string(protocol::statusText(r.status)));
     }
     if (scram_ && !scram_->verifyServerFinal(r.value)) {
         return fail("SASL: the server's SCRAM signature is wrong");
@@ -101,7 +101,7 @@ Handshake::Step Handshake::onResponse(const Response& r) {
             }
             bool alt = false, sync = false;
             for (std::size_t at = 0; at + 2 <= r.value.size(); at += 2) {
-                const auto f = static_cast<Feature>(server::protocol::readBe16(r.value, at));
+                const auto f = static_cast<Feature>(protocol::readBe16(r.value, at));
                 alt = alt || f == Feature::AltRequestSupport;
                 sync = sync || f == Feature::SyncReplication;
             }
@@ -118,14 +118,13 @@ Handshake::Step Handshake::onResponse(const Response& r) {
         case State::SelectBucket:
             if (r.status != Status::Success) {
                 return fail("SELECT_BUCKET " + options_.bucket + ": " +
-                            std::string(server::protocol::statusText(r.status)));
+                            std::string(protocol::statusText(r.status)));
             }
             state_ = State::ClusterConfig;
             return {state_, request(Opcode::GetClusterConfig), {}};
         case State::ClusterConfig: {
             if (r.status != Status::Success) {
-                return fail("GET_CLUSTER_CONFIG: " +
-                            std::string(server::protocol::statusText(r.status)));
+                return fail("GET_CLUSTER_CONFIG: " + std::string(protocol::statusText(r.status)));
             }
             const auto count = vbucketCountOf(r.value);
             if (!count) {
@@ -142,9 +141,9 @@ Handshake::Step Handshake::onResponse(const Response& r) {
         case State::CollectionId: {
             if (r.status != Status::Success || r.extras.size() != 12) {
                 return fail("GET_COLLECTION_ID " + options_.collection + ": " +
-                            std::string(server::protocol::statusText(r.status)));
+                            std::string(protocol::statusText(r.status)));
             }
-            const auto id = server::protocol::readBe32(r.extras, 8);
+            const auto id = protocol::readBe32(r.extras, 8);
             keyPrefix_ = engine::encodeCollectionKey(id, "");
             state_ = State::Done;
             return {state_, {}, {}};

@@ -15,8 +15,8 @@
 #include <string>
 
 #include "pillowfight/options.h"
-#include "server/auth/scram_client.h"
-#include "server/protocol/client_codec.h"
+#include "protocol/auth/scram_client.h"
+#include "protocol/client_codec.h"
 
 namespace kvexec::pillowfight {
 
@@ -46,7 +46,7 @@ class Handshake {
     };
 
     std::string start();
-    Step onResponse(const server::protocol::Response& response);
+    Step onResponse(const protocol::Response& response);
 
     State state() const { return state_; }
     std::uint16_t vbucketCount() const { return vbucketCount_; }
@@ -59,14 +59,14 @@ class Handshake {
   private:
     Step fail(std::string error);
     Step afterHello();
-    Step sasl(const server::protocol::Response& response);
-    std::string request(server::protocol::Opcode opcode, std::string_view key = {},
+    Step sasl(const protocol::Response& response);
+    std::string request(protocol::Opcode opcode, std::string_view key = {},
                         std::string_view value = {});
 
     const Options& options_;
     State state_ = State::Hello;
     std::uint32_t opaque_ = 0;
-    std::optional<server::auth::ScramClient> scram_;
+    std::optional<protocol::auth::ScramClient> scram_;
     std::uint16_t vbucketCount_ = 0;
     std::string keyPrefix_;
 };

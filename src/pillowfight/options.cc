@@ -9,7 +9,7 @@
 namespace kvexec::pillowfight {
 namespace {
 
-using server::protocol::DurabilityLevel;
+using protocol::DurabilityLevel;
 
 template <class T>
 T number(const std::string& option, const std::string& text, T min, T max) {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "server/protocol/binary_types.h"
+#include "protocol/binary_types.h"
 
 namespace kvexec::pillowfight {
 
@@ -54,7 +54,7 @@ struct Options {
     bool noPopulation = false;
     std::string keyPrefix;
     // nullopt: plain writes; else the level of frame info 1.
-    std::optional<server::protocol::DurabilityLevel> durability;
+    std::optional<protocol::DurabilityLevel> durability;
     std::optional<std::uint16_t> durabilityTimeoutMs;  // absent: the server's default
     std::optional<std::chrono::milliseconds> duration;
     std::chrono::milliseconds timeout{60'000};  // no answer to a batch for this long: a timeout
@@ -72,7 +72,7 @@ Options parseOptions(const std::vector<std::string>& args, bool& help);
 std::string usage();
 
 // The level named as cbc-pillowfight names it ("none" gives nullopt).
-std::optional<server::protocol::DurabilityLevel> parseDurability(const std::string& name);
-std::string durabilityName(std::optional<server::protocol::DurabilityLevel> level);
+std::optional<protocol::DurabilityLevel> parseDurability(const std::string& name);
+std::string durabilityName(std::optional<protocol::DurabilityLevel> level);
 
 }  // namespace kvexec::pillowfight

@@ -9,15 +9,15 @@
 #include <stdexcept>
 
 #include "pillowfight/handshake.h"
-#include "server/protocol/binary_response.h"
-#include "server/protocol/client_codec.h"
+#include "protocol/binary_response.h"
+#include "protocol/client_codec.h"
 
 namespace kvexec::pillowfight {
 namespace {
 
-using server::protocol::Opcode;
-using server::protocol::Response;
-using server::protocol::Status;
+using protocol::Opcode;
+using protocol::Response;
+using protocol::Status;
 
 // A blocking socket with a receive deadline; closes on destruction.
 class BlockingSocket {
@@ -65,12 +65,12 @@ class BlockingSocket {
     Response receive() {
         buffer_.erase(0, consumed_);
         for (;;) {
-            const auto parsed = server::protocol::parseResponse(buffer_);
-            if (parsed.outcome == server::protocol::ResponseOutcome::Ok) {
+            const auto parsed = protocol::parseResponse(buffer_);
+            if (parsed.outcome == protocol::ResponseOutcome::Ok) {
                 consumed_ = parsed.consumed;
                 return parsed.response;
             }
-            if (parsed.outcome == server::protocol::ResponseOutcome::Invalid) {
+            if (parsed.outcome == protocol::ResponseOutcome::Invalid) {
                 throw std::runtime_error("STAT: not a binary response");
             }
             char chunk[16384];
@@ -107,13 +107,13 @@ StatList fetchStats(const Options& options, const std::vector<std::string>& grou
     std::uint32_t opaque = 1000;
     for (const auto& group : groups) {
         std::string request;
-        server::protocol::appendRequest(request, {Opcode::Stat, 0, ++opaque, 0, 0}, {}, {}, group);
+        protocol::appendRequest(request, {Opcode::Stat, 0, ++opaque, 0, 0}, {}, {}, group);
         socket.send(request);
         for (;;) {
             const Response r = socket.receive();
             if (r.status != Status::Success) {
                 throw std::runtime_error("STAT " + group + ": " +
-                                         std::string(server::protocol::statusText(r.status)));
+                                         std::string(protocol::statusText(r.status)));
             }
             if (r.key.empty()) {
                 break;

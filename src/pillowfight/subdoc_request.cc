@@ -2,15 +2,15 @@
 
 #include <cstdio>
 
-#include "server/protocol/binary_response.h"
+#include "protocol/binary_response.h"
 #include "subdoc/codec.h"
 #include "subdoc/status.h"
 
 namespace kvexec::pillowfight {
 namespace {
 
-using server::protocol::Opcode;
-using server::protocol::Status;
+using protocol::Opcode;
+using protocol::Status;
 
 constexpr std::uint16_t kFirstSubdocStatus = 0xc0;
 
@@ -28,7 +28,6 @@ std::string describe(std::size_t index, std::uint16_t status) {
 
 // Lookup body: per spec u16 status, u32 length, value.
 std::string failedLookupSpec(std::string_view body) {
-    namespace protocol = server::protocol;
     constexpr std::size_t kSpecHeader = 6;
     for (std::size_t at = 0, index = 0; at + kSpecHeader <= body.size(); ++index) {
         const std::uint16_t status = protocol::readBe16(body, at);
@@ -45,7 +44,7 @@ std::string failedMutationSpec(std::string_view body) {
     if (body.size() < 3) {
         return {};
     }
-    return describe(static_cast<std::uint8_t>(body[0]), server::protocol::readBe16(body, 1));
+    return describe(static_cast<std::uint8_t>(body[0]), protocol::readBe16(body, 1));
 }
 
 }  // namespace
@@ -58,28 +57,28 @@ subdoc::Spec upsertSpec(std::string path, std::string jsonValue) {
     return {subdoc::Opcode::DictUpsert, 0, std::move(path), std::move(jsonValue)};
 }
 
-void appendLookupIn(std::string& out, server::protocol::RequestHeader header, std::string_view key,
+void appendLookupIn(std::string& out, protocol::RequestHeader header, std::string_view key,
                     std::span<const subdoc::Spec> specs) {
     header.opcode = Opcode::SubdocMultiLookup;
-    server::protocol::appendRequest(out, header, {}, {}, key, subdoc::encodeLookupSpecs(specs));
+    protocol::appendRequest(out, header, {}, {}, key, subdoc::encodeLookupSpecs(specs));
 }
 
-void appendMutateIn(std::string& out, server::protocol::RequestHeader header,
+void appendMutateIn(std::string& out, protocol::RequestHeader header,
                     std::string_view framingExtras, std::string_view key,
                     std::span<const subdoc::Spec> specs) {
     header.opcode = Opcode::SubdocMultiMutation;
-    server::protocol::appendRequest(out, header, framingExtras, {}, key,
-                                    subdoc::encodeMutationSpecs(specs));
+    protocol::appendRequest(out, header, framingExtras, {}, key,
+                            subdoc::encodeMutationSpecs(specs));
 }
 
 std::string statusName(Status status) {
     if (static_cast<std::uint16_t>(status) >= kFirstSubdocStatus) {
         return subdoc::statusName(static_cast<subdoc::Status>(status));
     }
-    return std::string(server::protocol::statusText(status));
+    return std::string(protocol::statusText(status));
 }
 
-std::string failedSpec(const server::protocol::Response& response) {
+std::string failedSpec(const protocol::Response& response) {
     if (!isMultiPathFailure(response.status)) {
         return {};
     }

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/protocol/client_codec.h"
+#include "protocol/client_codec.h"
 #include "subdoc/spec.h"
 
 namespace kvexec::pillowfight {
@@ -22,19 +22,19 @@ subdoc::Spec lookupSpec(std::string path);
 subdoc::Spec upsertSpec(std::string path, std::string jsonValue);
 
 // Appends the request; `header.opcode` is set here.
-void appendLookupIn(std::string& out, server::protocol::RequestHeader header, std::string_view key,
+void appendLookupIn(std::string& out, protocol::RequestHeader header, std::string_view key,
                     std::span<const subdoc::Spec> specs);
-void appendMutateIn(std::string& out, server::protocol::RequestHeader header,
+void appendMutateIn(std::string& out, protocol::RequestHeader header,
                     std::string_view framingExtras, std::string_view key,
                     std::span<const subdoc::Spec> specs);
 
 // A status by name: the sub-document ones (0xc0 and up) as src/subdoc
 // names them ("PathNotFound"), the others as the server's statusText.
-std::string statusName(server::protocol::Status status);
+std::string statusName(protocol::Status status);
 
 // For a multi-path failure (SUBDOC_MULTI_PATH_FAILURE), which spec failed
 // and why, from the response body ("spec 0: PathNotFound (0xc0)"); empty
 // when the body says nothing (another status, or a truncated body).
-std::string failedSpec(const server::protocol::Response& response);
+std::string failedSpec(const protocol::Response& response);
 
 }  // namespace kvexec::pillowfight

@@ -6,14 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "kvexec/engine/xattrs.h"
+#include "protocol/binary_response.h"
+#include "protocol/cluster_map.h"
+#include "protocol/hello.h"
+#include "protocol/keys.h"
 #include "server/connection.h"
 #include "server/document_body.h"
 #include "server/expiry.h"
 #include "server/front_end.h"
-#include "server/protocol/binary_response.h"
-#include "server/protocol/cluster_map.h"
-#include "server/protocol/hello.h"
-#include "server/protocol/keys.h"
 #include "server/stats.h"
 
 namespace kvexec::server {
@@ -255,7 +255,7 @@ void Connection::executeBinary(const Request& request) {
         case Opcode::Hello:
             return binaryHello(request);
         case Opcode::SaslListMechs:
-            return respond(request, Status::Success, {}, {}, auth::kSaslMechanisms);
+            return respond(request, Status::Success, {}, {}, protocol::auth::kSaslMechanisms);
         case Opcode::SaslAuth:
         case Opcode::SaslStep:
             return binarySasl(request);
@@ -476,17 +476,17 @@ void Connection::binarySasl(const Request& request) {
     if (request.opcode == Opcode::SaslAuth || !sasl_) {
         sasl_.emplace(*context_.credentials);
     }
-    auth::SaslReply reply = request.opcode == Opcode::SaslAuth
-                                ? sasl_->start(request.key, request.value)
-                                : sasl_->step(request.key, request.value);
+    protocol::auth::SaslReply reply = request.opcode == Opcode::SaslAuth
+                                          ? sasl_->start(request.key, request.value)
+                                          : sasl_->step(request.key, request.value);
     switch (reply.outcome) {
-        case auth::SaslOutcome::Success:
+        case protocol::auth::SaslOutcome::Success:
             authenticated_ = true;
             sasl_.reset();
             return respond(request, Status::Success, {}, {}, reply.payload);
-        case auth::SaslOutcome::Continue:
+        case protocol::auth::SaslOutcome::Continue:
             return respond(request, Status::AuthContinue, {}, {}, reply.payload);
-        case auth::SaslOutcome::Failure:
+        case protocol::auth::SaslOutcome::Failure:
             authenticated_ = false;
             sasl_.reset();
             return respondError(request, Status::AuthError, "authentication failed");

@@ -6,9 +6,11 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <cassert>
+
+#include "protocol/binary_response.h"
+#include "protocol/cluster_map.h"
 #include "server/front_end.h"
-#include "server/protocol/binary_response.h"
-#include "server/protocol/cluster_map.h"
 
 namespace kvexec::server {
 namespace {
@@ -102,6 +104,7 @@ void Connection::close() {
     context_.counters.currConnections.fetch_sub(1, std::memory_order_relaxed);  // counted at accept
     bufferevent_free(bev_);
     bev_ = nullptr;
+    held_.reset();  // its bytes went with the input buffer
     event_free(requestTimer_);
     requestTimer_ = nullptr;
     auto keepAlive = shared_from_this();  // forget() may drop the last owner
@@ -270,9 +273,7 @@ bool Connection::handleBinary(std::string_view bytes) {
         return false;
     }
     executeBinary(result.request);
-    if (bev_ != nullptr) {
-        evbuffer_drain(bufferevent_get_input(bev_), result.consumed);
-    }
+    releaseRequest(bytes.substr(0, result.consumed));
     return true;
 }
 
@@ -294,13 +295,49 @@ bool Connection::handleText(std::string_view bytes) {
             executeText(result.command);
             break;
     }
-    if (bev_ != nullptr) {
-        evbuffer_drain(bufferevent_get_input(bev_), result.consumed);
-        if (result.discard != 0) {  // a refused data block, dropped as it arrives
-            discardInput(result.discard);
-        }
-    }
+    // A refused data block (discard) is dropped as it arrives.
+    releaseRequest(bytes.substr(0, result.consumed), result.discard);
     return true;
+}
+
+void Connection::releaseRequest(std::string_view bytes, std::size_t discard) {
+    if (bev_ == nullptr) {
+        return;
+    }
+    if (pending_) {
+        // The completion's handler reads the request later, through views
+        // into these bytes: draining now could free them.
+        held_.emplace(HeldRequest{bytes, discard, {}});
+#ifndef NDEBUG
+        held_->copy.assign(bytes);
+#endif
+        return;
+    }
+    evbuffer_drain(bufferevent_get_input(bev_), bytes.size());
+    if (discard != 0) {
+        discardInput(discard);
+    }
+}
+
+void Connection::releaseHeldRequest() {
+    if (!held_ || pending_) {
+        return;
+    }
+    const HeldRequest held = std::move(*held_);
+    held_.reset();
+    releaseRequest(held.bytes, held.discard);
+}
+
+bool Connection::heldRequestIntact() {
+    if (!held_ || bev_ == nullptr) {
+        return true;
+    }
+    // Read through the views the handler holds (freed bytes are an ASan
+    // report here), and check that they are still the input's front.
+    const auto* front =
+        evbuffer_pullup(bufferevent_get_input(bev_), static_cast<ev_ssize_t>(held_->bytes.size()));
+    return held_->bytes == held_->copy &&
+           reinterpret_cast<const char*>(front) == held_->bytes.data();
 }
 
 void Connection::flushOutput() {
@@ -378,7 +415,10 @@ std::function<void(const Result&)> Connection::completion(
             if (self->closed_) {
                 return;
             }
+            // The handler may read any field of its request: still held.
+            assert(self->heldRequestIntact());
             handler(result);
+            self->releaseHeldRequest();
             if (!self->readPaused_ && !self->closing_) {
                 bufferevent_enable(self->bev_, EV_READ);
             }

@@ -8,9 +8,13 @@
 // (FrontEnd::post); a callback that runs inline, inside the engine call on
 // the loop thread, is handled at once. One engine operation at a time is
 // outstanding per connection (responses go out in order): while one is
-// pending, reading stops; the completion resumes it. A connection closed
-// while an operation is pending stays alive (the callback holds it) until
-// the operation completes, and writes nothing.
+// pending, reading stops; the completion resumes it. The request being
+// served keeps its bytes at the front of the input buffer until its
+// completion has run (they are drained then, not when the handler returns),
+// so a completion may read every field of its Request or TextCommand, whose
+// views point there. A connection closed while an operation is pending
+// stays alive (the callback holds it) until the operation completes, and
+// writes nothing.
 //
 // Bad input and load: requests are framed before they are parsed
 // (protocol/framing.h), so one refused from its header or line is never
@@ -30,12 +34,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
-#include "server/auth/sasl_server.h"
+#include "protocol/auth/sasl_server.h"
+#include "protocol/binary_request.h"
+#include "protocol/framing.h"
+#include "protocol/text_request.h"
 #include "server/connection_info.h"
-#include "server/protocol/binary_request.h"
-#include "server/protocol/framing.h"
-#include "server/protocol/text_request.h"
 #include "server/server_context.h"
 
 namespace kvexec::subdoc {
@@ -79,6 +84,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Drops the next `length` input bytes, those not yet received as they
     // arrive (the body of a request refused from its header).
     void discardInput(std::size_t length);
+    // A request was handled: drops its bytes (`bytes`, at the front of the
+    // input) and then `discard` more as they arrive (a refused data block).
+    // While its engine operation is pending it holds them instead, until
+    // the completion has run (releaseHeldRequest).
+    void releaseRequest(std::string_view bytes, std::size_t discard = 0);
+    // After a completion: drops the held request, unless its handler
+    // started another operation that is still pending.
+    void releaseHeldRequest();
+    // The held request's bytes are still where its views point, unchanged
+    // (debug builds check this before a completion runs).
+    bool heldRequestIntact();
     bool outputFull() const;
     // Starts, restarts (a request was served) or stops the request timer.
     void watchPartialRequest(bool served);
@@ -197,6 +213,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool inEngineCall_ = false;  // the loop thread is inside an engine call
     bool readPaused_ = false;
     std::size_t discarding_ = 0;  // input bytes still to drop (discardInput)
+    // The request whose engine operation is pending (releaseRequest). Its
+    // bytes stay put at the front of the input while it is held: nothing
+    // reads into the input or drains it while pending_ is set (reading is
+    // off and process() stops).
+    struct HeldRequest {
+        std::string_view bytes;   // what the parser saw; the handler's views
+        std::size_t discard = 0;  // to drop after it
+        std::string copy;         // debug builds: the bytes as parsed
+    };
+    std::optional<HeldRequest> held_;
     // HELLO-negotiated features.
     bool xerror_ = false;
     bool collections_ = false;
@@ -204,7 +230,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool json_ = false;
     bool couchbaseClient_ = false;  // sent HELLO: vBuckets come from the client
     bool authenticated_ = false;
-    std::optional<auth::SaslSession> sasl_;
+    std::optional<protocol::auth::SaslSession> sasl_;
     bool bucketSelected_ = false;
 };
 

@@ -22,11 +22,11 @@
 // - me: the debug line has memcached's exp and cas, then kvexec's own
 //   fields (vbid, seqno, flags, value_bytes) in place of la / fetch / cls /
 //   size, which kvexec does not have.
+#include "protocol/base64.h"
+#include "protocol/keys.h"
 #include "server/connection.h"
 #include "server/document_body.h"
 #include "server/expiry.h"
-#include "server/protocol/base64.h"
-#include "server/protocol/keys.h"
 #include "server/text_errors.h"
 
 namespace kvexec::server {

@@ -21,7 +21,7 @@
 
 #include "kvexec/engine/bucket.h"
 #include "kvexec/executor_pool.h"
-#include "server/auth/sasl_server.h"
+#include "protocol/auth/sasl_server.h"
 #include "server/server_config.h"
 
 namespace kvexec::server {
@@ -52,7 +52,7 @@ struct ServerContext {
     ServerConfig config;
     ExecutorPool* pool = nullptr;
     engine::Bucket* bucket = nullptr;
-    std::optional<auth::Credentials> credentials;  // none: no authentication asked
+    std::optional<protocol::auth::Credentials> credentials;  // none: no authentication asked
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     ServerCounters counters;
     std::atomic<std::uint64_t> operationsInFlight{0};

@@ -1,10 +1,10 @@
 // The text protocol's commands. Keys map to vBuckets by CRC (text clients
 // know nothing of vBuckets); replies follow memcached's words (STORED,
 // NOT_STORED, EXISTS, NOT_FOUND, ...).
+#include "protocol/keys.h"
 #include "server/connection.h"
 #include "server/document_body.h"
 #include "server/expiry.h"
-#include "server/protocol/keys.h"
 #include "server/stats.h"
 #include "server/text_errors.h"
 

@@ -4,23 +4,23 @@
 #include <gtest/gtest.h>
 
 #include "pillowfight/handshake.h"
-#include "server/auth/sasl_server.h"
-#include "server/protocol/binary_request.h"
-#include "server/protocol/binary_response.h"
-#include "server/protocol/cluster_map.h"
+#include "protocol/auth/sasl_server.h"
+#include "protocol/binary_request.h"
+#include "protocol/binary_response.h"
+#include "protocol/cluster_map.h"
 
 namespace kvexec::pillowfight {
 namespace {
 
-using server::protocol::Feature;
-using server::protocol::Opcode;
-using server::protocol::Status;
+using protocol::Feature;
+using protocol::Opcode;
+using protocol::Status;
 
 // Plays the server's side for one Handshake, answering with the server's
 // own SASL session and cluster map.
 class FakeServer {
   public:
-    explicit FakeServer(const server::auth::Credentials& credentials) : sasl_(credentials) {}
+    explicit FakeServer(const protocol::auth::Credentials& credentials) : sasl_(credentials) {}
 
     bool acceptSyncReplication = true;
     std::string bucket = "default";
@@ -29,21 +29,19 @@ class FakeServer {
 
     // The answer to `requestBytes` (one request).
     std::string answer(const std::string& requestBytes) {
-        const auto parsed =
-            server::protocol::parseRequest(requestBytes, server::protocol::RequestLimits{});
-        EXPECT_EQ(parsed.outcome, server::protocol::ParseOutcome::Ok);
+        const auto parsed = protocol::parseRequest(requestBytes, protocol::RequestLimits{});
+        EXPECT_EQ(parsed.outcome, protocol::ParseOutcome::Ok);
         const auto& r = parsed.request;
         seen.push_back(r.opcode);
         std::string out;
         const auto respond = [&](Status status, std::string_view value = {}) {
-            server::protocol::appendResponse(out, {r.opcode, status, r.opaque, 0, 0}, {}, {},
-                                             value);
+            protocol::appendResponse(out, {r.opcode, status, r.opaque, 0, 0}, {}, {}, value);
         };
         switch (r.opcode) {
             case Opcode::Hello: {
                 std::string accepted;
                 for (std::size_t at = 0; at + 2 <= r.value.size(); at += 2) {
-                    const auto f = static_cast<Feature>(server::protocol::readBe16(r.value, at));
+                    const auto f = static_cast<Feature>(protocol::readBe16(r.value, at));
                     helloCollections = helloCollections || f == Feature::Collections;
                     if (f != Feature::SyncReplication || acceptSyncReplication) {
                         accepted.append(r.value.substr(at, 2));
@@ -56,8 +54,8 @@ class FakeServer {
             case Opcode::SaslStep: {
                 const auto reply = r.opcode == Opcode::SaslAuth ? sasl_.start(r.key, r.value)
                                                                 : sasl_.step(r.key, r.value);
-                respond(reply.outcome == server::auth::SaslOutcome::Success ? Status::Success
-                        : reply.outcome == server::auth::SaslOutcome::Continue
+                respond(reply.outcome == protocol::auth::SaslOutcome::Success ? Status::Success
+                        : reply.outcome == protocol::auth::SaslOutcome::Continue
                             ? Status::AuthContinue
                             : Status::AuthError,
                         reply.payload);
@@ -67,11 +65,11 @@ class FakeServer {
                 respond(r.key == bucket ? Status::Success : Status::KeyNotFound);
                 break;
             case Opcode::GetClusterConfig: {
-                server::protocol::ClusterMapInfo info;
+                protocol::ClusterMapInfo info;
                 info.host = "127.0.0.1";
                 info.kvPort = 11210;
                 info.vbucketCount = 128;
-                respond(Status::Success, server::protocol::clusterMapJson(info));
+                respond(Status::Success, protocol::clusterMapJson(info));
                 break;
             }
             case Opcode::GetCollectionId: {
@@ -80,10 +78,10 @@ class FakeServer {
                     break;
                 }
                 std::string extras;
-                server::protocol::appendBe64(extras, 3);    // manifest uid
-                server::protocol::appendBe32(extras, 200);  // collection id: 2 LEB128 bytes
-                server::protocol::appendResponse(out, {r.opcode, Status::Success, r.opaque, 0, 0},
-                                                 extras, {}, {});
+                protocol::appendBe64(extras, 3);    // manifest uid
+                protocol::appendBe32(extras, 200);  // collection id: 2 LEB128 bytes
+                protocol::appendResponse(out, {r.opcode, Status::Success, r.opaque, 0, 0}, extras,
+                                         {}, {});
                 break;
             }
             default:
@@ -93,7 +91,7 @@ class FakeServer {
     }
 
   private:
-    server::auth::SaslSession sasl_;
+    protocol::auth::SaslSession sasl_;
 };
 
 struct Outcome {
@@ -108,8 +106,8 @@ Outcome run(const Options& options, FakeServer& server) {
     std::string next = handshake.start();
     for (int steps = 0; steps < 10; ++steps) {
         const std::string answer = server.answer(next);
-        const auto parsed = server::protocol::parseResponse(answer);
-        EXPECT_EQ(parsed.outcome, server::protocol::ResponseOutcome::Ok);
+        const auto parsed = protocol::parseResponse(answer);
+        EXPECT_EQ(parsed.outcome, protocol::ResponseOutcome::Ok);
         const auto step = handshake.onResponse(parsed.response);
         if (step.state == Handshake::State::Done || step.state == Handshake::State::Failed) {
             return {step.state, step.error, handshake.vbucketCount(), handshake.keyPrefix()};
@@ -121,12 +119,12 @@ Outcome run(const Options& options, FakeServer& server) {
 
 class PillowfightHandshake : public ::testing::Test {
   protected:
-    server::auth::Credentials credentials_{"Administrator", "asdasd", 64};
+    protocol::auth::Credentials credentials_{"Administrator", "asdasd", 64};
     Options options_ = [] {
         Options o;
         o.user = "Administrator";
         o.password = "asdasd";
-        o.durability = server::protocol::DurabilityLevel::PersistToMajority;
+        o.durability = protocol::DurabilityLevel::PersistToMajority;
         return o;
     }();
 };

@@ -7,7 +7,7 @@
 namespace kvexec::pillowfight {
 namespace {
 
-using server::protocol::DurabilityLevel;
+using protocol::DurabilityLevel;
 
 Options parse(std::vector<std::string> args) {
     bool help = false;

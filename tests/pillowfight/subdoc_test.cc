@@ -9,17 +9,17 @@
 #include "pillowfight/json_document.h"
 #include "pillowfight/subdoc_request.h"
 #include "pillowfight/workload.h"
-#include "server/protocol/binary_response.h"
+#include "protocol/binary_response.h"
 #include "subdoc/codec.h"
 
 namespace kvexec::pillowfight {
 namespace {
 
-using server::protocol::Opcode;
-using server::protocol::readBe16;
-using server::protocol::readBe32;
-using server::protocol::RequestHeader;
-using server::protocol::Status;
+using protocol::Opcode;
+using protocol::readBe16;
+using protocol::readBe32;
+using protocol::RequestHeader;
+using protocol::Status;
 
 constexpr std::size_t kHeader = 24;
 
@@ -138,8 +138,7 @@ TEST(PillowfightSubdocRequest, MultiMutationBytesUpsertThePathAndCarryDurability
     EXPECT_EQ(decoded.specs[0].value, R"("abc")");
 
     // A durable mutateIn: the alternative magic and frame info 1 first.
-    const std::string frame =
-        server::protocol::durabilityFrame(server::protocol::DurabilityLevel::Majority);
+    const std::string frame = protocol::durabilityFrame(protocol::DurabilityLevel::Majority);
     std::string durable;
     appendMutateIn(durable, {Opcode::Get, 1, 9, 0, 0}, frame, "k", specs);
     EXPECT_EQ(static_cast<std::uint8_t>(durable[0]), 0x08);
@@ -148,7 +147,7 @@ TEST(PillowfightSubdocRequest, MultiMutationBytesUpsertThePathAndCarryDurability
 }
 
 TEST(PillowfightSubdocRequest, AMultiPathFailureNamesTheSpecThatFailed) {
-    server::protocol::Response lookup;
+    protocol::Response lookup;
     lookup.opcode = Opcode::SubdocMultiLookup;
     lookup.status = static_cast<Status>(0xcc);
     // Spec 0 found ("1"), spec 1 PathNotFound.
@@ -158,7 +157,7 @@ TEST(PillowfightSubdocRequest, AMultiPathFailureNamesTheSpecThatFailed) {
     EXPECT_EQ(statusName(lookup.status), "MultiPathFailure");
     EXPECT_EQ(failedSpec(lookup), "spec 1: PathNotFound (0xc0)");
 
-    server::protocol::Response mutation;
+    protocol::Response mutation;
     mutation.opcode = Opcode::SubdocMultiMutation;
     mutation.status = static_cast<Status>(0xcc);
     const std::string mutationBody("\x00\x00\xc1", 3);

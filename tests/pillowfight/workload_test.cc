@@ -7,8 +7,8 @@
 
 #include "pillowfight/handshake.h"
 #include "pillowfight/workload.h"
-#include "server/protocol/cluster_map.h"
-#include "server/protocol/keys.h"
+#include "protocol/cluster_map.h"
+#include "protocol/keys.h"
 
 namespace kvexec::pillowfight {
 namespace {
@@ -86,11 +86,11 @@ TEST(PillowfightWorkload, RandomBodiesDifferAndHaveTheirSize) {
 }
 
 TEST(PillowfightVbucketMap, TheClusterMapGivesTheCountKeysHashOver) {
-    server::protocol::ClusterMapInfo info;
+    protocol::ClusterMapInfo info;
     info.host = "127.0.0.1";
     info.kvPort = 11210;
     info.vbucketCount = 64;
-    EXPECT_EQ(vbucketCountOf(server::protocol::clusterMapJson(info)), 64);
+    EXPECT_EQ(vbucketCountOf(protocol::clusterMapJson(info)), 64);
     EXPECT_EQ(vbucketCountOf("{}"), std::nullopt);
     EXPECT_EQ(vbucketCountOf("not json"), std::nullopt);
     EXPECT_EQ(vbucketCountOf(R"({"vBucketServerMap":{"vBucketMap":[]}})"), std::nullopt);
@@ -99,14 +99,14 @@ TEST(PillowfightVbucketMap, TheClusterMapGivesTheCountKeysHashOver) {
 TEST(PillowfightVbucketMap, KeysSpreadOverEveryVbucketByCrc32) {
     std::set<std::uint16_t> seen;
     for (std::uint64_t i = 0; i < 20000; ++i) {
-        const auto vb = server::protocol::vbucketOfKey(keyName("", i), 1024);
+        const auto vb = protocol::vbucketOfKey(keyName("", i), 1024);
         ASSERT_LT(vb, 1024);
         seen.insert(vb);
     }
     EXPECT_EQ(seen.size(), 1024u);
     // libcouchbase's mapping: (crc32(key) >> 16) & 0x7fff, modulo the count.
     // zlib's crc32("hello") is 0x3610a686.
-    EXPECT_EQ(server::protocol::vbucketOfKey("hello", 1024), (0x3610a686u >> 16 & 0x7fff) % 1024);
+    EXPECT_EQ(protocol::vbucketOfKey("hello", 1024), (0x3610a686u >> 16 & 0x7fff) % 1024);
 }
 
 }  // namespace

@@ -11,8 +11,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "server/protocol/binary_response.h"
-#include "server/protocol/keys.h"
+#include "protocol/binary_response.h"
+#include "protocol/keys.h"
 #include "server_process.h"
 
 namespace kvexec::server::test {

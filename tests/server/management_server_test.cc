@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "kvexec/engine/bucket.h"
-#include "server/auth/crypto.h"
+#include "protocol/auth/crypto.h"
 #include "server/server.h"
 #include "server/server_config.h"
 
@@ -189,7 +189,7 @@ struct Reply {
 };
 
 std::string basic(const std::string& user, const std::string& password) {
-    return "Basic " + auth::base64Encode(user + ":" + password);
+    return "Basic " + protocol::auth::base64Encode(user + ":" + password);
 }
 
 // One request on a fresh connection, with libevent's HTTP client on an
@@ -610,7 +610,7 @@ TEST_F(ManagementServerAuthTest, RequestsWithoutTheRightCredentialsAre401) {
         basic("admin", "s3cret!"),
         "Basic !!!",
         "Bearer token",
-        "Basic " + auth::base64Encode("admins3cret"),
+        "Basic " + protocol::auth::base64Encode("admins3cret"),
     };
     for (const std::string& authorization : refused) {
         const Reply reply = getScopes(authorization);
@@ -625,7 +625,7 @@ TEST_F(ManagementServerAuthTest, RequestsWithoutTheRightCredentialsAre401) {
 
 TEST_F(ManagementServerAuthTest, RequestsWithTheRightCredentialsAreServed) {
     EXPECT_EQ(getScopes(basic("admin", "s3cret")).status, 200);
-    EXPECT_EQ(getScopes("basic " + auth::base64Encode("admin:s3cret")).status, 200);
+    EXPECT_EQ(getScopes("basic " + protocol::auth::base64Encode("admin:s3cret")).status, 200);
     const Reply change =
         request(server_.mgmtPort(), EVHTTP_REQ_POST, kScopes, "name=s", basic("admin", "s3cret"));
     EXPECT_EQ(change.status, 200) << change.body;

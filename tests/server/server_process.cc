@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "server/protocol/binary_response.h"
+#include "protocol/binary_response.h"
 
 extern char** environ;
 

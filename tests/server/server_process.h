@@ -16,9 +16,12 @@
 #include <string_view>
 #include <vector>
 
-#include "request_builder.h"
+#include "protocol/request_builder.h"
 
 namespace kvexec::server::test {
+
+using protocol::test::RawRequest;
+using protocol::test::request;
 
 // Generous: sanitizer builds on a loaded 2-core machine are slow; a pass
 // is fast anyway.

@@ -4,7 +4,9 @@
 // and non-reading clients are dropped after the idle timeout, a connection
 // flood beyond --max-connections (or beyond the descriptors) is refused
 // while connections already in go on, nothing stalls a healthy client,
-// authentication is enforced, and SIGTERM stops gracefully with every
+// authentication is enforced, requests that complete after their handler
+// returned (durable writes, stats conns) have the requests pipelined behind
+// them answered in order, and SIGTERM stops gracefully with every
 // acknowledged write persisted.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -16,7 +18,8 @@
 #include <vector>
 
 #include "executor/test_support.h"
-#include "server/protocol/binary_response.h"
+#include "protocol/binary_response.h"
+#include "protocol/client_codec.h"
 #include "server_process.h"
 
 namespace kvexec::server::test {
@@ -421,6 +424,85 @@ TEST_F(ServerSocketTest, WithCredentialsOnlyTheHandshakeRunsBeforeAuthentication
     Client text(port());
     EXPECT_EQ(text.ask("version").value_or("").rfind("VERSION ", 0), 0u);
     EXPECT_EQ(text.ask("get k").value_or("").rfind("CLIENT_ERROR", 0), 0u);
+}
+
+// The request with frame info 1 (PersistToMajority): its completion comes
+// later, on a pool thread, once the flusher has persisted the write.
+RawRequest durable(RawRequest r) {
+    r.magic = 0x08;
+    r.framing = protocol::durabilityFrame(protocol::DurabilityLevel::PersistToMajority);
+    return r;
+}
+
+RawRequest withOpaque(RawRequest r, std::uint32_t opaque) {
+    r.opaque = opaque;
+    return r;
+}
+
+void expectResponse(Client& client, Opcode opcode, std::uint32_t opaque, std::uint16_t status,
+                    const std::string& key = {}, const std::string& value = {}) {
+    auto response = client.readResponse();
+    ASSERT_TRUE(response.has_value()) << "opaque " << opaque;
+    EXPECT_EQ(response->opcode, static_cast<std::uint8_t>(opcode)) << "opaque " << opaque;
+    EXPECT_EQ(response->opaque, opaque);
+    EXPECT_EQ(response->status, status) << "opaque " << opaque;
+    EXPECT_EQ(response->key, key) << "opaque " << opaque;
+    EXPECT_EQ(response->value, value) << "opaque " << opaque;
+}
+
+// Durable writes answer after the handler returned; their completion may
+// read every field of the request (debug builds check, before it runs,
+// that the request's bytes are still where its views point: under ASan,
+// bytes drained while it was pending are a use-after-free). The first is
+// alone in the input, the rest arrive behind it while it is pending, quiet
+// and durable ones among them, and are answered in order.
+TEST_F(ServerSocketTest, DurableWritesCompleteLaterWithRequestsPipelinedBehindThem) {
+    start();
+    Client client(port());
+    const std::string extras(8, '\0');
+    ASSERT_TRUE(client.send(
+        withOpaque(durable(request(Opcode::Set, "durable-1", extras, "one")), 1).encode()));
+    const std::string pipeline =
+        withOpaque(request(Opcode::Get, "durable-1"), 2).encode() +
+        withOpaque(durable(request(Opcode::SetQ, "durable-2", extras, "two")), 3).encode() +
+        withOpaque(request(Opcode::GetK, "durable-2"), 4).encode() +
+        withOpaque(durable(request(Opcode::Delete, "durable-1")), 5).encode() +
+        withOpaque(request(Opcode::GetQ, "durable-1"), 6).encode() +
+        withOpaque(request(Opcode::Noop), 7).encode();
+    ASSERT_TRUE(client.send(pipeline));
+    expectResponse(client, Opcode::Set, 1, kSuccess);
+    expectResponse(client, Opcode::Get, 2, kSuccess, {}, "one");
+    // 3, SETQ: quiet on success; 6, GETQ: quiet on a miss.
+    expectResponse(client, Opcode::GetK, 4, kSuccess, "durable-2", "two");
+    expectResponse(client, Opcode::Delete, 5, kSuccess);
+    expectResponse(client, Opcode::Noop, 7, kSuccess);
+
+    // Closed while its durable write is pending: the completion writes
+    // nothing, and the server goes on (TearDown stops it gracefully).
+    {
+        Client leaving(port());
+        ASSERT_TRUE(leaving.send(durable(request(Opcode::Set, "durable-3", extras, "3")).encode()));
+    }
+    expectServed(client, "after-close");
+}
+
+// "stats conns" is answered once every front end has described its
+// connections: a text command whose completion runs after its handler
+// returned, with commands pipelined behind it.
+TEST_F(ServerSocketTest, StatsConnsCompletesLaterWithCommandsPipelinedBehindIt) {
+    start({"--frontend-threads", "2"});
+    Client client(port());
+    ASSERT_TRUE(client.send("stats conns\r\n"));
+    ASSERT_TRUE(client.send("set k 0 0 1\r\nx\r\nget k\r\n"));
+    std::string line;
+    do {
+        line = client.readLine().value_or("");
+    } while (line.rfind("STAT ", 0) == 0);
+    EXPECT_EQ(line, "END\r\n");
+    EXPECT_EQ(client.readLine().value_or(""), "STORED\r\n");
+    EXPECT_EQ(client.readLine().value_or(""), "VALUE k 0 1\r\n");
+    EXPECT_EQ(client.readLine().value_or(""), "x\r\n");
+    EXPECT_EQ(client.readLine().value_or(""), "END\r\n");
 }
 
 TEST_F(ServerSocketTest, SigtermWithAClientMidRequestExitsZeroAndPersistsEveryWrite) {

@@ -18,8 +18,8 @@
 #include <utility>
 #include <variant>
 
-#include "server/auth/crypto.h"
-#include "server/protocol/cluster_map.h"
+#include "protocol/auth/crypto.h"
+#include "protocol/cluster_map.h"
 
 namespace kvexec::server::mgmt {
 namespace {
@@ -365,7 +365,7 @@ std::optional<std::vector<std::string>> splitPath(const std::string& path) {
 }
 
 bool authorized(const std::optional<std::string>& authorization,
-                const auth::Credentials& credentials) {
+                const protocol::auth::Credentials& credentials) {
     constexpr std::string_view kScheme = "basic ";
     if (!authorization || authorization->size() < kScheme.size()) {
         return false;
@@ -376,14 +376,14 @@ bool authorized(const std::optional<std::string>& authorization,
         }
     }
     const auto decoded =
-        auth::base64Decode(std::string_view(*authorization).substr(kScheme.size()));
+        protocol::auth::base64Decode(std::string_view(*authorization).substr(kScheme.size()));
     const std::size_t colon = decoded ? decoded->find(':') : std::string::npos;
     if (colon == std::string::npos) {
         return false;
     }
     const std::string_view pair(*decoded);
     // Both checked, whatever the first says: the time taken tells nothing.
-    const bool user = auth::constantTimeEqual(pair.substr(0, colon), credentials.user());
+    const bool user = protocol::auth::constantTimeEqual(pair.substr(0, colon), credentials.user());
     const bool password = credentials.checkPassword(pair.substr(colon + 1));
     return user && password;
 }

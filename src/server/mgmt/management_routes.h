@@ -62,6 +62,6 @@ std::optional<std::vector<std::string>> splitPath(const std::string& path);
 // Whether `authorization` (an Authorization header, or none) carries HTTP
 // Basic credentials that match `credentials`. Compared in constant time.
 bool authorized(const std::optional<std::string>& authorization,
-                const auth::Credentials& credentials);
+                const protocol::auth::Credentials& credentials);
 
 }  // namespace kvexec::server::mgmt

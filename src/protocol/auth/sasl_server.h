@@ -1,0 +1,78 @@
+// protocol/auth/sasl_server.h: the server side of SASL for one connection: PLAIN
+// and SCRAM-SHA1 / SHA256 / SHA512 (RFC 5802, no channel binding), the way
+// memcached's SASL_AUTH / SASL_STEP carry them.
+//
+// Credentials is built once at start-up (it runs PBKDF2 per mechanism so
+// that a login costs HMACs only) and is then read-only: share it across
+// threads. A SaslSession belongs to one connection and is used from that
+// connection's event loop only.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "protocol/auth/crypto.h"
+
+namespace kvexec::protocol::auth {
+
+// The one user the server knows, with SCRAM's stored and server keys per
+// hash (the password itself is kept for PLAIN).
+class Credentials {
+  public:
+    Credentials(std::string user, std::string password, int iterations = 4096);
+
+    struct ScramKeys {
+        std::string salt;
+        std::string storedKey;
+        std::string serverKey;
+    };
+
+    const std::string& user() const { return user_; }
+    int iterations() const { return iterations_; }
+    const ScramKeys& scram(HashAlgorithm hash) const;
+    bool checkPassword(std::string_view password) const;
+
+  private:
+    std::string user_;
+    std::string passwordDigest_;  // SHA-512 of the password
+    int iterations_;
+    std::array<ScramKeys, 3> scram_;
+};
+
+// What SASL_LIST_MECHS answers, strongest first.
+inline constexpr std::string_view kSaslMechanisms = "SCRAM-SHA512 SCRAM-SHA256 SCRAM-SHA1 PLAIN";
+
+enum class SaslOutcome { Success, Continue, Failure };
+
+struct SaslReply {
+    SaslOutcome outcome = SaslOutcome::Failure;
+    std::string payload;  // challenge (Continue) or server-final (Success)
+    std::string error;    // why, for Failure (logged, not sent)
+};
+
+class SaslSession {
+  public:
+    explicit SaslSession(const Credentials& credentials) : credentials_(credentials) {}
+
+    // SASL_AUTH: the mechanism and the client's first message.
+    SaslReply start(std::string_view mechanism, std::string_view payload);
+    // SASL_STEP: the client's next message (SCRAM's client-final).
+    SaslReply step(std::string_view mechanism, std::string_view payload);
+
+  private:
+    SaslReply plain(std::string_view payload);
+    SaslReply scramFirst(HashAlgorithm hash, std::string_view payload);
+    SaslReply scramFinal(std::string_view payload);
+
+    const Credentials& credentials_;
+    // SCRAM state between the two steps.
+    bool scramPending_ = false;
+    HashAlgorithm hash_ = HashAlgorithm::Sha512;
+    std::string mechanism_;
+    std::string clientFirstBare_;
+    std::string serverFirst_;
+    std::string nonce_;
+};
+
+}  // namespace kvexec::protocol::auth

@@ -1,0 +1,178 @@
+// protocol/binary_types.h: the numbers of the memcached binary protocol and
+// of Couchbase's extensions to it (magics, opcodes, status codes, HELLO
+// features, datatype bits).
+//
+// Plain data; no I/O, no state. Safe from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace kvexec::protocol {
+
+inline constexpr std::size_t kHeaderSize = 24;
+
+// The first byte of every binary packet. The "alternative" magics carry
+// framing extras (Couchbase): their header has a one-byte framing extras
+// length where the classic header has the high byte of the key length.
+enum class Magic : std::uint8_t {
+    ClientRequest = 0x80,
+    ClientResponse = 0x81,
+    AltClientRequest = 0x08,
+    AltClientResponse = 0x18,
+};
+
+enum class Opcode : std::uint8_t {
+    Get = 0x00,
+    Set = 0x01,
+    Add = 0x02,
+    Replace = 0x03,
+    Delete = 0x04,
+    Increment = 0x05,
+    Decrement = 0x06,
+    Quit = 0x07,
+    Flush = 0x08,
+    GetQ = 0x09,
+    Noop = 0x0a,
+    Version = 0x0b,
+    GetK = 0x0c,
+    GetKQ = 0x0d,
+    Append = 0x0e,
+    Prepend = 0x0f,
+    Stat = 0x10,
+    SetQ = 0x11,
+    AddQ = 0x12,
+    ReplaceQ = 0x13,
+    DeleteQ = 0x14,
+    IncrementQ = 0x15,
+    DecrementQ = 0x16,
+    QuitQ = 0x17,
+    FlushQ = 0x18,
+    AppendQ = 0x19,
+    PrependQ = 0x1a,
+    Verbosity = 0x1b,
+    Touch = 0x1c,
+    Gat = 0x1d,
+    GatQ = 0x1e,
+    Hello = 0x1f,
+    SaslListMechs = 0x20,
+    SaslAuth = 0x21,
+    SaslStep = 0x22,
+    SelectBucket = 0x89,
+    ObserveSeqno = 0x91,
+    GetLocked = 0x94,
+    UnlockKey = 0x95,
+    GetMeta = 0xa0,
+    GetQMeta = 0xa1,
+    GetClusterConfig = 0xb5,
+    // Sub-document (src/subdoc/spec.h has the spec opcodes' meaning).
+    SubdocGet = 0xc5,
+    SubdocExists = 0xc6,
+    SubdocDictAdd = 0xc7,
+    SubdocDictUpsert = 0xc8,
+    SubdocDelete = 0xc9,
+    SubdocReplace = 0xca,
+    SubdocArrayPushLast = 0xcb,
+    SubdocArrayPushFirst = 0xcc,
+    SubdocArrayInsert = 0xcd,
+    SubdocArrayAddUnique = 0xce,
+    SubdocCounter = 0xcf,
+    SubdocMultiLookup = 0xd0,
+    SubdocMultiMutation = 0xd1,
+    SubdocGetCount = 0xd2,
+    SubdocReplaceBodyWithXattr = 0xd3,
+    GetCollectionsManifest = 0xba,
+    GetCollectionId = 0xbb,
+    GetScopeId = 0xbc,
+    GetErrorMap = 0xfe,
+};
+
+enum class Status : std::uint16_t {
+    Success = 0x00,
+    KeyNotFound = 0x01,
+    KeyExists = 0x02,
+    ValueTooLarge = 0x03,
+    InvalidArguments = 0x04,
+    NotStored = 0x05,
+    NonNumeric = 0x06,
+    NotMyVbucket = 0x07,
+    NoBucket = 0x08,
+    Locked = 0x09,
+    NotLocked = 0x0e,
+    AuthStale = 0x1f,
+    AuthError = 0x20,
+    AuthContinue = 0x21,
+    NoAccess = 0x24,
+    UnknownCommand = 0x81,
+    OutOfMemory = 0x82,
+    NotSupported = 0x83,
+    InternalError = 0x84,
+    Busy = 0x85,
+    TemporaryFailure = 0x86,
+    UnknownCollection = 0x88,
+    UnknownScope = 0x8c,
+    DurabilityInvalidLevel = 0xa0,
+    DurabilityImpossible = 0xa1,
+    SyncWriteInProgress = 0xa2,
+    SyncWriteAmbiguous = 0xa3,
+    SyncWriteReCommitInProgress = 0xa4,
+};
+
+// HELLO feature codes (16-bit, big-endian in the HELLO value).
+enum class Feature : std::uint16_t {
+    Datatype = 0x01,
+    Tls = 0x02,
+    TcpNoDelay = 0x03,
+    MutationSeqno = 0x04,
+    TcpDelay = 0x05,
+    Xattr = 0x06,
+    Xerror = 0x07,
+    SelectBucket = 0x08,
+    Snappy = 0x0a,
+    Json = 0x0b,
+    Duplex = 0x0c,
+    ClustermapChangeNotification = 0x0d,
+    UnorderedExecution = 0x0e,
+    Tracing = 0x0f,
+    AltRequestSupport = 0x10,
+    SyncReplication = 0x11,
+    Collections = 0x12,
+    PreserveTtl = 0x14,
+};
+
+// Datatype bits of the header.
+inline constexpr std::uint8_t kDatatypeJson = 0x01;
+
+// Frame info ids of the request framing extras.
+enum class FrameInfoId : std::uint8_t {
+    Reorder = 0,
+    DurabilityRequirement = 1,
+    DcpStreamId = 2,
+    OpenTracingContext = 3,
+    ImpersonateUser = 4,
+    PreserveTtl = 5,
+};
+
+// Durability levels of frame info 1 (0 means "none" and is not valid there).
+enum class DurabilityLevel : std::uint8_t {
+    Majority = 1,
+    MajorityAndPersistOnMaster = 2,
+    PersistToMajority = 3,
+};
+
+// Sub-document opcodes: lookups (get, exists, get-count, multi-lookup) and
+// the rest, mutations.
+bool isSubdoc(Opcode op);
+bool isSubdocMutation(Opcode op);
+
+// Quiet opcodes answer only on error (get variants: only on hit).
+bool isQuiet(Opcode op);
+// The loud opcode a quiet one is a variant of (op itself if it is loud).
+Opcode loudVariant(Opcode op);
+// A printable name, for errors and stats ("SET", "GETKQ", ...).
+std::string_view opcodeName(Opcode op);
+// The message Couchbase's error map gives a status.
+std::string_view statusText(Status status);
+
+}  // namespace kvexec::protocol

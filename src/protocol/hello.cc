@@ -1,0 +1,58 @@
+// protocol/hello.cc: HELLO negotiation.
+#include "protocol/hello.h"
+
+#include "protocol/binary_response.h"
+#include "protocol/binary_types.h"
+
+namespace kvexec::protocol {
+namespace {
+
+// Whether the server grants `feature`, recording what it changes.
+bool grant(Feature feature, HelloFeatures& features) {
+    switch (feature) {
+        case Feature::Xerror:
+            features.xerror = true;
+            return true;
+        case Feature::Collections:
+            features.collections = true;
+            return true;
+        case Feature::MutationSeqno:
+            features.mutationSeqno = true;
+            return true;
+        case Feature::Json:
+            features.json = true;
+            return true;
+        // Nothing to change: every socket is TCP_NODELAY, SELECT_BUCKET,
+        // alternative request magic, durability and preserve-TTL frame
+        // infos are always understood, and the datatype byte is always read.
+        case Feature::Datatype:
+        case Feature::TcpNoDelay:
+        case Feature::SelectBucket:
+        case Feature::AltRequestSupport:
+        case Feature::SyncReplication:
+        case Feature::PreserveTtl:
+        case Feature::Xattr:  // values may carry an xattr blob (kvexec/engine/xattrs.h)
+            return true;
+        default:
+            return false;
+    }
+}
+
+}  // namespace
+
+HelloReply negotiateHello(std::string_view requested) {
+    HelloReply reply;
+    for (std::size_t at = 0; at + 2 <= requested.size(); at += 2) {
+        const std::uint16_t code = readBe16(requested, at);
+        bool seen = false;
+        for (std::size_t g = 0; g + 2 <= reply.granted.size(); g += 2) {
+            seen = seen || readBe16(reply.granted, g) == code;
+        }
+        if (!seen && grant(static_cast<Feature>(code), reply.features)) {
+            appendBe16(reply.granted, code);
+        }
+    }
+    return reply;
+}
+
+}  // namespace kvexec::protocol

@@ -1,0 +1,77 @@
+// The cluster map and error map documents the SDKs bootstrap from.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/cluster_map.h"
+
+namespace kvexec::protocol {
+namespace {
+
+TEST(ClusterMap, OneNodeOwnsEveryVbucketWithCrcHashing) {
+    ClusterMapInfo info;
+    info.host = "127.0.0.1";
+    info.kvPort = 12000;
+    info.vbucketCount = 64;
+    auto map = nlohmann::json::parse(clusterMapJson(info));
+    EXPECT_EQ(map["nodeLocator"], "vbucket");
+    EXPECT_EQ(map["name"], "default");
+    const auto& server = map["vBucketServerMap"];
+    EXPECT_EQ(server["hashAlgorithm"], "CRC");
+    EXPECT_EQ(server["numReplicas"], 0);
+    EXPECT_EQ(server["serverList"], nlohmann::json::array({"127.0.0.1:12000"}));
+    ASSERT_EQ(server["vBucketMap"].size(), 64u);
+    for (const auto& chain : server["vBucketMap"]) {
+        EXPECT_EQ(chain, nlohmann::json::array({0}));
+    }
+    ASSERT_EQ(map["nodesExt"].size(), 1u);
+    EXPECT_EQ(map["nodesExt"][0]["services"]["kv"], 12000);
+    EXPECT_EQ(map["nodesExt"][0]["hostname"], "127.0.0.1");
+    EXPECT_EQ(map["nodesExt"][0]["thisNode"], true);
+    const auto& caps = map["bucketCapabilities"];
+    EXPECT_NE(std::find(caps.begin(), caps.end(), "durableWrite"), caps.end());
+}
+
+TEST(ClusterMap, TheManagementPortIsAdvertisedOnlyWhenServed) {
+    ClusterMapInfo info;
+    info.host = "127.0.0.1";
+    info.kvPort = 12000;
+    auto without = nlohmann::json::parse(clusterMapJson(info));
+    EXPECT_FALSE(without["nodesExt"][0]["services"].contains("mgmt"));
+    info.mgmtPort = 18091;
+    auto with = nlohmann::json::parse(clusterMapJson(info));
+    EXPECT_EQ(with["nodesExt"][0]["services"]["mgmt"], 18091);
+    EXPECT_EQ(with["nodesExt"][0]["services"]["kv"], 12000);
+    EXPECT_EQ(with["nodes"][0]["hostname"], "127.0.0.1:18091");
+}
+
+// The SDKs act on the capabilities (durable writes need durableWrite; xattr
+// and couchapi would send them to features this server lacks).
+TEST(ClusterMap, BucketCapabilitiesNameOnlyWhatTheServerServes) {
+    auto map = nlohmann::json::parse(clusterMapJson(ClusterMapInfo{}));
+    EXPECT_EQ(map["bucketCapabilities"],
+              nlohmann::json::array(
+                  {"collections", "durableWrite", "cbhello", "touch", "cccp", "nodesExt"}));
+}
+
+TEST(ClusterMap, Ipv6HostsAreBracketedInServerList) {
+    ClusterMapInfo info;
+    info.host = "::1";
+    info.kvPort = 11210;
+    auto map = nlohmann::json::parse(clusterMapJson(info));
+    EXPECT_EQ(map["vBucketServerMap"]["serverList"][0], "[::1]:11210");
+}
+
+TEST(ErrorMap, ListsDurabilityStatusesWithAttributes) {
+    auto map = nlohmann::json::parse(errorMapJson(2));
+    EXPECT_EQ(map["version"], 2);
+    for (auto code : {"a0", "a1", "a2", "a3", "a4", "1", "7", "81"}) {
+        ASSERT_TRUE(map["errors"].contains(code)) << code;
+        EXPECT_FALSE(map["errors"][code]["attrs"].empty()) << code;
+    }
+    EXPECT_EQ(nlohmann::json::parse(errorMapJson(1))["version"], 1);
+    EXPECT_EQ(nlohmann::json::parse(errorMapJson(9))["version"], 2);
+}
+
+}  // namespace
+}  // namespace kvexec::protocol
