@@ -1,0 +1,149 @@
+#include "cluster/vbucket_map.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace kvexec::cluster {
+namespace {
+
+void checkNodes(const std::vector<std::string>& sorted) {
+    if (sorted.empty()) {
+        throw std::invalid_argument("computeMap: no nodes");
+    }
+    if (std::find(sorted.begin(), sorted.end(), std::string()) != sorted.end()) {
+        throw std::invalid_argument("computeMap: a node has an empty name");
+    }
+    const auto duplicate = std::adjacent_find(sorted.begin(), sorted.end());
+    if (duplicate != sorted.end()) {
+        std::string message = "computeMap: node named twice: ";
+        message += *duplicate;
+        throw std::invalid_argument(message);
+    }
+}
+
+bool sameShape(const VBucketMap& previous, const std::vector<std::string>& nodes,
+               std::uint16_t numVBuckets, std::uint32_t numReplicas) {
+    return previous.nodes == nodes && previous.numReplicas == numReplicas &&
+           previous.chains.size() == numVBuckets;
+}
+
+// Actives go round-robin (vb % n), so a "round" of n consecutive vBuckets
+// makes every node active once. In a full round, replica k of the vBucket
+// whose active is a sits `shift` nodes after it, with a different set of
+// shifts each round: every node takes exactly r replicas per round (level
+// counts), and over n - 1 rounds every node backs up every other one
+// equally (a failed node's vBuckets are promoted on all the others).
+int fullRoundReplica(int active, int round, int slot, int nodeCount, int replicas) {
+    const int shift = 1 + (round * replicas + slot) % (nodeCount - 1);
+    return (active + shift) % nodeCount;
+}
+
+// The last, partial round (m < n vBuckets, actives 0..m-1) cannot use
+// shifts and stay level, so its m * r replicas are dealt out against
+// quotas: every node may take floor(m*r/n), and the remainder goes one each
+// to the nodes with no active in this round first (evening the total
+// load). Each chain takes the nodes with the most quota left; exhaustively
+// checked to fill every quota for n <= 160, r <= 4 (and n <= 64, r <= 8).
+class PartialRound {
+  public:
+    PartialRound(int nodeCount, int vbuckets, int replicas)
+        : nodeCount_(nodeCount), quota_(nodeCount, vbuckets * replicas / nodeCount) {
+        const int remainder = vbuckets * replicas % nodeCount;
+        for (int i = 0; i < remainder; ++i) {
+            ++quota_[(vbuckets + i) % nodeCount];
+        }
+    }
+
+    int place(const std::vector<int>& chain) {
+        const int active = chain.front();
+        int best = kNoNode;
+        std::pair<int, int> bestRank;
+        for (int candidate = 0; candidate < nodeCount_; ++candidate) {
+            if (std::find(chain.begin(), chain.end(), candidate) != chain.end()) {
+                continue;
+            }
+            // Most quota left first; then ring order after the active.
+            const std::pair<int, int> rank{-quota_[candidate],
+                                           (candidate - active - 1 + nodeCount_) % nodeCount_};
+            if (best == kNoNode || rank < bestRank) {
+                best = candidate;
+                bestRank = rank;
+            }
+        }
+        --quota_[best];
+        return best;
+    }
+
+  private:
+    int nodeCount_;
+    std::vector<int> quota_;
+};
+
+std::vector<std::vector<int>> computeChains(int nodeCount, int numVBuckets, int replicas) {
+    std::vector<std::vector<int>> chains;
+    chains.reserve(numVBuckets);
+    const int fullRounds = numVBuckets / nodeCount;
+    PartialRound last(nodeCount, numVBuckets % nodeCount, replicas);
+    for (int vb = 0; vb < numVBuckets; ++vb) {
+        const int active = vb % nodeCount;
+        const int round = vb / nodeCount;
+        std::vector<int> chain{active};
+        for (int slot = 0; slot < replicas; ++slot) {
+            chain.push_back(round < fullRounds
+                                ? fullRoundReplica(active, round, slot, nodeCount, replicas)
+                                : last.place(chain));
+        }
+        chains.push_back(std::move(chain));
+    }
+    return chains;
+}
+
+}  // namespace
+
+VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
+                      std::uint32_t numReplicas, const VBucketMap* previous) {
+    std::sort(nodes.begin(), nodes.end());
+    checkNodes(nodes);
+    if (numVBuckets == 0) {
+        throw std::invalid_argument("computeMap: no vBuckets");
+    }
+    if (numReplicas > kMaxReplicas) {
+        throw std::invalid_argument("computeMap: more than 3 replicas");
+    }
+    if (previous != nullptr && sameShape(*previous, nodes, numVBuckets, numReplicas)) {
+        return *previous;
+    }
+    const int nodeCount = static_cast<int>(nodes.size());
+    const int realReplicas = static_cast<int>(
+        std::min<std::uint32_t>(numReplicas, static_cast<std::uint32_t>(nodeCount - 1)));
+    VBucketMap map;
+    map.revision = previous != nullptr ? previous->revision + 1 : 1;
+    map.numReplicas = numReplicas;
+    map.nodes = std::move(nodes);
+    map.chains = computeChains(nodeCount, numVBuckets, realReplicas);
+    for (auto& chain : map.chains) {
+        chain.resize(1 + numReplicas, kNoNode);
+    }
+    return map;
+}
+
+NodeVBuckets vbucketsOf(const VBucketMap& map, std::string_view node) {
+    NodeVBuckets held;
+    const auto found = std::find(map.nodes.begin(), map.nodes.end(), node);
+    if (found == map.nodes.end()) {
+        return held;
+    }
+    const int index = static_cast<int>(found - map.nodes.begin());
+    for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
+        const auto& chain = map.chains[vb];
+        if (!chain.empty() && chain.front() == index) {
+            held.active.push_back(static_cast<std::uint16_t>(vb));
+        } else if (std::find(chain.begin(), chain.end(), index) != chain.end()) {
+            held.replica.push_back(static_cast<std::uint16_t>(vb));
+        }
+    }
+    return held;
+}
+
+}  // namespace kvexec::cluster

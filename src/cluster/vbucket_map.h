@@ -1,0 +1,79 @@
+// cluster/vbucket_map.h: the vBucket map, which node is active for each
+// vBucket and which hold its replicas, as the elected node computes it and
+// publishes it in etcd, and as every node reads it back.
+//
+// Pure functions over values: no I/O, no locks, no global state. Safe from
+// any thread; a VBucketMap is a plain value (copy it to share it).
+//
+// Errors: computeMap() throws std::invalid_argument for inputs no map can be
+// made from; decodeVBucketMap() throws std::invalid_argument whose message
+// says what in the JSON is wrong. Nothing here returns a partial map.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvexec::cluster {
+
+// A slot of a chain that holds no node (a replica there are too few nodes
+// for, as Couchbase's vBucketMap writes it).
+inline constexpr int kNoNode = -1;
+
+// Couchbase's limit, and what durability majorities are defined for.
+inline constexpr std::uint32_t kMaxReplicas = 3;
+
+struct VBucketMap {
+    // Orders maps: a node applies a map only if its revision is higher than
+    // the one it has (the fence against an old leader's publication).
+    std::uint64_t revision = 0;
+    std::uint32_t numReplicas = 0;
+    std::vector<std::string> nodes;  // sorted, unique; chains index into it
+    // One chain per vBucket: chains[vb][0] is the active, then
+    // numReplicas replica slots; kNoNode where there is no node.
+    std::vector<std::vector<int>> chains;
+
+    bool operator==(const VBucketMap&) const = default;
+};
+
+// computeMap builds a balanced map of `numVBuckets` vBuckets over `nodes`.
+//
+// Guarantees:
+// - every chain has 1 + numReplicas slots; the active is a real node, the
+//   first min(numReplicas, nodes - 1) replicas are real, the rest kNoNode;
+// - no node appears twice in a chain;
+// - every node's active count is within 1 of every other node's, and so
+//   are the replica counts (exact for whole rounds of n vBuckets; the
+//   last round's quotas were checked exhaustively up to 160 nodes);
+// - the same inputs give the same map (no randomness, order of `nodes`
+//   does not matter);
+// - with `previous` over the same node set, replica count and vBucket
+//   count, the result is `*previous` unchanged (nothing to publish).
+//   Otherwise the revision is previous->revision + 1 (1 with no previous).
+//
+// Requires: nodes non-empty, no duplicate names, no empty name;
+// numVBuckets > 0; numReplicas <= kMaxReplicas. Throws std::invalid_argument otherwise.
+VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
+                      std::uint32_t numReplicas, const VBucketMap* previous = nullptr);
+
+// What one node holds in a map, in vBucket order.
+struct NodeVBuckets {
+    std::vector<std::uint16_t> active;
+    std::vector<std::uint16_t> replica;
+};
+
+// vbucketsOf lists the vBuckets `node` is active for and replica for; both
+// empty if the map does not name the node.
+NodeVBuckets vbucketsOf(const VBucketMap& map, std::string_view node);
+
+// encodeVBucketMap writes {"revision", "numReplicas", "nodes", "chains"}.
+std::string encodeVBucketMap(const VBucketMap& map);
+
+// decodeVBucketMap reads what encodeVBucketMap writes and checks every
+// invariant a node relies on: nodes sorted and unique, every chain
+// 1 + numReplicas long (numReplicas <= kMaxReplicas) with indexes in range (or kNoNode) and no node
+// twice. Throws std::invalid_argument naming the first problem found.
+VBucketMap decodeVBucketMap(std::string_view json);
+
+}  // namespace kvexec::cluster

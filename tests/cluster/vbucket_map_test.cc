@@ -1,0 +1,175 @@
+// computeMap's guarantees (cluster/vbucket_map.h), one test per rule, each
+// over every shape: 1..8 nodes x 1, 4, 64, 1024 vBuckets x 0..3 replicas.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "cluster/vbucket_map.h"
+
+namespace kvexec::cluster {
+namespace {
+
+struct Shape {
+    int nodes;
+    std::uint16_t vbuckets;
+    std::uint32_t replicas;
+};
+
+std::string describe(const Shape& shape) {
+    std::string text = std::to_string(shape.nodes);
+    text += " nodes, ";
+    text += std::to_string(shape.vbuckets);
+    text += " vBuckets, ";
+    text += std::to_string(shape.replicas);
+    text += " replicas";
+    return text;
+}
+
+std::vector<Shape> everyShape() {
+    std::vector<Shape> shapes;
+    for (int nodes = 1; nodes <= 8; ++nodes) {
+        for (std::uint16_t vbuckets : {1, 4, 64, 1024}) {
+            for (std::uint32_t replicas = 0; replicas <= 3; ++replicas) {
+                shapes.push_back({nodes, vbuckets, replicas});
+            }
+        }
+    }
+    return shapes;
+}
+
+std::vector<std::string> names(int count) {
+    std::vector<std::string> nodes;
+    for (int i = 0; i < count; ++i) {
+        std::string name = "node";
+        name += std::to_string(i);
+        nodes.push_back(name);
+    }
+    return nodes;
+}
+
+VBucketMap mapOf(const Shape& shape) {
+    return computeMap(names(shape.nodes), shape.vbuckets, shape.replicas);
+}
+
+// max - min of the per-node counts `counted` (one entry per node).
+int spread(const std::vector<int>& counted) {
+    const auto [min, max] = std::minmax_element(counted.begin(), counted.end());
+    return *max - *min;
+}
+
+TEST(VBucketMapTest, ActiveCountsDifferByAtMostOne) {
+    for (const Shape& shape : everyShape()) {
+        const VBucketMap map = mapOf(shape);
+        std::vector<int> actives(shape.nodes, 0);
+        for (const auto& chain : map.chains) {
+            ++actives.at(chain.front());
+        }
+        EXPECT_LE(spread(actives), 1) << describe(shape);
+    }
+}
+
+TEST(VBucketMapTest, ReplicaCountsDifferByAtMostOne) {
+    for (const Shape& shape : everyShape()) {
+        const VBucketMap map = mapOf(shape);
+        std::vector<int> replicas(shape.nodes, 0);
+        for (const auto& chain : map.chains) {
+            for (std::size_t slot = 1; slot < chain.size(); ++slot) {
+                if (chain[slot] != kNoNode) {
+                    ++replicas.at(chain[slot]);
+                }
+            }
+        }
+        EXPECT_LE(spread(replicas), 1) << describe(shape);
+    }
+}
+
+TEST(VBucketMapTest, NoNodeTwiceInAChain) {
+    for (const Shape& shape : everyShape()) {
+        for (const auto& chain : mapOf(shape).chains) {
+            std::set<int> seen;
+            for (int node : chain) {
+                EXPECT_TRUE(node == kNoNode || seen.insert(node).second) << describe(shape);
+            }
+        }
+    }
+}
+
+TEST(VBucketMapTest, ChainsHoldMinOfReplicasAndOtherNodesThenNoNode) {
+    for (const Shape& shape : everyShape()) {
+        const VBucketMap map = mapOf(shape);
+        const auto real = std::min<std::size_t>(shape.replicas, shape.nodes - 1);
+        ASSERT_EQ(map.chains.size(), shape.vbuckets) << describe(shape);
+        for (const auto& chain : map.chains) {
+            ASSERT_EQ(chain.size(), 1 + shape.replicas) << describe(shape);
+            for (std::size_t slot = 0; slot < chain.size(); ++slot) {
+                EXPECT_EQ(chain[slot] == kNoNode, slot > real) << describe(shape);
+            }
+        }
+    }
+}
+
+TEST(VBucketMapTest, SameInputsGiveTheSameMapWhateverTheNodeOrder) {
+    for (const Shape& shape : everyShape()) {
+        auto reversed = names(shape.nodes);
+        std::reverse(reversed.begin(), reversed.end());
+        const VBucketMap map = mapOf(shape);
+        EXPECT_EQ(map, mapOf(shape)) << describe(shape);
+        EXPECT_EQ(map, computeMap(reversed, shape.vbuckets, shape.replicas)) << describe(shape);
+        EXPECT_TRUE(std::is_sorted(map.nodes.begin(), map.nodes.end()));
+    }
+}
+
+TEST(VBucketMapTest, SameNodeSetKeepsThePreviousMap) {
+    VBucketMap previous = computeMap({"a", "b", "c"}, 64, 1);
+    previous.revision = 41;
+    std::swap(previous.chains[0], previous.chains[1]);  // not what computeMap would make
+    EXPECT_EQ(computeMap({"c", "a", "b"}, 64, 1, &previous), previous);
+}
+
+TEST(VBucketMapTest, ChangedShapeMakesANewMapWithTheNextRevision) {
+    VBucketMap previous = computeMap({"a", "b", "c"}, 64, 1);
+    previous.revision = 41;
+    const VBucketMap grown = computeMap({"a", "b", "c", "d"}, 64, 1, &previous);
+    EXPECT_EQ(grown.revision, 42u);
+    EXPECT_EQ(grown.nodes.size(), 4u);
+    EXPECT_EQ(computeMap({"a", "b", "c"}, 64, 2, &previous).revision, 42u);
+    EXPECT_EQ(computeMap({"a", "b", "c"}, 64, 1).revision, 1u);
+}
+
+// When a node fails, its vBuckets are promoted where their first replica
+// is: those should be spread over all the other nodes.
+TEST(VBucketMapTest, FirstReplicasOfANodeSpreadOverTheOthers) {
+    const VBucketMap map = computeMap(names(4), 1024, 1);
+    std::vector<int> backups(4, 0);
+    for (const auto& chain : map.chains) {
+        if (chain[0] == 0) {
+            ++backups.at(chain[1]);
+        }
+    }
+    EXPECT_EQ(backups[0], 0);
+    EXPECT_LE(spread({backups[1], backups[2], backups[3]}), 1);
+}
+
+TEST(VBucketMapTest, VbucketsOfListsWhatANodeIsActiveAndReplicaFor) {
+    const VBucketMap map = computeMap({"a", "b"}, 4, 1);
+    const NodeVBuckets a = vbucketsOf(map, "a");
+    const NodeVBuckets b = vbucketsOf(map, "b");
+    EXPECT_EQ(a.active, (std::vector<std::uint16_t>{0, 2}));
+    EXPECT_EQ(a.replica, (std::vector<std::uint16_t>{1, 3}));
+    EXPECT_EQ(b.active, (std::vector<std::uint16_t>{1, 3}));
+    EXPECT_EQ(b.replica, (std::vector<std::uint16_t>{0, 2}));
+    const NodeVBuckets stranger = vbucketsOf(map, "z");
+    EXPECT_TRUE(stranger.active.empty() && stranger.replica.empty());
+}
+
+TEST(VBucketMapTest, RefusesInputsNoMapCanBeMadeFrom) {
+    EXPECT_THROW(computeMap({}, 4, 0), std::invalid_argument);
+    EXPECT_THROW(computeMap({"a", "a"}, 4, 0), std::invalid_argument);
+    EXPECT_THROW(computeMap({"a", ""}, 4, 0), std::invalid_argument);
+    EXPECT_THROW(computeMap({"a"}, 0, 0), std::invalid_argument);
+    EXPECT_THROW(computeMap({"a", "b"}, 4, kMaxReplicas + 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kvexec::cluster
