@@ -89,7 +89,9 @@ std::vector<FinishedSyncWrite> BucketImpl::commitResolvedLocked(VBucket& vb) {
             -static_cast<std::int64_t>(footprint(write.key.size(), write.value.value.size())));
         // The commit is a mutation of its own (a new seqno, the prepare's
         // CAS); the prepare on disk is then superseded.
-        accountMemory(static_cast<std::int64_t>(vb.queueLocked(write.key, write.value, false)));
+        const Seqno prepared = write.value.meta.seqno;
+        accountMemory(
+            static_cast<std::int64_t>(vb.queueLocked(write.key, write.value, false, {}, prepared)));
         accountMemory(vb.setCommittedLocked(write.key, write.value));
         commitHistogram(write.level).record(now - write.accepted);
         syncWritesCommitted_.fetch_add(1, std::memory_order_relaxed);
@@ -107,7 +109,7 @@ FinishedSyncWrite BucketImpl::abortLocked(VBucket& vb, Seqno seqno, Status statu
         -static_cast<std::int64_t>(footprint(write.key.size(), write.value.value.size())));
     // The prepare may already be (or be about to be) on disk: end it there
     // too, so warmup does not take it for a pending one.
-    accountMemory(static_cast<std::int64_t>(vb.queueAbortLocked(write.key)));
+    accountMemory(static_cast<std::int64_t>(vb.queueAbortLocked(write.key, seqno)));
     syncWritesAborted_.fetch_add(1, std::memory_order_relaxed);
     return FinishedSyncWrite{std::move(write), status, vb.failover.uuid()};
 }

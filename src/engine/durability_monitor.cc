@@ -119,7 +119,7 @@ std::optional<Clock::time_point> DurabilityMonitor::nextDeadline() const {
 }
 
 Seqno DurabilityMonitor::localHighPrepared() const {
-    return highPrepared(prepares_, queued_, persisted_, activePersists);
+    return highPrepared(prepares_, queued_, persisted_, activePersists, localHighPrepared_);
 }
 
 Seqno DurabilityMonitor::acknowledged(std::string_view node) const {
@@ -143,7 +143,7 @@ bool DurabilityMonitor::heldByMajority(Seqno seqno, Seqno local) const {
 // undecided prepare; positions stop at a node's first unsatisfied prepare,
 // so the first one that is not held ends the pass.
 void DurabilityMonitor::commitSatisfied() {
-    const Seqno local = localHighPrepared();
+    const Seqno local = localHighPrepared_ = localHighPrepared();
     while (!prepares_.empty()) {
         const Seqno seqno = prepares_.begin()->first;
         if (local < seqno || !heldByMajority(seqno, local)) {

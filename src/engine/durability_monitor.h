@@ -27,6 +27,7 @@
 // monitor under its own mutex).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -99,24 +100,27 @@ class DurabilityMonitor {
     std::map<Seqno, Prepare> prepares_;
     std::unordered_map<std::string, Seqno> acks_;
     Seqno queued_ = 0, persisted_ = 0, highCompleted_ = 0;
+    Seqno localHighPrepared_ = 0;  // monotonic: see highPrepared()
     std::vector<DurabilityDecision> decisions_;
 };
 
-// A node's high prepared seqno over its prepares (seqno -> level, in
-// order): the last seqno <= queued up to which each prepare is in memory,
-// and persisted where `persists(level)` says the node must persist it.
-// Seqnos between prepares count as held, so the position can reach `queued`.
+// A node's high prepared seqno over its undecided prepares (seqno ->
+// level, in order): the last prepare such that it and every one before it
+// are in memory (<= queued) and persisted where `persists(level)` says the
+// node must persist them; `floor` (the position already reached: prepares
+// that ended are no longer listed) if none is. Only prepares move it, so a
+// replica acknowledges prepares, not every mutation.
 template <typename Prepares, typename PersistRule>
-Seqno highPrepared(const Prepares& prepares, Seqno queued, Seqno persisted, PersistRule persists) {
+Seqno highPrepared(const Prepares& prepares, Seqno queued, Seqno persisted, PersistRule persists,
+                   Seqno floor = 0) {
+    Seqno last = floor;
     for (const auto& [seqno, prepare] : prepares) {
-        if (seqno > queued) {
+        if (seqno > queued || (persists(prepare.level) && seqno > persisted)) {
             break;
         }
-        if (persists(prepare.level) && seqno > persisted) {
-            return seqno - 1;
-        }
+        last = std::max(last, seqno);
     }
-    return queued;
+    return last;
 }
 
 // Whether a node in each role must persist a prepare of `level` before it

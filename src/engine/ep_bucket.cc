@@ -209,6 +209,27 @@ void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
     done(result);
 }
 
+// A replica never changes its data itself: an expired document reads as
+// absent and stays until its active's deletion arrives.
+void BucketImpl::getReplica(Vbid vbid, DocKey docKey, GetCallback done) {
+    std::string key;
+    GetResult result{admit(vbid, docKey, key), {}};
+    if (result.status == Status::Success) {
+        auto& vb = vbucket(vbid);
+        kvexec::detail::MutexLock lock(vb.mutex);
+        if (vb.state != VBucketState::Replica) {
+            result.status = Status::NotMyVbucket;
+        } else if (!vb.collections.contains(docKey.collection)) {
+            result.status = Status::UnknownCollection;
+        } else if (const auto* live = vb.liveLocked(key, unixNow()); live == nullptr) {
+            result.status = Status::KeyNotFound;
+        } else {
+            result.item = itemOf(vbid, key, live->value, live->meta);
+        }
+    }
+    done(result);
+}
+
 void BucketImpl::getMeta(Vbid vbid, DocKey docKey, GetCallback done) {
     std::string key;
     GetResult result{admit(vbid, docKey, key), {}};

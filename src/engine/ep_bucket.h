@@ -10,6 +10,7 @@
 //                   (durability_monitor.h) to SyncWrites, the completion
 //                   task, the timeout tasks, aborts
 //   vbucket_states.cc  vBucket states and topologies, replica acks
+//   replica.cc      a replica applying its active's stream
 //   flusher.cc      per-shard ready queues and the Writer flusher tasks
 //   stream.cc       change streams and their backfill
 //   warmup.cc       loading an existing data directory on Reader tasks
@@ -56,6 +57,7 @@ class BucketImpl final : public Bucket {
     WarmupProgress warmupProgress() const override;
     void get(Vbid vbid, DocKey key, GetCallback done) override;
     void getMeta(Vbid vbid, DocKey key, GetCallback done) override;
+    void getReplica(Vbid vbid, DocKey key, GetCallback done) override;
     std::vector<KeySummary> listKeys(Vbid vbid, std::size_t limit) const override;
     void store(StoreRequest request, MutationCallback done) override;
     void remove(RemoveRequest request, MutationCallback done) override;
@@ -68,6 +70,11 @@ class BucketImpl final : public Bucket {
     ObserveSeqnoResult observeSeqno(Vbid vbid) const override;
     std::shared_ptr<ChangeStream> openStream(StreamRequest request, StreamItemCallback onItem,
                                              Status* status) override;
+    std::shared_ptr<ChangeStream> openReplicationStream(StreamRequest request,
+                                                        StreamEventCallback onEvent,
+                                                        Status* status) override;
+    Status applyReplicated(Vbid vbid, const StreamEvent& event) override;
+    Seqno replicaHighPrepared(Vbid vbid) const override;
     BucketStats stats() const override;
     const BucketConfig& config() const override { return config_; }
     Manifest manifest() const override;
@@ -180,6 +187,14 @@ class BucketImpl final : public Bucket {
     void trackWarmedUpPreparesLocked(VBucket& vb) REQUIRES(vb.mutex);
     // After warmup: wakes the flushers of vBuckets that warmup left dirty.
     void nudgeFlushersOfDirtyVBuckets();
+    // replica.cc
+    Status applyReplicatedLocked(VBucket& vb, const StreamEvent& event) REQUIRES(vb.mutex);
+    void endReplicaPreparesLocked(VBucket& vb, const std::string& key) REQUIRES(vb.mutex);
+    // The replica's new high prepared seqno if it moved since last
+    // reported (nullopt otherwise, and for an active vBucket).
+    std::optional<Seqno> replicaProgressLocked(VBucket& vb) REQUIRES(vb.mutex);
+    // Calls onReplicaPrepared, with no lock held.
+    void reportReplicaProgress(Vbid vbid, std::optional<Seqno> moved);
     // vbucket_states.cc
     // Writes every vBucket's state, topology and failover log to the data
     // directory (vbucket_state_file.h); throws on failure.
@@ -189,6 +204,7 @@ class BucketImpl final : public Bucket {
     // this node.
     void restoreVBucketStateLocked(VBucket& vb) REQUIRES(vb.mutex);
     std::uint64_t newVBucketUuid() EXCLUDES(uuidMutex_);
+    void adoptReplicaPreparesLocked(VBucket& vb) REQUIRES(vb.mutex);
     // bucket_collections.cc
     using ManifestEdit = std::function<ManifestOutcome(ManifestState&, std::string& message)>;
     ManifestChange changeManifest(const ManifestEdit& edit) EXCLUDES(manifestChangeMutex_);
@@ -205,6 +221,10 @@ class BucketImpl final : public Bucket {
     void failWarmup(const std::string& why) EXCLUDES(warmupErrorMutex_);
     // stream.cc
     void scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seqno backfillEnd);
+    std::shared_ptr<ChangeStream> openStreamOf(StreamRequest request, bool replication,
+                                               StreamEventCallback onEvent, Status* status);
+    // A prepare on disk that a later version of its document ended.
+    bool completedPrepare(Vbid vbid, const storage::Document& doc) const;
 
     void accountMemory(std::int64_t delta) { memUsed_.fetch_add(delta, std::memory_order_relaxed); }
     bool overQuota(std::size_t more) const {

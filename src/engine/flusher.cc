@@ -187,6 +187,7 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     batchSize_.record(static_cast<std::uint64_t>(batch.size()));
     flusherBatches_.fetch_add(1, std::memory_order_relaxed);
     bool moreDirty = false;
+    std::optional<Seqno> replicaMoved;
     {
         kvexec::detail::MutexLock lock(vb.mutex);
         const auto now = Clock::now();
@@ -199,8 +200,10 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
         }
         vb.persistedSeqno = batchHigh;
         localProgressLocked(vb);
+        replicaMoved = replicaProgressLocked(vb);
         moreDirty = !vb.dirty.empty();
     }
+    reportReplicaProgress(vb.id, replicaMoved);
     if (moreDirty) {
         notifyFlusher(vb);
     }

@@ -8,20 +8,31 @@
 #include "engine/ep_bucket.h"
 
 namespace kvexec::engine {
-namespace {
 
-Item itemOf(Vbid vbid, const storage::Document& doc) {
-    return itemOf(vbid, doc.key, doc.value,
-                  ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry, doc.datatype, doc.deleted});
+std::string_view to_string(StreamEventKind kind) {
+    switch (kind) {
+        case StreamEventKind::Snapshot:
+            return "snapshot";
+        case StreamEventKind::Mutation:
+            return "mutation";
+        case StreamEventKind::Deletion:
+            return "deletion";
+        case StreamEventKind::Prepare:
+            return "prepare";
+        case StreamEventKind::Commit:
+            return "commit";
+        case StreamEventKind::Abort:
+            return "abort";
+    }
+    return "unknown";
 }
-
-}  // namespace
-
-StreamImpl::StreamImpl(BucketImpl& bucket, Vbid vbid, Seqno startSeqno, StreamItemCallback onItem)
+StreamImpl::StreamImpl(BucketImpl& bucket, Vbid vbid, Seqno startSeqno, bool replication,
+                       StreamEventCallback onEvent)
     : bucket_(bucket),
       vbid_(vbid),
       startSeqno_(startSeqno),
-      onItem_(std::move(onItem)),
+      replication_(replication),
+      onEvent_(std::move(onEvent)),
       lastDelivered_(startSeqno) {}
 
 std::size_t StreamImpl::backlog() const {
@@ -59,31 +70,63 @@ bool StreamImpl::deliver() {
         return false;
     }
     bucket_.pool().snooze(task_, kForever);  // before taking: a push meanwhile wakes us
-    std::vector<StreamEntry> batch;
+    std::vector<StreamEntry> disk, memory;
+    Seqno diskEnd = 0;
     {
         kvexec::detail::MutexLock lock(mutex_);
         if (backfilling_) {
             return true;  // completeBackfill() wakes us
         }
-        batch = std::move(backfill_);
+        disk = std::move(backfill_);
         backfill_.clear();
-        for (auto& entry : memory_) {
-            batch.push_back(std::move(entry));
-        }
+        diskEnd = backfillEnd_;
+        memory.assign(std::make_move_iterator(memory_.begin()),
+                      std::make_move_iterator(memory_.end()));
         memory_.clear();
     }
-    for (const auto& entry : batch) {
+    return deliverPart(disk, true, diskEnd) && deliverPart(memory, false, 0);
+}
+
+// Entries at or below what was delivered (the memory part repeats what the
+// backfill read) are dropped first, so a snapshot marker covers exactly
+// the events that follow it.
+bool StreamImpl::deliverPart(std::vector<StreamEntry>& part, bool fromDisk, Seqno snapEnd) {
+    const Seqno delivered = lastDelivered();
+    std::erase_if(part, [&](const StreamEntry& e) { return e.event.item.meta.seqno <= delivered; });
+    if (part.empty()) {
+        return !closed();
+    }
+    if (replication_ && !closed()) {
+        StreamEvent marker;
+        marker.kind = StreamEventKind::Snapshot;
+        marker.item.vbid = vbid_;
+        marker.snapStart = part.front().event.item.meta.seqno;
+        marker.snapEnd = std::max(snapEnd, part.back().event.item.meta.seqno);
+        marker.fromDisk = fromDisk;
+        onEvent_(marker);
+    }
+    for (const auto& entry : part) {
         if (closed()) {
             return false;
         }
-        if (entry.item.meta.seqno <= lastDelivered()) {
-            continue;
-        }
-        onItem_(entry.item);
-        lastDelivered_.store(entry.item.meta.seqno, std::memory_order_release);
-        bucket_.recordStreamDelivery(Clock::now() - entry.queued);
+        deliverOne(entry);
     }
     return !closed();
+}
+
+void StreamImpl::deliverOne(const StreamEntry& entry) {
+    const auto& event = entry.event;
+    if (replication_) {
+        onEvent_(event);
+    } else if (event.kind != StreamEventKind::Prepare && event.kind != StreamEventKind::Abort) {
+        StreamEvent committed = event;  // a commit is a change like any other here
+        committed.kind =
+            event.item.meta.deleted ? StreamEventKind::Deletion : StreamEventKind::Mutation;
+        committed.preparedSeqno = 0;
+        onEvent_(committed);
+    }
+    lastDelivered_.store(event.item.meta.seqno, std::memory_order_release);
+    bucket_.recordStreamDelivery(Clock::now() - entry.queued);
 }
 
 void StreamImpl::close() {
@@ -95,12 +138,30 @@ void StreamImpl::close() {
 
 std::shared_ptr<ChangeStream> BucketImpl::openStream(StreamRequest request,
                                                      StreamItemCallback onItem, Status* status) {
+    return openStreamOf(
+        request, false, [onItem = std::move(onItem)](const StreamEvent& e) { onItem(e.item); },
+        status);
+}
+
+std::shared_ptr<ChangeStream> BucketImpl::openReplicationStream(StreamRequest request,
+                                                                StreamEventCallback onEvent,
+                                                                Status* status) {
+    return openStreamOf(request, true, std::move(onEvent), status);
+}
+
+std::shared_ptr<ChangeStream> BucketImpl::openStreamOf(StreamRequest request, bool replication,
+                                                       StreamEventCallback onEvent,
+                                                       Status* status) {
     Status result = Status::Success;
     if (request.vbid >= vbuckets_.size()) {
         result = Status::NotMyVbucket;
     } else if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete ||
                shuttingDown_.load()) {
         result = Status::TempFail;
+    } else if (replication) {
+        auto& vb = vbucket(request.vbid);
+        kvexec::detail::MutexLock lock(vb.mutex);
+        result = vb.state == VBucketState::Active ? Status::Success : Status::NotMyVbucket;
     }
     if (status != nullptr) {
         *status = result;
@@ -108,8 +169,8 @@ std::shared_ptr<ChangeStream> BucketImpl::openStream(StreamRequest request,
     if (result != Status::Success) {
         return nullptr;
     }
-    auto stream =
-        std::make_shared<StreamImpl>(*this, request.vbid, request.startSeqno, std::move(onItem));
+    auto stream = std::make_shared<StreamImpl>(*this, request.vbid, request.startSeqno, replication,
+                                               std::move(onEvent));
     stream->setTask(pool_.schedule(std::make_shared<LambdaTask>(
         *this, TaskType::NonIO, "ChangeStream vb:" + std::to_string(request.vbid),
         [stream](LambdaTask&) { return stream->deliver(); }, 0, kForever)));
@@ -122,12 +183,13 @@ std::shared_ptr<ChangeStream> BucketImpl::openStream(StreamRequest request,
         backfillEnd = vb.persistedSeqno;
         const bool backfill = request.startSeqno < backfillEnd;
         if (backfill) {
-            stream->expectBackfill();
+            stream->expectBackfill(backfillEnd);
         }
         const auto now = Clock::now();
         for (const auto& dirty : vb.dirty) {
-            if (dirty.doc.seqno > request.startSeqno && !isPrepareKey(dirty.doc.key)) {
-                stream->pushLocked(StreamEntry{itemOf(vb.id, dirty.doc), now});
+            if (dirty.doc.seqno > request.startSeqno) {
+                stream->pushLocked(
+                    StreamEntry{eventOf(vb.id, dirty.doc, dirty.preparedSeqno), now});
             }
         }
         vb.streams.push_back(stream);
@@ -149,9 +211,10 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
                              if (doc.seqno > backfillEnd || stream->closed()) {
                                  return false;  // the rest is in the stream's memory part
                              }
-                             if (!isPrepareKey(doc.key)) {
-                                 entries.push_back(StreamEntry{itemOf(stream->vbid(), doc), now});
+                             if (stream->replication() && completedPrepare(stream->vbid(), doc)) {
+                                 return true;  // its commit (or a later write) follows
                              }
+                             entries.push_back(StreamEntry{eventOf(stream->vbid(), doc, 0), now});
                              return true;
                          });
         } catch (const std::exception& error) {
@@ -165,6 +228,14 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
     };
     pool_.schedule(std::make_shared<LambdaTask>(
         *this, TaskType::AuxIO, "Backfill vb:" + std::to_string(stream->vbid()), std::move(body)));
+}
+
+bool BucketImpl::completedPrepare(Vbid vbid, const storage::Document& doc) const {
+    if (!isPrepareKey(doc.key) || doc.deleted) {
+        return false;
+    }
+    const auto committed = store_->get(vbid, committedKeyOf(doc.key));
+    return committed && committed->seqno > doc.seqno;
 }
 
 void BucketImpl::closeStream(StreamImpl& stream) {

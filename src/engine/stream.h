@@ -29,13 +29,16 @@ namespace kvexec::engine {
 class BucketImpl;
 
 struct StreamEntry {
-    Item item;
+    StreamEvent event;
     Clock::time_point queued;
 };
 
 class StreamImpl final : public ChangeStream, public std::enable_shared_from_this<StreamImpl> {
   public:
-    StreamImpl(BucketImpl& bucket, Vbid vbid, Seqno startSeqno, StreamItemCallback onItem);
+    // `replication`: deliver every event with snapshot markers; otherwise
+    // only committed changes (onEvent then sees Mutation and Deletion).
+    StreamImpl(BucketImpl& bucket, Vbid vbid, Seqno startSeqno, bool replication,
+               StreamEventCallback onEvent);
 
     Vbid vbid() const override { return vbid_; }
     Seqno lastDelivered() const override { return lastDelivered_.load(std::memory_order_acquire); }
@@ -45,10 +48,13 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     // Called once, before registration, by the bucket.
     void setTask(TaskId task) { task_ = task; }
     TaskId task() const { return task_; }
-    void expectBackfill() {
+    // The backfill will read the disk up to `end`.
+    void expectBackfill(Seqno end) {
         kvexec::detail::MutexLock lock(mutex_);
         backfilling_ = true;
+        backfillEnd_ = end;
     }
+    bool replication() const { return replication_; }
     // Under the vBucket lock: a mutation the vBucket just queued.
     void pushLocked(StreamEntry entry);
     // From the backfill task: the persisted part, then wakes the stream.
@@ -60,17 +66,23 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
 
   private:
     void wake();
+    // Delivers one part of a batch (disk or memory), after its snapshot
+    // marker on a replication stream. False once closed.
+    bool deliverPart(std::vector<StreamEntry>& part, bool fromDisk, Seqno snapEnd);
+    void deliverOne(const StreamEntry& entry);
 
     BucketImpl& bucket_;
     const Vbid vbid_;
     const Seqno startSeqno_;
-    const StreamItemCallback onItem_;
+    const bool replication_;
+    const StreamEventCallback onEvent_;
     TaskId task_ = 0;
     std::atomic<bool> closed_{false};
     std::atomic<Seqno> lastDelivered_;
 
     mutable kvexec::detail::Mutex mutex_;
     bool backfilling_ GUARDED_BY(mutex_) = false;
+    Seqno backfillEnd_ GUARDED_BY(mutex_) = 0;
     std::vector<StreamEntry> backfill_ GUARDED_BY(mutex_);
     std::deque<StreamEntry> memory_ GUARDED_BY(mutex_);
 };

@@ -43,8 +43,25 @@ std::uint64_t VBucket::nextCasLocked() {
     return maxCas;
 }
 
+StreamEvent eventOf(Vbid vbid, const storage::Document& doc, Seqno preparedSeqno) {
+    const ItemMeta meta{doc.cas, doc.seqno, doc.flags, doc.expiry, doc.datatype, doc.deleted};
+    StreamEvent event;
+    event.preparedSeqno = preparedSeqno;
+    if (isPrepareKey(doc.key)) {
+        event.kind = doc.deleted ? StreamEventKind::Abort : StreamEventKind::Prepare;
+        event.item = itemOf(vbid, committedKeyOf(doc.key), doc.value, meta);
+        event.level = static_cast<DurabilityLevel>(doc.level);
+        return event;
+    }
+    event.item = itemOf(vbid, doc.key, doc.value, meta);
+    event.kind = preparedSeqno != 0 ? StreamEventKind::Commit
+                 : doc.deleted      ? StreamEventKind::Deletion
+                                    : StreamEventKind::Mutation;
+    return event;
+}
+
 std::size_t VBucket::queueLocked(const std::string& key, StoredValue& value, bool newCas,
-                                 const Stamp& stamp) {
+                                 const Stamp& stamp, Seqno preparedSeqno) {
     value.meta.seqno = ++highSeqno;
     if (newCas) {
         value.meta.cas = nextCasLocked();
@@ -52,6 +69,18 @@ std::size_t VBucket::queueLocked(const std::string& key, StoredValue& value, boo
     if (stamp) {
         stamp(value.value, value.meta.cas, value.meta.seqno);
     }
+    return appendLocked(key, value, preparedSeqno, DurabilityLevel::None);
+}
+
+std::size_t VBucket::queueReplicatedLocked(const std::string& key, StoredValue& value,
+                                           Seqno preparedSeqno, DurabilityLevel level) {
+    highSeqno = value.meta.seqno;
+    maxCas = std::max(maxCas, value.meta.cas);
+    return appendLocked(key, value, preparedSeqno, level);
+}
+
+std::size_t VBucket::appendLocked(const std::string& key, const StoredValue& value,
+                                  Seqno preparedSeqno, DurabilityLevel level) {
     storage::Document doc;
     doc.key = key;
     doc.value = value.value;
@@ -61,27 +90,37 @@ std::size_t VBucket::queueLocked(const std::string& key, StoredValue& value, boo
     doc.flags = value.meta.flags;
     doc.expiry = value.meta.expiry;
     doc.datatype = value.meta.datatype;
+    doc.level = static_cast<std::uint8_t>(level);
     const auto now = Clock::now();
-    if (!isPrepareKey(key)) {
+    if (!streams.empty()) {
+        const auto event = eventOf(id, doc, preparedSeqno);
         for (const auto& stream : streams) {
-            stream->pushLocked(StreamEntry{itemOf(id, key, value.value, value.meta), now});
+            stream->pushLocked(StreamEntry{event, now});
         }
     }
-    dirty.push_back(DirtyItem{std::move(doc), now});
+    dirty.push_back(DirtyItem{std::move(doc), now, preparedSeqno});
     return footprint(key.size(), value.value.size());
 }
 
 std::size_t VBucket::queuePrepareLocked(const std::string& key, StoredValue& value,
                                         DurabilityLevel level, const Stamp& stamp) {
-    const auto bytes = queueLocked(prepareKeyOf(key), value, true, stamp);
-    dirty.back().doc.level = static_cast<std::uint8_t>(level);
-    return bytes;
+    value.meta.seqno = ++highSeqno;
+    value.meta.cas = nextCasLocked();
+    if (stamp) {
+        stamp(value.value, value.meta.cas, value.meta.seqno);
+    }
+    return appendLocked(prepareKeyOf(key), value, 0, level);
 }
 
-std::size_t VBucket::queueAbortLocked(const std::string& key) {
+std::size_t VBucket::queueAbortLocked(const std::string& key, Seqno preparedSeqno) {
     StoredValue tombstone;
     tombstone.meta.deleted = true;
-    return queueLocked(prepareKeyOf(key), tombstone);
+    return queueLocked(prepareKeyOf(key), tombstone, true, {}, preparedSeqno);
+}
+
+Seqno VBucket::replicaHighPreparedLocked() const {
+    return highPrepared(replicaPrepares, highSeqno, persistedSeqno, replicaPersists,
+                        reportedHighPrepared);
 }
 
 std::int64_t VBucket::setCommittedLocked(const std::string& key, StoredValue value) {

@@ -38,6 +38,7 @@
 
 #include "engine/durability_monitor.h"
 #include "executor/thread_annotations.h"
+#include "kvexec/engine/change_stream.h"
 #include "kvexec/engine/failover_log.h"
 #include "kvexec/engine/item.h"
 #include "kvexec/engine/vbucket_state.h"
@@ -89,6 +90,19 @@ struct DocumentLock {
 struct DirtyItem {
     storage::Document doc;
     Clock::time_point queued;
+    Seqno preparedSeqno = 0;  // a commit's or an abort's prepare
+};
+
+// The replication-stream event of a queued or persisted document
+// (change_stream.h): prepare keys give Prepare (Abort if a tombstone),
+// a document with a prepared seqno gives Commit.
+StreamEvent eventOf(Vbid vbid, const storage::Document& doc, Seqno preparedSeqno);
+
+// A prepare a replica holds until its commit or abort arrives.
+struct ReplicaPrepare {
+    std::string key;  // the stored key it would write
+    StoredValue value;
+    DurabilityLevel level = DurabilityLevel::Majority;
 };
 
 // A SyncWrite that left the vBucket and the status its client gets.
@@ -123,6 +137,10 @@ class VBucket {
     DurabilityMonitor durability GUARDED_BY(mutex);
     // Its history branches; the newest one's uuid is in mutation tokens.
     FailoverLog failover GUARDED_BY(mutex);
+    // As a replica: the prepares of its active not yet ended, by seqno,
+    // and the high prepared seqno last reported (onReplicaPrepared).
+    std::map<Seqno, ReplicaPrepare> replicaPrepares GUARDED_BY(mutex);
+    Seqno reportedHighPrepared GUARDED_BY(mutex) = 0;
     std::unordered_map<std::string, StoredValue> committed GUARDED_BY(mutex);
     std::unordered_map<std::string, Seqno> pendingByKey GUARDED_BY(mutex);
     std::map<Seqno, SyncWrite> syncWrites GUARDED_BY(mutex);
@@ -150,15 +168,20 @@ class VBucket {
     // `stamp` (if any) write them into it, queues it for the flusher and
     // the streams. Returns the bytes newly accounted (the dirty copy).
     using Stamp = std::function<void(std::string& value, std::uint64_t cas, Seqno seqno)>;
+    // `preparedSeqno`: the prepare a commit (or abort) ends.
     std::size_t queueLocked(const std::string& key, StoredValue& value, bool newCas = true,
-                            const Stamp& stamp = {}) REQUIRES(mutex);
+                            const Stamp& stamp = {}, Seqno preparedSeqno = 0) REQUIRES(mutex);
+    // A replica's queueLocked: value.meta carries the active's seqno and
+    // CAS, which the vBucket takes as they are.
+    std::size_t queueReplicatedLocked(const std::string& key, StoredValue& value,
+                                      Seqno preparedSeqno, DurabilityLevel level) REQUIRES(mutex);
     // queueLocked for a SyncWrite's prepare of `key` (a stored key), kept
     // under its prepare key with its level.
     std::size_t queuePrepareLocked(const std::string& key, StoredValue& value,
                                    DurabilityLevel level, const Stamp& stamp) REQUIRES(mutex);
     // Queues the end of key's prepare without a commit: a tombstone of its
     // prepare key. The committed document is untouched.
-    std::size_t queueAbortLocked(const std::string& key) REQUIRES(mutex);
+    std::size_t queueAbortLocked(const std::string& key, Seqno preparedSeqno) REQUIRES(mutex);
     // Replaces the committed value of key; returns the change in bytes.
     std::int64_t setCommittedLocked(const std::string& key, StoredValue value) REQUIRES(mutex);
     // Removes key's committed value (live or tombstone) from memory;
@@ -166,9 +189,16 @@ class VBucket {
     std::int64_t eraseCommittedLocked(const std::string& key) REQUIRES(mutex);
     // The CAS of key's lock at `now`, or 0 when it holds none.
     std::uint64_t lockCasLocked(const std::string& key, std::uint32_t now) REQUIRES(mutex);
+    // The replica's high prepared seqno (durability_monitor.h).
+    Seqno replicaHighPreparedLocked() const REQUIRES(mutex);
     // The committed live value of key, or null (absent, tombstone, or
     // expired at `now`, seconds since the epoch).
     const StoredValue* liveLocked(const std::string& key, std::uint32_t now) const REQUIRES(mutex);
+
+  private:
+    // Puts an already stamped value in the dirty queue and the streams.
+    std::size_t appendLocked(const std::string& key, const StoredValue& value, Seqno preparedSeqno,
+                             DurabilityLevel level) REQUIRES(mutex);
 };
 
 }  // namespace kvexec::engine

@@ -24,6 +24,7 @@ Status BucketImpl::setVBucketState(Vbid vbid, VBucketState state, Topology topol
         kvexec::detail::MutexLock lock(vb.mutex);
         if (state == VBucketState::Active && vb.state != VBucketState::Active) {
             vb.failover.branch(branchUuid, vb.highSeqno);
+            adoptReplicaPreparesLocked(vb);
         }
         if (state == VBucketState::Active) {
             if (const Status s = vb.durability.setTopology(std::move(topology));
@@ -52,6 +53,29 @@ Status BucketImpl::setVBucketState(Vbid vbid, VBucketState state, Topology topol
         return Status::Internal;
     }
     return Status::Success;
+}
+
+// A replica promoted to active inherits the prepares its old active had
+// not ended: they may have been acknowledged by a majority, so they wait,
+// with no client and no deadline, for the new chain to hold them (and
+// commit then), as Couchbase's promoted replicas do.
+void BucketImpl::adoptReplicaPreparesLocked(VBucket& vb) {
+    const auto now = steadyNow();
+    for (auto& [seqno, prepare] : vb.replicaPrepares) {
+        accountMemory(
+            static_cast<std::int64_t>(footprint(prepare.key.size(), prepare.value.value.size())));
+        vb.pendingByKey[prepare.key] = seqno;
+        vb.durability.addPrepare(seqno, prepare.level, Clock::time_point::max());
+        vb.syncWrites.emplace(seqno, SyncWrite{prepare.key,
+                                               std::move(prepare.value),
+                                               prepare.level,
+                                               now,
+                                               Clock::time_point::max(),
+                                               false,
+                                               {}});
+    }
+    vb.replicaPrepares.clear();
+    vb.reportedHighPrepared = 0;
 }
 
 std::optional<FailoverLog> BucketImpl::failoverLog(Vbid vbid) const {

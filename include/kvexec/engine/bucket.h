@@ -110,6 +110,11 @@ struct BucketConfig {
     // This node's name in vBucket topologies (vbucket_state.h). Every
     // vBucket starts active with the chain [nodeName].
     std::string nodeName = std::string(kLocalNode);
+    // Called when a replica vBucket's high prepared seqno moves (after an
+    // applyReplicated, or after its flusher persisted a PersistToMajority
+    // prepare), with no engine lock held, on the thread that moved it. A
+    // consumer acknowledges the seqno to the active. Null: not reported.
+    std::function<void(Vbid, Seqno highPrepared)> onReplicaPrepared;
 };
 
 enum class WarmupState : std::uint8_t { Running, Complete, Failed };
@@ -135,6 +140,10 @@ class Bucket : public Taskable {
     // (KeyNotFound). getMeta also reports tombstones (meta.deleted).
     virtual void get(Vbid vbid, DocKey key, GetCallback done) = 0;
     virtual void getMeta(Vbid vbid, DocKey key, GetCallback done) = 0;
+    // A read of this node's replica copy (Couchbase's GET_REPLICA): only a
+    // replica vBucket answers (NotMyVbucket otherwise); what its active
+    // last sent, which may be behind. Inline.
+    virtual void getReplica(Vbid vbid, DocKey key, GetCallback done) = 0;
 
     // Up to `limit` live documents of the vBucket (not deleted, not
     // expired; a SyncWrite still pending is not listed), in no particular
@@ -178,6 +187,26 @@ class Bucket : public Taskable {
     virtual std::shared_ptr<ChangeStream> openStream(StreamRequest request,
                                                      StreamItemCallback onItem,
                                                      Status* status = nullptr) = 0;
+
+    // A replication stream (change_stream.h: StreamEvent): as openStream,
+    // plus snapshot markers, prepares, commits and aborts. Only from an
+    // active vBucket (NotMyVbucket otherwise).
+    virtual std::shared_ptr<ChangeStream> openReplicationStream(StreamRequest request,
+                                                                StreamEventCallback onEvent,
+                                                                Status* status = nullptr) = 0;
+    // On a replica (or pending) vBucket: applies one event of its active's
+    // replication stream, in order. Mutations keep the active's seqno and
+    // CAS; a prepare is kept until its commit or abort (or a later
+    // mutation of its key) ends it. Inline. NotMyVbucket unless replica or
+    // pending; Invalid for a seqno not above the vBucket's high seqno or an
+    // event of unknown kind.
+    virtual Status applyReplicated(Vbid vbid, const StreamEvent& event) = 0;
+    // A replica vBucket's high prepared seqno: every prepare up to it is
+    // held as its level asks of a replica (in memory; persisted for
+    // PersistToMajority). What a consumer acknowledges to the active
+    // (DCP SEQNO_ACKNOWLEDGED). BucketConfig::onReplicaPrepared reports
+    // when it moves.
+    virtual Seqno replicaHighPrepared(Vbid vbid) const = 0;
 
     virtual BucketStats stats() const = 0;
 

@@ -11,8 +11,12 @@
 // as a mutation with its commit's seqno; its prepare (and an abort) are
 // not shown, so seqnos may skip.
 //
+// A replication stream (Bucket::openReplicationStream) delivers
+// StreamEvents instead: the same changes plus prepares, commits and aborts
+// as such, each batch after a Snapshot event.
+//
 // Thread safety and where things run:
-// - onItem runs on a NonIO worker (the stream's task), never on two
+// - onItem (onEvent) runs on a NonIO worker (the stream's task), never on two
 //   threads at once for one stream, never under an engine lock; it may call
 //   the bucket (including close()). It must not block.
 // - close() may be called from any thread, also from inside onItem; after
@@ -24,6 +28,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string_view>
 
 #include "kvexec/engine/item.h"
 
@@ -35,6 +40,33 @@ struct StreamRequest {
 };
 
 using StreamItemCallback = std::function<void(const Item&)>;
+
+// What a replication stream carries: DCP's messages for one vBucket.
+//   Snapshot  the events up to the next Snapshot have seqnos in
+//             [snapStart, snapEnd]; fromDisk: read from disk, where a
+//             key's older versions (and completed prepares) are left out.
+//   Mutation, Deletion  a committed change (item: the document).
+//   Prepare   a SyncWrite's prepare (item: the document it would write,
+//             meta.seqno the prepare's seqno; level).
+//   Commit    item: the committed document (meta.seqno the commit's own
+//             seqno); preparedSeqno: its prepare's. From disk a commit
+//             is a Mutation or Deletion.
+//   Abort     item: the key (meta.seqno the abort's own seqno);
+//             preparedSeqno: its prepare's (0 when read from disk).
+// Bucket::applyReplicated takes the same events on a replica.
+enum class StreamEventKind : std::uint8_t { Snapshot, Mutation, Deletion, Prepare, Commit, Abort };
+std::string_view to_string(StreamEventKind kind);
+
+struct StreamEvent {
+    StreamEventKind kind = StreamEventKind::Mutation;
+    Item item;
+    Seqno preparedSeqno = 0;
+    DurabilityLevel level = DurabilityLevel::None;
+    Seqno snapStart = 0, snapEnd = 0;
+    bool fromDisk = false;
+};
+
+using StreamEventCallback = std::function<void(const StreamEvent&)>;
 
 class ChangeStream {
   public:

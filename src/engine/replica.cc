@@ -1,0 +1,136 @@
+// A replica vBucket applying its active's replication stream
+// (Bucket::applyReplicated): changes keep the active's seqnos and CAS,
+// prepares wait for their commit or abort, and the replica's high
+// prepared seqno is reported as it moves (after applying, and after the
+// flusher persisted a PersistToMajority prepare).
+#include "engine/ep_bucket.h"
+
+namespace kvexec::engine {
+namespace {
+
+bool isReplicaState(VBucketState state) {
+    return state == VBucketState::Replica || state == VBucketState::Pending;
+}
+
+}  // namespace
+
+Status BucketImpl::applyReplicated(Vbid vbid, const StreamEvent& event) {
+    if (vbid >= vbuckets_.size()) {
+        return Status::NotMyVbucket;
+    }
+    if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete) {
+        return Status::TempFail;
+    }
+    auto& vb = vbucket(vbid);
+    std::optional<Seqno> moved;
+    Status status = Status::Success;
+    {
+        kvexec::detail::MutexLock lock(vb.mutex);
+        if (!isReplicaState(vb.state)) {
+            return Status::NotMyVbucket;
+        }
+        status = applyReplicatedLocked(vb, event);
+        if (status == Status::Success) {
+            moved = replicaProgressLocked(vb);
+        }
+    }
+    if (status == Status::Success && event.kind != StreamEventKind::Snapshot) {
+        notifyFlusher(vb, FlushUrgency::Now);
+    }
+    reportReplicaProgress(vbid, moved);
+    return status;
+}
+
+Status BucketImpl::applyReplicatedLocked(VBucket& vb, const StreamEvent& event) {
+    if (event.kind == StreamEventKind::Snapshot) {
+        return Status::Success;
+    }
+    const Seqno seqno = event.item.meta.seqno;
+    if (seqno <= vb.highSeqno) {
+        return Status::Invalid;  // out of order, or applied already
+    }
+    const std::string key = encodeCollectionKey(event.item.collection, event.item.key);
+    StoredValue value{event.item.value, event.item.meta};
+    switch (event.kind) {
+        case StreamEventKind::Mutation:
+        case StreamEventKind::Deletion:
+        case StreamEventKind::Commit: {
+            // A commit whose prepare this replica holds writes that value;
+            // one it never saw (its prepare was left out of a disk
+            // snapshot) carries the value itself.
+            if (event.kind == StreamEventKind::Commit) {
+                const auto prepare = vb.replicaPrepares.find(event.preparedSeqno);
+                if (prepare != vb.replicaPrepares.end() && prepare->second.key == key) {
+                    value.value = prepare->second.value.value;
+                    value.meta = prepare->second.value.meta;
+                    value.meta.seqno = seqno;
+                }
+            }
+            value.meta.deleted = event.kind == StreamEventKind::Deletion || value.meta.deleted;
+            endReplicaPreparesLocked(vb, key);
+            accountMemory(static_cast<std::int64_t>(vb.queueReplicatedLocked(
+                key, value, event.kind == StreamEventKind::Commit ? event.preparedSeqno : 0,
+                DurabilityLevel::None)));
+            accountMemory(vb.setCommittedLocked(key, std::move(value)));
+            return Status::Success;
+        }
+        case StreamEventKind::Prepare: {
+            if (event.level == DurabilityLevel::None ||
+                event.level > DurabilityLevel::PersistToMajority) {
+                return Status::Invalid;
+            }
+            endReplicaPreparesLocked(vb, key);
+            accountMemory(static_cast<std::int64_t>(
+                vb.queueReplicatedLocked(prepareKeyOf(key), value, 0, event.level)));
+            vb.replicaPrepares.emplace(seqno, ReplicaPrepare{key, std::move(value), event.level});
+            return Status::Success;
+        }
+        case StreamEventKind::Abort: {
+            endReplicaPreparesLocked(vb, key);
+            StoredValue tombstone;
+            tombstone.meta = event.item.meta;
+            tombstone.meta.deleted = true;
+            accountMemory(static_cast<std::int64_t>(vb.queueReplicatedLocked(
+                prepareKeyOf(key), tombstone, event.preparedSeqno, DurabilityLevel::None)));
+            return Status::Success;
+        }
+        case StreamEventKind::Snapshot:
+            break;
+    }
+    return Status::Invalid;
+}
+
+// A key has at most one prepare in flight: whatever comes next for it
+// (its commit, its abort, a later change) ends the one before.
+void BucketImpl::endReplicaPreparesLocked(VBucket& vb, const std::string& key) {
+    std::erase_if(vb.replicaPrepares, [&](const auto& entry) { return entry.second.key == key; });
+}
+
+std::optional<Seqno> BucketImpl::replicaProgressLocked(VBucket& vb) {
+    if (!isReplicaState(vb.state)) {
+        return std::nullopt;
+    }
+    const Seqno high = vb.replicaHighPreparedLocked();
+    if (high <= vb.reportedHighPrepared) {
+        return std::nullopt;
+    }
+    vb.reportedHighPrepared = high;
+    return high;
+}
+
+void BucketImpl::reportReplicaProgress(Vbid vbid, std::optional<Seqno> moved) {
+    if (moved && config_.onReplicaPrepared) {
+        config_.onReplicaPrepared(vbid, *moved);
+    }
+}
+
+Seqno BucketImpl::replicaHighPrepared(Vbid vbid) const {
+    if (vbid >= vbuckets_.size()) {
+        return 0;
+    }
+    auto& vb = vbucket(vbid);
+    kvexec::detail::MutexLock lock(vb.mutex);
+    return vb.replicaHighPreparedLocked();
+}
+
+}  // namespace kvexec::engine

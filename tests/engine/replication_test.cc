@@ -1,0 +1,200 @@
+// Two buckets in one process, node "a" active and node "b" its replica,
+// wired the way DCP will wire them across the network: a's replication
+// stream feeds b's applyReplicated, and b's high prepared seqno goes back
+// to a as its acknowledgement. Deterministic on one Manual pool.
+#include <gtest/gtest.h>
+
+#include "executor/test_support.h"
+#include "manual_bucket_fixture.h"
+
+namespace kvexec::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using test::pending;
+using test::setRequest;
+
+const std::string kActive{"a"};
+const std::string kReplica{"b"};
+constexpr Vbid kVb = 0;
+
+class ReplicationTest : public ManualBucketTest {
+  protected:
+    void SetUp() override {
+        config.nodeName = kActive;
+        ManualBucketTest::SetUp();
+        replicaConfig = test::testConfig(replicaDir);
+        replicaConfig.nodeName = kReplica;
+        replicaConfig.onReplicaPrepared = [this](Vbid vbid, Seqno seqno) {
+            acks.push_back(seqno);
+            if (bucket) {
+                bucket->seqnoAcknowledged(vbid, kReplica, seqno);
+            }
+        };
+        openReplica();
+        ASSERT_EQ(bucket->setVBucketState(kVb, VBucketState::Active, {{kActive, kReplica}}),
+                  Status::Success);
+    }
+    void TearDown() override {
+        stream.reset();
+        replica.reset();
+        ManualBucketTest::TearDown();
+    }
+    void openReplica() {
+        replica = Bucket::open(pool, replicaConfig);
+        pool.runReady(TaskType::Reader);
+        ASSERT_EQ(replica->warmupProgress().state, WarmupState::Complete);
+        ASSERT_EQ(replica->setVBucketState(kVb, VBucketState::Replica), Status::Success);
+    }
+    // The replication stream from `from`, applied in order on the replica.
+    void connect(Seqno from = 0) {
+        stream = bucket->openReplicationStream({kVb, from}, [this](const StreamEvent& e) {
+            events.push_back(e.kind);
+            EXPECT_EQ(replica->applyReplicated(kVb, e), Status::Success) << to_string(e.kind);
+        });
+        ASSERT_NE(stream, nullptr);
+    }
+    GetResult replicaRead(const std::string& key) {
+        GetResult out;
+        replica->getReplica(kVb, DocKey{key}, [&](const GetResult& r) { out = r; });
+        return out;
+    }
+
+    test::TempDir replicaDir;
+    BucketConfig replicaConfig;
+    std::unique_ptr<Bucket> replica;
+    std::shared_ptr<ChangeStream> stream;
+    std::vector<StreamEventKind> events;
+    std::vector<Seqno> acks;
+};
+
+TEST_F(ReplicationTest, ChangesArriveWithTheActivesSeqnosAndCas) {
+    connect();
+    const auto set = test::storeNow(*bucket, setRequest(kVb, "k", "v"));
+    test::storeNow(*bucket, setRequest(kVb, "gone", "v"));
+    bucket->remove(RemoveRequest{kVb, "gone", 0, {}}, [](const MutationResult&) {});
+    settle();
+    const auto copy = replicaRead("k");
+    ASSERT_EQ(copy.status, Status::Success);
+    EXPECT_EQ(copy.item.value, "v");
+    EXPECT_EQ(copy.item.meta.cas, set->cas);
+    EXPECT_EQ(copy.item.meta.seqno, set->token.seqno);
+    EXPECT_EQ(replicaRead("gone").status, Status::KeyNotFound);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, bucket->observeSeqno(kVb).currentSeqno);
+    EXPECT_EQ(events.front(), StreamEventKind::Snapshot);
+    // Clients are not served by the replica, and the active does not
+    // answer replica reads.
+    EXPECT_EQ(test::getNow(*replica, kVb, "k").status, Status::NotMyVbucket);
+    GetResult fromActive;
+    bucket->getReplica(kVb, DocKey{"k"}, [&](const GetResult& r) { fromActive = r; });
+    EXPECT_EQ(fromActive.status, Status::NotMyVbucket);
+}
+
+TEST_F(ReplicationTest, AMajorityWriteCommitsOnceTheReplicaHoldsItsPrepare) {
+    connect();
+    auto write = pending<MutationResult>();
+    bucket->store(setRequest(kVb, "k", "v", DurabilityLevel::Majority), write->callback());
+    EXPECT_FALSE(write->done());
+    settle();
+    ASSERT_EQ(write->calls(), 1);
+    EXPECT_EQ(write->result().status, Status::Success);
+    EXPECT_EQ((std::vector<StreamEventKind>(events.begin() + 1, events.end())),
+              (std::vector<StreamEventKind>{StreamEventKind::Prepare, StreamEventKind::Snapshot,
+                                            StreamEventKind::Commit}));
+    const auto copy = replicaRead("k");
+    EXPECT_EQ(copy.item.value, "v");
+    EXPECT_EQ(copy.item.meta.cas, write->result().cas);
+    EXPECT_EQ(copy.item.meta.seqno, write->result().token.seqno);
+}
+
+TEST_F(ReplicationTest, PersistToMajorityWaitsForTheReplicasDisk) {
+    connect();
+    auto write = pending<MutationResult>();
+    bucket->store(setRequest(kVb, "k", "v", DurabilityLevel::PersistToMajority), write->callback());
+    pool.runReady(TaskType::NonIO);  // the prepare reaches the replica's memory
+    EXPECT_TRUE(acks.empty()) << "acknowledged before persisting";
+    EXPECT_EQ(replica->replicaHighPrepared(kVb), 0u);
+    settle();  // both flushers
+    ASSERT_EQ(write->calls(), 1);
+    EXPECT_EQ(write->result().status, Status::Success);
+    EXPECT_EQ(acks, std::vector<Seqno>{1});
+}
+
+TEST_F(ReplicationTest, AnAbortReachesTheReplicaAndLeavesItsCopyAlone) {
+    connect();
+    test::storeNow(*bucket, setRequest(kVb, "k", "old"));
+    settle();
+    stream->close();  // the replica stops acknowledging
+    auto req = setRequest(kVb, "k", "new", DurabilityLevel::Majority);
+    req.durability.timeout = 1ms;
+    auto write = pending<MutationResult>();
+    bucket->store(req, write->callback());
+    ASSERT_TRUE(kvexec::test::waitFor([&] {
+        pool.runNext(TaskType::NonIO);
+        return write->done();
+    }));
+    EXPECT_EQ(write->result().status, Status::SyncWriteAmbiguous);
+    connect(replica->observeSeqno(kVb).currentSeqno);
+    settle();
+    EXPECT_EQ(replicaRead("k").item.value, "old");
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, bucket->observeSeqno(kVb).currentSeqno);
+}
+
+TEST_F(ReplicationTest, AReplicaRestartedResumesFromItsPersistedSeqno) {
+    connect();
+    for (int i = 0; i < 5; ++i) {
+        test::storeNow(*bucket, setRequest(kVb, storage::test::keyOf(i, "k"), "v"));
+    }
+    settle();
+    stream->close();
+    replica.reset();
+    replica = Bucket::open(pool, replicaConfig);
+    pool.runReady(TaskType::Reader);
+    ASSERT_EQ(replica->vbucketAssignment(kVb)->state, VBucketState::Replica);
+    const Seqno resumeAt = replica->observeSeqno(kVb).persistedSeqno;
+    EXPECT_EQ(resumeAt, 5u);
+    test::storeNow(*bucket, setRequest(kVb, "after", "v"));
+    events.clear();
+    connect(resumeAt);
+    settle();
+    // Only what it missed: one snapshot, one mutation.
+    EXPECT_EQ(events,
+              (std::vector<StreamEventKind>{StreamEventKind::Snapshot, StreamEventKind::Mutation}));
+    EXPECT_EQ(replicaRead("after").item.value, "v");
+    EXPECT_EQ(replicaRead(storage::test::keyOf(4, "k")).item.value, "v");
+}
+
+TEST_F(ReplicationTest, APromotedReplicaCommitsThePreparesItInherited) {
+    connect();
+    auto write = pending<MutationResult>();
+    // A chain of three: the write needs a second ack that never comes.
+    ASSERT_EQ(bucket->setVBucketState(kVb, VBucketState::Active, {{kActive, kReplica, "c"}}),
+              Status::Success);
+    ASSERT_EQ(bucket->setVBucketState(kVb, VBucketState::Active, {{kActive, "c", kReplica}}),
+              Status::Success);
+    bucket->store(setRequest(kVb, "k", "v", DurabilityLevel::Majority), write->callback());
+    pool.runReady(TaskType::NonIO);
+    // "a" is lost before committing; "b" takes over alone.
+    stream->close();
+    ASSERT_EQ(replica->setVBucketState(kVb, VBucketState::Active, {{kReplica}}), Status::Success);
+    EXPECT_EQ(test::getNow(*replica, kVb, "k").item.value, "v");
+    EXPECT_EQ(replica->failoverLog(kVb)->entries().size(), 2u);
+}
+
+TEST_F(ReplicationTest, EventsOutOfOrderOrToANonReplicaAreRefused) {
+    StreamEvent mutation;
+    mutation.kind = StreamEventKind::Mutation;
+    mutation.item = Item{kVb, "k", "v", ItemMeta{1, 5, 0, 0, 0, false}};
+    ASSERT_EQ(replica->applyReplicated(kVb, mutation), Status::Success);
+    EXPECT_EQ(replica->applyReplicated(kVb, mutation), Status::Invalid) << "seqno not above 5";
+    mutation.item.meta.seqno = 6;
+    EXPECT_EQ(bucket->applyReplicated(kVb, mutation), Status::NotMyVbucket) << "active";
+    StreamEvent prepare = mutation;
+    prepare.kind = StreamEventKind::Prepare;
+    prepare.level = DurabilityLevel::None;
+    EXPECT_EQ(replica->applyReplicated(kVb, prepare), Status::Invalid) << "a prepare has a level";
+    EXPECT_EQ(replica->openReplicationStream({kVb, 0}, [](const StreamEvent&) {}), nullptr);
+}
+
+}  // namespace
+}  // namespace kvexec::engine
