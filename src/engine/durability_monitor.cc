@@ -36,17 +36,27 @@ bool replicaPersists(DurabilityLevel level) {
 DurabilityMonitor::DurabilityMonitor(std::string localNode)
     : localNode_(std::move(localNode)), topology_{{localNode_}} {}
 
-Status DurabilityMonitor::setTopology(Topology topology) {
-    if (topology.chain.empty() || topology.chain.front() != localNode_) {
-        return Status::Invalid;
+bool DurabilityMonitor::validTopology(const Topology& topology, std::string_view localNode) {
+    if (topology.chain.empty() || topology.chain.front() != localNode) {
+        return false;
     }
     std::unordered_set<std::string_view> seen;
     for (const auto& node : topology.chain) {
         if (!node.empty() && !seen.insert(node).second) {
-            return Status::Invalid;
+            return false;
         }
     }
-    std::erase_if(acks_, [&](const auto& ack) { return !seen.contains(ack.first); });
+    return true;
+}
+
+Status DurabilityMonitor::setTopology(Topology topology) {
+    if (!validTopology(topology, localNode_)) {
+        return Status::Invalid;
+    }
+    std::erase_if(acks_, [&](const auto& ack) {
+        return std::find(topology.chain.begin(), topology.chain.end(), ack.first) ==
+               topology.chain.end();
+    });
     topology_ = std::move(topology);
     commitSatisfied();
     return Status::Success;

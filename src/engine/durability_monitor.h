@@ -57,6 +57,8 @@ class DurabilityMonitor {
     // Replaces the chain. Invalid unless chain[0] is this node and no node
     // appears twice; acknowledgements of nodes that left are forgotten.
     Status setTopology(Topology topology);
+    // The check setTopology makes: chain[0] is `localNode`, no node twice.
+    static bool validTopology(const Topology& topology, std::string_view localNode);
     const Topology& topology() const { return topology_; }
     // DurabilityImpossible when the chain has fewer real nodes than its
     // majority (a new SyncWrite could never commit).

@@ -85,6 +85,7 @@ class BucketImpl final : public Bucket {
                                     std::uint32_t maxTtl) override;
     ManifestChange dropCollection(const std::string& scope, const std::string& name) override;
     Status setVBucketState(Vbid vbid, VBucketState state, Topology topology) override;
+    Status setVBucketStates(const std::vector<VBucketStateChange>& changes) override;
     std::optional<VBucketAssignment> vbucketAssignment(Vbid vbid) const override;
     Status seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno preparedSeqno) override;
     std::optional<FailoverLog> failoverLog(Vbid vbid) const override;
@@ -205,6 +206,9 @@ class BucketImpl final : public Bucket {
     void restoreVBucketStateLocked(VBucket& vb) REQUIRES(vb.mutex);
     std::uint64_t newVBucketUuid() EXCLUDES(uuidMutex_);
     void adoptReplicaPreparesLocked(VBucket& vb) REQUIRES(vb.mutex);
+    // One checked change, in memory; its aborted SyncWrites into `aborted`.
+    void changeStateLocked(VBucket& vb, const VBucketStateChange& change,
+                           std::vector<FinishedSyncWrite>& aborted) REQUIRES(vb.mutex);
     // bucket_collections.cc
     using ManifestEdit = std::function<ManifestOutcome(ManifestState&, std::string& message)>;
     ManifestChange changeManifest(const ManifestEdit& edit) EXCLUDES(manifestChangeMutex_);

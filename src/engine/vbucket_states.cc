@@ -8,51 +8,64 @@
 namespace kvexec::engine {
 
 Status BucketImpl::setVBucketState(Vbid vbid, VBucketState state, Topology topology) {
-    if (vbid >= vbuckets_.size()) {
-        return Status::NotMyVbucket;
-    }
+    return setVBucketStates({VBucketStateChange{vbid, state, std::move(topology)}});
+}
+
+Status BucketImpl::setVBucketStates(const std::vector<VBucketStateChange>& requested) {
     if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete) {
         return Status::TempFail;
     }
-    if (topology.chain.empty()) {
-        topology.chain.push_back(config_.nodeName);
-    }
-    const std::uint64_t branchUuid = newVBucketUuid();
-    auto& vb = vbucket(vbid);
-    std::vector<FinishedSyncWrite> aborted;
-    {
-        kvexec::detail::MutexLock lock(vb.mutex);
-        if (state == VBucketState::Active && vb.state != VBucketState::Active) {
-            vb.failover.branch(branchUuid, vb.highSeqno);
-            adoptReplicaPreparesLocked(vb);
+    std::vector<VBucketStateChange> changes = requested;
+    for (auto& change : changes) {
+        if (change.vbid >= vbuckets_.size()) {
+            return Status::NotMyVbucket;
         }
-        if (state == VBucketState::Active) {
-            if (const Status s = vb.durability.setTopology(std::move(topology));
-                s != Status::Success) {
-                return s;
-            }
-            std::vector<FinishedSyncWrite> none;
-            applyDecisionsLocked(vb, none);  // the new chain may already hold some
-        } else if (vb.state == VBucketState::Active) {
-            // No other node has these prepares to commit: end them here.
-            abortAllLocked(vb, Status::SyncWriteAmbiguous, aborted);
-            vb.locks.clear();
+        if (change.topology.chain.empty()) {
+            change.topology.chain.push_back(config_.nodeName);
         }
-        vb.state = state;
-        armTimeoutLocked(vb);
+        if (change.state == VBucketState::Active &&
+            !DurabilityMonitor::validTopology(change.topology, config_.nodeName)) {
+            return Status::Invalid;
+        }
     }
-    if (!aborted.empty()) {
-        finish(aborted);
-        notifyFlusher(vb);
+    for (const auto& change : changes) {
+        auto& vb = vbucket(change.vbid);
+        std::vector<FinishedSyncWrite> aborted;
+        {
+            kvexec::detail::MutexLock lock(vb.mutex);
+            changeStateLocked(vb, change, aborted);
+        }
+        if (!aborted.empty()) {
+            finish(aborted);
+            notifyFlusher(vb);
+        }
     }
     try {
         persistVBucketStates(false);
     } catch (const std::exception& error) {
-        std::cerr << "kvexec engine: saving the state of vb:" << vbid << " failed: " << error.what()
-                  << '\n';
+        std::cerr << "kvexec engine: saving the vBucket states failed: " << error.what() << '\n';
         return Status::Internal;
     }
     return Status::Success;
+}
+
+void BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change,
+                                   std::vector<FinishedSyncWrite>& aborted) {
+    if (change.state == VBucketState::Active) {
+        if (vb.state != VBucketState::Active) {
+            vb.failover.branch(newVBucketUuid(), vb.highSeqno);
+            adoptReplicaPreparesLocked(vb);
+        }
+        vb.durability.setTopology(change.topology);  // checked by the caller
+        std::vector<FinishedSyncWrite> none;
+        applyDecisionsLocked(vb, none);  // the new chain may already hold some
+    } else if (vb.state == VBucketState::Active) {
+        // No other node has these prepares to commit: end them here.
+        abortAllLocked(vb, Status::SyncWriteAmbiguous, aborted);
+        vb.locks.clear();
+    }
+    vb.state = change.state;
+    armTimeoutLocked(vb);
 }
 
 // A replica promoted to active inherits the prepares its old active had

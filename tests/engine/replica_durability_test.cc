@@ -160,3 +160,27 @@ TEST_F(ReplicaDurabilityTest, ShrinkingTheChainCommitsWhatTheNewMajorityHolds) {
 
 }  // namespace
 }  // namespace kvexec::engine
+
+namespace kvexec::engine {
+namespace {
+
+TEST_F(ReplicaDurabilityTest, AMapOfChangesAppliesWholeOrNotAtAll) {
+    const std::vector<VBucketStateChange> bad{{0, VBucketState::Replica, {}},
+                                              {1, VBucketState::Active, {{"b", "a"}}}};
+    EXPECT_EQ(bucket->setVBucketStates(bad), Status::Invalid);
+    EXPECT_EQ(bucket->vbucketAssignment(0)->state, VBucketState::Active);
+    const std::vector<VBucketStateChange> outOfRange{{0, VBucketState::Replica, {}},
+                                                     {8, VBucketState::Replica, {}}};
+    EXPECT_EQ(bucket->setVBucketStates(outOfRange), Status::NotMyVbucket);
+    EXPECT_EQ(bucket->vbucketAssignment(0)->state, VBucketState::Active);
+    const std::vector<VBucketStateChange> map{{0, VBucketState::Replica, {}},
+                                              {1, VBucketState::Active, {{"a", "b"}}},
+                                              {2, VBucketState::Dead, {}}};
+    ASSERT_EQ(bucket->setVBucketStates(map), Status::Success);
+    EXPECT_EQ(bucket->vbucketAssignment(0)->state, VBucketState::Replica);
+    EXPECT_EQ(bucket->vbucketAssignment(1)->topology.chain, (std::vector<std::string>{"a", "b"}));
+    EXPECT_EQ(bucket->vbucketAssignment(2)->state, VBucketState::Dead);
+}
+
+}  // namespace
+}  // namespace kvexec::engine

@@ -244,6 +244,9 @@ class Bucket : public Taskable {
     // bad vbid, Invalid for a bad chain, TempFail before warmup completes,
     // Internal if the write failed (the change holds in memory only).
     virtual Status setVBucketState(Vbid vbid, VBucketState state, Topology topology = {}) = 0;
+    // Many changes at once (a new cluster map), written to the data
+    // directory once. Checked first: a bad vbid or chain changes nothing.
+    virtual Status setVBucketStates(const std::vector<VBucketStateChange>& changes) = 0;
     // The vBucket's state and topology; nullopt for a bad vbid.
     virtual std::optional<VBucketAssignment> vbucketAssignment(Vbid vbid) const = 0;
     // A replica's acknowledgement (DCP SEQNO_ACKNOWLEDGED): `node` holds

@@ -21,7 +21,11 @@
 #include <string_view>
 #include <vector>
 
+#include "kvexec/storage/types.h"
+
 namespace kvexec::engine {
+
+using Vbid = storage::Vbid;
 
 enum class VBucketState : std::uint8_t { Active = 1, Replica = 2, Pending = 3, Dead = 4 };
 std::string_view to_string(VBucketState state);
@@ -39,6 +43,13 @@ struct Topology {
 struct VBucketAssignment {
     VBucketState state = VBucketState::Active;
     Topology topology;
+};
+
+// One vBucket's new state, as a cluster map assigns it.
+struct VBucketStateChange {
+    Vbid vbid = 0;
+    VBucketState state = VBucketState::Active;
+    Topology topology;  // for Active; empty: [this node]
 };
 
 // The node name a bucket that is not part of a cluster gives itself; its
