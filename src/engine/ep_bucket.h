@@ -75,6 +75,7 @@ class BucketImpl final : public Bucket {
                                                         Status* status) override;
     Status applyReplicated(Vbid vbid, const StreamEvent& event) override;
     Seqno replicaHighPrepared(Vbid vbid) const override;
+    Status adoptFailoverLog(Vbid vbid, const FailoverLog& log) override;
     BucketStats stats() const override;
     const BucketConfig& config() const override { return config_; }
     Manifest manifest() const override;

@@ -87,9 +87,9 @@ Status BucketImpl::applyReplicatedLocked(VBucket& vb, const StreamEvent& event) 
         }
         case StreamEventKind::Abort: {
             endReplicaPreparesLocked(vb, key);
-            StoredValue tombstone;
-            tombstone.meta = event.item.meta;
-            tombstone.meta.deleted = true;
+            StoredValue tombstone = abortTombstone(event.preparedSeqno);
+            tombstone.meta.cas = event.item.meta.cas;
+            tombstone.meta.seqno = seqno;
             accountMemory(static_cast<std::int64_t>(vb.queueReplicatedLocked(
                 prepareKeyOf(key), tombstone, event.preparedSeqno, DurabilityLevel::None)));
             return Status::Success;
@@ -122,6 +122,32 @@ void BucketImpl::reportReplicaProgress(Vbid vbid, std::optional<Seqno> moved) {
     if (moved && config_.onReplicaPrepared) {
         config_.onReplicaPrepared(vbid, *moved);
     }
+}
+
+Status BucketImpl::adoptFailoverLog(Vbid vbid, const FailoverLog& log) {
+    if (vbid >= vbuckets_.size()) {
+        return Status::NotMyVbucket;
+    }
+    if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete) {
+        return Status::TempFail;
+    }
+    {
+        auto& vb = vbucket(vbid);
+        kvexec::detail::MutexLock lock(vb.mutex);
+        if (!isReplicaState(vb.state)) {
+            return Status::NotMyVbucket;
+        }
+        if (vb.failover == log) {
+            return Status::Success;
+        }
+        vb.failover = log;
+    }
+    try {
+        persistVBucketStates(false);
+    } catch (const std::exception& error) {
+        return Status::Internal;
+    }
+    return Status::Success;
 }
 
 Seqno BucketImpl::replicaHighPrepared(Vbid vbid) const {

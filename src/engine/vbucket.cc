@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "engine/stream.h"
 
@@ -49,6 +50,11 @@ StreamEvent eventOf(Vbid vbid, const storage::Document& doc, Seqno preparedSeqno
     event.preparedSeqno = preparedSeqno;
     if (isPrepareKey(doc.key)) {
         event.kind = doc.deleted ? StreamEventKind::Abort : StreamEventKind::Prepare;
+        if (doc.deleted) {
+            event.preparedSeqno = abortedPrepareOf(doc.value);
+            event.item = itemOf(vbid, committedKeyOf(doc.key), {}, meta);
+            return event;
+        }
         event.item = itemOf(vbid, committedKeyOf(doc.key), doc.value, meta);
         event.level = static_cast<DurabilityLevel>(doc.level);
         return event;
@@ -113,9 +119,24 @@ std::size_t VBucket::queuePrepareLocked(const std::string& key, StoredValue& val
 }
 
 std::size_t VBucket::queueAbortLocked(const std::string& key, Seqno preparedSeqno) {
+    StoredValue tombstone = abortTombstone(preparedSeqno);
+    return queueLocked(prepareKeyOf(key), tombstone, true, {}, preparedSeqno);
+}
+
+StoredValue abortTombstone(Seqno preparedSeqno) {
     StoredValue tombstone;
     tombstone.meta.deleted = true;
-    return queueLocked(prepareKeyOf(key), tombstone, true, {}, preparedSeqno);
+    tombstone.value.resize(sizeof(Seqno));
+    std::memcpy(tombstone.value.data(), &preparedSeqno, sizeof(Seqno));
+    return tombstone;
+}
+
+Seqno abortedPrepareOf(std::string_view tombstoneValue) {
+    Seqno prepared = 0;
+    if (tombstoneValue.size() == sizeof(Seqno)) {
+        std::memcpy(&prepared, tombstoneValue.data(), sizeof(Seqno));
+    }
+    return prepared;
 }
 
 Seqno VBucket::replicaHighPreparedLocked() const {

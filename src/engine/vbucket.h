@@ -98,6 +98,12 @@ struct DirtyItem {
 // a document with a prepared seqno gives Commit.
 StreamEvent eventOf(Vbid vbid, const storage::Document& doc, Seqno preparedSeqno);
 
+// An abort is a tombstone of the prepare key whose value holds the
+// aborted prepare's seqno (8 bytes, host order: engine-internal), so that
+// one read back from disk still names its prepare.
+StoredValue abortTombstone(Seqno preparedSeqno);
+Seqno abortedPrepareOf(std::string_view tombstoneValue);
+
 // A prepare a replica holds until its commit or abort arrives.
 struct ReplicaPrepare {
     std::string key;  // the stored key it would write

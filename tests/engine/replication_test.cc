@@ -198,3 +198,45 @@ TEST_F(ReplicationTest, EventsOutOfOrderOrToANonReplicaAreRefused) {
 
 }  // namespace
 }  // namespace kvexec::engine
+
+namespace kvexec::engine {
+namespace {
+
+TEST_F(ReplicationTest, AnAbortReadFromDiskStillNamesItsPrepare) {
+    auto req = setRequest(kVb, "k", "v", DurabilityLevel::Majority);
+    req.durability.timeout = 1ms;
+    auto write = pending<MutationResult>();
+    bucket->store(req, write->callback());
+    const Seqno prepared = bucket->observeSeqno(kVb).currentSeqno;
+    ASSERT_TRUE(kvexec::test::waitFor([&] {
+        pool.runNext(TaskType::NonIO);
+        return write->done();
+    }));
+    settle();  // the abort is on disk; memory holds nothing to stream
+    std::vector<StreamEvent> seen;
+    auto fromDisk =
+        bucket->openReplicationStream({kVb, 0}, [&](const StreamEvent& e) { seen.push_back(e); });
+    settle();
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_TRUE(seen[0].fromDisk);
+    EXPECT_EQ(seen[1].kind, StreamEventKind::Abort);
+    EXPECT_EQ(seen[1].preparedSeqno, prepared);
+    EXPECT_EQ(seen[1].item.key, "k");
+}
+
+TEST_F(ReplicationTest, AReplicaAdoptsItsActivesHistory) {
+    const auto activeLog = *bucket->failoverLog(kVb);
+    ASSERT_EQ(replica->adoptFailoverLog(kVb, activeLog), Status::Success);
+    EXPECT_EQ(bucket->adoptFailoverLog(kVb, activeLog), Status::NotMyVbucket);
+    replica.reset();
+    replica = Bucket::open(pool, replicaConfig);
+    pool.runReady(TaskType::Reader);
+    EXPECT_EQ(*replica->failoverLog(kVb), activeLog) << "kept across a clean restart";
+    // So it resumes on the active's branch without a rollback.
+    EXPECT_EQ(decideRollback(*bucket->failoverLog(kVb), bucket->observeSeqno(kVb).currentSeqno, 0,
+                             {replica->failoverLog(kVb)->uuid(), 0, 0, 0}),
+              RollbackDecision{});
+}
+
+}  // namespace
+}  // namespace kvexec::engine

@@ -207,6 +207,10 @@ class Bucket : public Taskable {
     // (DCP SEQNO_ACKNOWLEDGED). BucketConfig::onReplicaPrepared reports
     // when it moves.
     virtual Seqno replicaHighPrepared(Vbid vbid) const = 0;
+    // A replica takes its active's history (the failover log a stream
+    // request answered with), so that it resumes on that history after a
+    // restart. Persisted. NotMyVbucket unless replica or pending.
+    virtual Status adoptFailoverLog(Vbid vbid, const FailoverLog& log) = 0;
 
     virtual BucketStats stats() const = 0;
 
