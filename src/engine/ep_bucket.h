@@ -229,7 +229,7 @@ class BucketImpl final : public Bucket {
     std::shared_ptr<ChangeStream> openStreamOf(StreamRequest request, bool replication,
                                                StreamEventCallback onEvent, Status* status);
     // A prepare on disk that a later version of its document ended.
-    bool completedPrepare(Vbid vbid, const storage::Document& doc) const;
+    bool completedPrepare(Vbid vbid, const storage::Document& doc, Seqno backfillEnd) const;
 
     void accountMemory(std::int64_t delta) { memUsed_.fetch_add(delta, std::memory_order_relaxed); }
     bool overQuota(std::size_t more) const {

@@ -55,16 +55,17 @@ Status BucketImpl::applyReplicatedLocked(VBucket& vb, const StreamEvent& event) 
         case StreamEventKind::Mutation:
         case StreamEventKind::Deletion:
         case StreamEventKind::Commit: {
-            // A commit whose prepare this replica holds writes that value;
-            // one it never saw (its prepare was left out of a disk
-            // snapshot) carries the value itself.
+            // A commit writes its prepare's value (DCP's COMMIT carries
+            // none): a replica that does not hold the prepare has missed
+            // part of the stream.
             if (event.kind == StreamEventKind::Commit) {
                 const auto prepare = vb.replicaPrepares.find(event.preparedSeqno);
-                if (prepare != vb.replicaPrepares.end() && prepare->second.key == key) {
-                    value.value = prepare->second.value.value;
-                    value.meta = prepare->second.value.meta;
-                    value.meta.seqno = seqno;
+                if (prepare == vb.replicaPrepares.end() || prepare->second.key != key) {
+                    return Status::Invalid;
                 }
+                value.value = prepare->second.value.value;
+                value.meta = prepare->second.value.meta;
+                value.meta.seqno = seqno;
             }
             value.meta.deleted = event.kind == StreamEventKind::Deletion || value.meta.deleted;
             endReplicaPreparesLocked(vb, key);

@@ -211,7 +211,8 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
                              if (doc.seqno > backfillEnd || stream->closed()) {
                                  return false;  // the rest is in the stream's memory part
                              }
-                             if (stream->replication() && completedPrepare(stream->vbid(), doc)) {
+                             if (stream->replication() &&
+                                 completedPrepare(stream->vbid(), doc, backfillEnd)) {
                                  return true;  // its commit (or a later write) follows
                              }
                              entries.push_back(StreamEntry{eventOf(stream->vbid(), doc, 0), now});
@@ -230,12 +231,16 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
         *this, TaskType::AuxIO, "Backfill vb:" + std::to_string(stream->vbid()), std::move(body)));
 }
 
-bool BucketImpl::completedPrepare(Vbid vbid, const storage::Document& doc) const {
+// A version that ended the prepare but lies beyond the backfill comes in
+// the memory part, maybe as the prepare's commit, which the consumer can
+// apply only if it got the prepare: then the prepare is sent.
+bool BucketImpl::completedPrepare(Vbid vbid, const storage::Document& doc,
+                                  Seqno backfillEnd) const {
     if (!isPrepareKey(doc.key) || doc.deleted) {
         return false;
     }
     const auto committed = store_->get(vbid, committedKeyOf(doc.key));
-    return committed && committed->seqno > doc.seqno;
+    return committed && committed->seqno > doc.seqno && committed->seqno <= backfillEnd;
 }
 
 void BucketImpl::closeStream(StreamImpl& stream) {

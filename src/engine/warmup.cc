@@ -180,6 +180,18 @@ void BucketImpl::trackWarmedUpPreparesLocked(VBucket& vb) {
     if (vb.syncWrites.empty()) {
         return;
     }
+    if (vb.state == VBucketState::Replica || vb.state == VBucketState::Pending) {
+        // A replica's prepares wait for its active's commit or abort.
+        for (auto& [seqno, write] : vb.syncWrites) {
+            accountMemory(
+                -static_cast<std::int64_t>(footprint(write.key.size(), write.value.value.size())));
+            vb.replicaPrepares.emplace(
+                seqno, ReplicaPrepare{write.key, std::move(write.value), write.level});
+        }
+        vb.syncWrites.clear();
+        vb.pendingByKey.clear();
+        return;
+    }
     for (const auto& [seqno, write] : vb.syncWrites) {
         vb.durability.addPrepare(seqno, write.level, write.deadline);
     }

@@ -240,3 +240,40 @@ TEST_F(ReplicationTest, AReplicaAdoptsItsActivesHistory) {
 
 }  // namespace
 }  // namespace kvexec::engine
+
+namespace kvexec::engine {
+namespace {
+
+TEST_F(ReplicationTest, AReplicaKeepsItsPreparesAcrossARestartAndCommitsThemLater) {
+    // Four nodes: a majority is three, so "b" alone is not enough.
+    ASSERT_EQ(bucket->setVBucketState(kVb, VBucketState::Active, {{kActive, kReplica, "c", "d"}}),
+              Status::Success);
+    connect();
+    auto write = pending<MutationResult>();
+    bucket->store(setRequest(kVb, "k", "v", DurabilityLevel::Majority), write->callback());
+    settle();  // the replica holds the prepare; "c" has not acknowledged
+    ASSERT_FALSE(write->done());
+    const Seqno resumeAt = replica->observeSeqno(kVb).persistedSeqno;
+    stream->close();
+    replica.reset();
+    openReplica();
+    EXPECT_EQ(replica->replicaHighPrepared(kVb), resumeAt);
+    // "c" acknowledges: the commit reaches the replica, which still holds
+    // the prepare it needs.
+    connect(resumeAt);
+    ASSERT_EQ(bucket->seqnoAcknowledged(kVb, "c", resumeAt), Status::Success);
+    settle();
+    EXPECT_EQ(write->result().status, Status::Success);
+    EXPECT_EQ(replicaRead("k").item.value, "v");
+}
+
+TEST_F(ReplicationTest, ACommitOfAnUnknownPrepareIsRefused) {
+    StreamEvent commit;
+    commit.kind = StreamEventKind::Commit;
+    commit.item = Item{kVb, "k", "", ItemMeta{1, 7, 0, 0, 0, false}};
+    commit.preparedSeqno = 3;
+    EXPECT_EQ(replica->applyReplicated(kVb, commit), Status::Invalid);
+}
+
+}  // namespace
+}  // namespace kvexec::engine

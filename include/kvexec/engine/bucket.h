@@ -198,8 +198,8 @@ class Bucket : public Taskable {
     // replication stream, in order. Mutations keep the active's seqno and
     // CAS; a prepare is kept until its commit or abort (or a later
     // mutation of its key) ends it. Inline. NotMyVbucket unless replica or
-    // pending; Invalid for a seqno not above the vBucket's high seqno or an
-    // event of unknown kind.
+    // pending; Invalid for a seqno not above the vBucket's high seqno, a
+    // prepare without a level, or a commit of a prepare it does not hold.
     virtual Status applyReplicated(Vbid vbid, const StreamEvent& event) = 0;
     // A replica vBucket's high prepared seqno: every prepare up to it is
     // held as its level asks of a replica (in memory; persisted for
