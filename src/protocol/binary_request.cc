@@ -5,10 +5,6 @@
 namespace kvexec::protocol {
 namespace {
 
-// Keys longer than memcached's 250 bytes are refused; a collection-aware
-// client prefixes up to 5 bytes of LEB128 collection id.
-constexpr std::size_t kMaxKeyLength = 250 + 5;
-
 bool knownMagic(std::uint8_t magic) {
     return magic == static_cast<std::uint8_t>(Magic::ClientRequest) ||
            magic == static_cast<std::uint8_t>(Magic::AltClientRequest);
@@ -277,7 +273,7 @@ Status validateShape(const Request& request, std::string& reason) {
         reason = std::string(opcodeName(request.opcode)) + " takes no key";
         return Status::InvalidArguments;
     }
-    if (request.key.size() > kMaxKeyLength) {
+    if (request.key.size() > kMaxBinaryKeyLength) {
         reason = "key longer than 250 bytes";
         return Status::InvalidArguments;
     }

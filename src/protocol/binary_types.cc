@@ -131,6 +131,42 @@ std::string_view opcodeName(Opcode op) {
             return "SASL_AUTH";
         case Opcode::SaslStep:
             return "SASL_STEP";
+        case Opcode::DcpOpen:
+            return "DCP_OPEN";
+        case Opcode::DcpAddStream:
+            return "DCP_ADD_STREAM";
+        case Opcode::DcpCloseStream:
+            return "DCP_CLOSE_STREAM";
+        case Opcode::DcpStreamReq:
+            return "DCP_STREAM_REQ";
+        case Opcode::DcpGetFailoverLog:
+            return "DCP_GET_FAILOVER_LOG";
+        case Opcode::DcpStreamEnd:
+            return "DCP_STREAM_END";
+        case Opcode::DcpSnapshotMarker:
+            return "DCP_SNAPSHOT_MARKER";
+        case Opcode::DcpMutation:
+            return "DCP_MUTATION";
+        case Opcode::DcpDeletion:
+            return "DCP_DELETION";
+        case Opcode::DcpExpiration:
+            return "DCP_EXPIRATION";
+        case Opcode::DcpSetVbucketState:
+            return "DCP_SET_VBUCKET_STATE";
+        case Opcode::DcpNoop:
+            return "DCP_NOOP";
+        case Opcode::DcpBufferAcknowledgement:
+            return "DCP_BUFFER_ACKNOWLEDGEMENT";
+        case Opcode::DcpControl:
+            return "DCP_CONTROL";
+        case Opcode::DcpPrepare:
+            return "DCP_PREPARE";
+        case Opcode::DcpSeqnoAcknowledged:
+            return "DCP_SEQNO_ACKNOWLEDGED";
+        case Opcode::DcpCommit:
+            return "DCP_COMMIT";
+        case Opcode::DcpAbort:
+            return "DCP_ABORT";
         case Opcode::SelectBucket:
             return "SELECT_BUCKET";
         case Opcode::ObserveSeqno:
@@ -217,6 +253,10 @@ std::string_view statusText(Status status) {
             return "Auth failure";
         case Status::AuthContinue:
             return "Auth continue";
+        case Status::OutOfRange:
+            return "Out of range";
+        case Status::Rollback:
+            return "Rollback required";
         case Status::NoAccess:
             return "No access";
         case Status::UnknownCommand:

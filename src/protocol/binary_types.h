@@ -59,6 +59,26 @@ enum class Opcode : std::uint8_t {
     SaslListMechs = 0x20,
     SaslAuth = 0x21,
     SaslStep = 0x22,
+    // DCP (protocol/dcp.h): replication streams between a producer and a
+    // consumer.
+    DcpOpen = 0x50,
+    DcpAddStream = 0x51,
+    DcpCloseStream = 0x52,
+    DcpStreamReq = 0x53,
+    DcpGetFailoverLog = 0x54,
+    DcpStreamEnd = 0x55,
+    DcpSnapshotMarker = 0x56,
+    DcpMutation = 0x57,
+    DcpDeletion = 0x58,
+    DcpExpiration = 0x59,
+    DcpSetVbucketState = 0x5b,
+    DcpNoop = 0x5c,
+    DcpBufferAcknowledgement = 0x5d,
+    DcpControl = 0x5e,
+    DcpPrepare = 0x60,
+    DcpSeqnoAcknowledged = 0x61,
+    DcpCommit = 0x62,
+    DcpAbort = 0x63,
     SelectBucket = 0x89,
     ObserveSeqno = 0x91,
     GetLocked = 0x94,
@@ -103,6 +123,8 @@ enum class Status : std::uint16_t {
     AuthStale = 0x1f,
     AuthError = 0x20,
     AuthContinue = 0x21,
+    OutOfRange = 0x22,  // DCP: a seqno out of the range the request allows
+    Rollback = 0x23,    // DCP STREAM_REQ: roll back to the seqno in the value
     NoAccess = 0x24,
     UnknownCommand = 0x81,
     OutOfMemory = 0x82,
@@ -143,6 +165,12 @@ enum class Feature : std::uint16_t {
 
 // Datatype bits of the header.
 inline constexpr std::uint8_t kDatatypeJson = 0x01;
+inline constexpr std::uint8_t kDatatypeSnappy = 0x02;
+inline constexpr std::uint8_t kDatatypeXattr = 0x04;
+
+// Keys longer than memcached's 250 bytes are refused; a collection-aware
+// client prefixes up to 5 bytes of LEB128 collection id.
+inline constexpr std::size_t kMaxBinaryKeyLength = 250 + 5;
 
 // Frame info ids of the request framing extras.
 enum class FrameInfoId : std::uint8_t {
