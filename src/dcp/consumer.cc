@@ -1,0 +1,252 @@
+#include "dcp/consumer.h"
+
+#include <iostream>
+
+#include "dcp/events.h"
+#include "protocol/binary_response.h"
+#include "protocol/dcp.h"
+
+namespace kvexec::dcp {
+namespace {
+
+namespace wire = protocol::dcp;
+using protocol::Opcode;
+using protocol::Status;
+
+constexpr std::uint32_t kOpenOpaque = 1;
+constexpr std::uint32_t kControlOpaque = 2;
+// A stream's messages carry the opaque of its request: this base plus the
+// vBucket, so a response names its vBucket.
+constexpr std::uint32_t kStreamOpaqueBase = 0x10000;
+
+bool isResponseMagic(char first) {
+    const auto magic = static_cast<std::uint8_t>(first);
+    return magic == 0x81 || magic == 0x18;
+}
+
+}  // namespace
+
+DcpConsumer::DcpConsumer(engine::Bucket& bucket, ConsumerOptions options,
+                         std::function<void()> wakeWriter)
+    : bucket_(bucket), options_(std::move(options)), wakeWriter_(std::move(wakeWriter)) {}
+
+void DcpConsumer::send(std::string bytes) {
+    bool wake = false;
+    {
+        kvexec::detail::MutexLock lock(mutex_);
+        wake = output_.empty() && !bytes.empty();
+        output_ += bytes;
+    }
+    if (wake) {
+        wakeWriter_();
+    }
+}
+
+std::string DcpConsumer::takeOutput() {
+    kvexec::detail::MutexLock lock(mutex_);
+    std::string out;
+    out.swap(output_);
+    return out;
+}
+
+void DcpConsumer::open() {
+    const std::string consumerJson = "{\"consumer_name\":\"" + options_.consumerName + "\"}";
+    std::string bytes;
+    wire::encodeOpen(bytes, {kOpenOpaque, 0, options_.connectionName, consumerJson});
+    const std::string bufferSize = std::to_string(options_.bufferSize);
+    const std::pair<std::string_view, std::string_view> controls[] = {
+        {"connection_buffer_size", bufferSize},
+        {"enable_sync_writes", "true"},
+        {"consumer_name", options_.consumerName},
+    };
+    for (const auto& [key, value] : controls) {
+        wire::encodeControl(bytes, {kControlOpaque, key, value});
+    }
+    {
+        kvexec::detail::MutexLock lock(mutex_);
+        controlsPending_ = 1 + std::size(controls);
+    }
+    send(std::move(bytes));
+}
+
+void DcpConsumer::requestStream(engine::Vbid vbid) {
+    const auto seqnos = bucket_.observeSeqno(vbid);
+    const auto log = bucket_.failoverLog(vbid);
+    wire::StreamRequest request;
+    request.vbucket = static_cast<std::uint16_t>(vbid);
+    request.opaque = kStreamOpaqueBase + vbid;
+    request.start = seqnos.currentSeqno;
+    request.end = ~std::uint64_t{0};
+    // A replica that never streamed has only its own branch: from 0 it
+    // asks with no history at all.
+    request.vbucketUuid = request.start == 0 || !log ? 0 : log->uuid();
+    request.snapStart = request.snapEnd = request.start;
+    std::string bytes;
+    wire::encodeStreamRequest(bytes, request);
+    {
+        kvexec::detail::MutexLock lock(mutex_);
+        streams_[vbid] = StreamState::Requested;
+    }
+    send(std::move(bytes));
+}
+
+bool DcpConsumer::receive(std::string_view input, std::size_t& consumed) {
+    consumed = 0;
+    while (consumed < input.size()) {
+        const auto rest = input.substr(consumed);
+        if (isResponseMagic(rest.front())) {
+            const auto parsed = protocol::parseResponse(rest);
+            if (parsed.outcome == protocol::ResponseOutcome::Incomplete) {
+                return true;
+            }
+            if (parsed.outcome != protocol::ResponseOutcome::Ok || !onResponse(parsed.response)) {
+                return false;
+            }
+            consumed += parsed.consumed;
+            continue;
+        }
+        const auto parsed = protocol::parseRequest(rest, {});
+        if (parsed.outcome == protocol::ParseOutcome::Incomplete) {
+            return true;
+        }
+        if (parsed.outcome != protocol::ParseOutcome::Ok || !onRequest(parsed.request)) {
+            return false;
+        }
+        consumed += parsed.consumed;
+        kvexec::detail::MutexLock lock(mutex_);
+        creditLocked(wire::flowControlBytes(parsed.request));
+    }
+    return true;
+}
+
+// Credit is returned in steps of a fifth of the window, so that the
+// producer never waits for a whole window's worth.
+void DcpConsumer::creditLocked(std::size_t bytes) {
+    uncredited_ += bytes;
+    if (uncredited_ == 0 || uncredited_ < options_.bufferSize / 5) {
+        return;
+    }
+    wire::encodeBufferAcknowledgement(output_, {0, static_cast<std::uint32_t>(uncredited_)});
+    uncredited_ = 0;
+}
+
+bool DcpConsumer::onResponse(const protocol::Response& response) {
+    if (response.opaque >= kStreamOpaqueBase) {
+        return onStreamResponse(response);
+    }
+    if (response.opaque != kOpenOpaque && response.opaque != kControlOpaque) {
+        return true;  // e.g. the answer to a noop we did not send: ignore
+    }
+    kvexec::detail::MutexLock lock(mutex_);
+    if (response.status != Status::Success) {
+        std::cerr << "kvexec dcp: " << options_.connectionName << ": the producer refused "
+                  << (response.opaque == kOpenOpaque ? "DCP_OPEN" : "a DCP_CONTROL") << '\n';
+        failed_ = true;
+        return false;
+    }
+    controlsPending_ -= controlsPending_ > 0 ? 1 : 0;
+    return true;
+}
+
+bool DcpConsumer::onStreamResponse(const protocol::Response& response) {
+    const engine::Vbid vbid = response.opaque - kStreamOpaqueBase;
+    const auto decoded = wire::decodeStreamRequestResponse(response);
+    if (!decoded) {
+        return false;
+    }
+    StreamState state = StreamState::Failed;
+    if (decoded->status == Status::Success) {
+        std::vector<engine::FailoverEntry> entries;
+        for (const auto& entry : decoded->failoverLog) {
+            entries.push_back({entry.uuid, entry.seqno});
+        }
+        try {
+            bucket_.adoptFailoverLog(vbid, engine::FailoverLog(std::move(entries)));
+            state = StreamState::Open;
+        } catch (const std::invalid_argument&) {
+            return false;  // a malformed log from the producer
+        }
+    } else {
+        std::cerr << "kvexec dcp: " << options_.connectionName << ": stream of vb:" << vbid
+                  << " refused (status 0x" << std::hex << static_cast<int>(decoded->status)
+                  << std::dec
+                  << (decoded->status == Status::Rollback
+                          ? ", rollback to " + std::to_string(decoded->rollbackSeqno) +
+                                ": not built yet"
+                          : std::string())
+                  << ")\n";
+    }
+    kvexec::detail::MutexLock lock(mutex_);
+    streams_[vbid] = state;
+    return true;
+}
+
+bool DcpConsumer::onRequest(const protocol::Request& request) {
+    if (isStreamEvent(request.opcode)) {
+        const auto decoded = decodeEvent(request, options_.collections);
+        if (!decoded.event) {
+            std::cerr << "kvexec dcp: " << options_.connectionName
+                      << ": malformed message: " << decoded.error.reason << '\n';
+            return false;
+        }
+        const auto status = bucket_.applyReplicated(decoded.event->item.vbid, *decoded.event);
+        if (status != engine::Status::Success) {
+            std::cerr << "kvexec dcp: " << options_.connectionName
+                      << ": vb:" << decoded.event->item.vbid << " refused a "
+                      << engine::to_string(decoded.event->kind) << ": " << engine::to_string(status)
+                      << '\n';
+            return false;
+        }
+        return true;
+    }
+    switch (request.opcode) {
+        case Opcode::DcpNoop: {
+            std::string bytes;
+            protocol::appendResponse(bytes,
+                                     {request.opcode, Status::Success, request.opaque, 0, 0});
+            send(std::move(bytes));
+            return true;
+        }
+        case Opcode::DcpStreamEnd: {
+            const auto decoded = wire::decodeStreamEnd(request);
+            if (!decoded) {
+                return false;
+            }
+            kvexec::detail::MutexLock lock(mutex_);
+            streams_[decoded->vbucket] = StreamState::Ended;
+            return true;
+        }
+        default:
+            return false;  // not a message a producer sends its consumer
+    }
+}
+
+void DcpConsumer::prepared(engine::Vbid vbid, engine::Seqno seqno) {
+    std::string bytes;
+    {
+        kvexec::detail::MutexLock lock(mutex_);
+        const auto it = streams_.find(vbid);
+        if (it == streams_.end() || it->second != StreamState::Open) {
+            return;
+        }
+    }
+    wire::encodeSeqnoAcknowledged(
+        bytes, {static_cast<std::uint16_t>(vbid), kStreamOpaqueBase + vbid, seqno});
+    send(std::move(bytes));
+}
+
+std::optional<DcpConsumer::StreamState> DcpConsumer::streamState(engine::Vbid vbid) const {
+    kvexec::detail::MutexLock lock(mutex_);
+    const auto it = streams_.find(vbid);
+    if (it == streams_.end()) {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
+bool DcpConsumer::established() const {
+    kvexec::detail::MutexLock lock(mutex_);
+    return controlsPending_ == 0 && !failed_;
+}
+
+}  // namespace kvexec::dcp

@@ -1,0 +1,264 @@
+#include "dcp/events.h"
+
+#include "kvexec/engine/collections.h"
+#include "protocol/dcp.h"
+
+namespace kvexec::dcp {
+namespace {
+
+namespace wire = protocol::dcp;
+using engine::StreamEvent;
+using engine::StreamEventKind;
+
+// The key as it travels, or nullopt when this connection cannot carry it.
+std::optional<std::string> wireKey(const engine::Item& item, bool collections) {
+    if (collections) {
+        return engine::encodeCollectionKey(item.collection, item.key);
+    }
+    if (item.collection != engine::kDefaultCollection) {
+        return std::nullopt;
+    }
+    return item.key;
+}
+
+void encodeDocument(std::string& out, const StreamEvent& event, const EncodeOptions& o,
+                    const std::string& key) {
+    const auto& meta = event.item.meta;
+    if (meta.deleted) {
+        wire::Deletion message;
+        message.vbucket = o.vbucket;
+        message.opaque = o.opaque;
+        message.cas = meta.cas;
+        message.bySeqno = meta.seqno;
+        message.revSeqno = 1;
+        message.key = key;
+        wire::encodeDeletion(out, message);
+        return;
+    }
+    wire::Mutation message;
+    message.vbucket = o.vbucket;
+    message.opaque = o.opaque;
+    message.cas = meta.cas;
+    message.datatype = meta.datatype;
+    message.bySeqno = meta.seqno;
+    message.revSeqno = 1;
+    message.flags = meta.flags;
+    message.expiration = meta.expiry;
+    message.key = key;
+    message.value = event.item.value;
+    wire::encodeMutation(out, message);
+}
+
+void encodeSnapshot(std::string& out, const StreamEvent& event, const EncodeOptions& o) {
+    wire::SnapshotMarker message;
+    message.vbucket = o.vbucket;
+    message.opaque = o.opaque;
+    message.start = event.snapStart;
+    message.end = event.snapEnd;
+    message.flags =
+        (event.fromDisk ? wire::kSnapshotDisk : wire::kSnapshotMemory) | wire::kSnapshotCheckpoint;
+    wire::encodeSnapshotMarker(out, message);
+}
+
+void encodePrepare(std::string& out, const StreamEvent& event, const EncodeOptions& o,
+                   const std::string& key) {
+    const auto& meta = event.item.meta;
+    wire::Prepare message;
+    message.vbucket = o.vbucket;
+    message.opaque = o.opaque;
+    message.cas = meta.cas;
+    message.datatype = meta.datatype;
+    message.bySeqno = meta.seqno;
+    message.revSeqno = 1;
+    message.flags = meta.flags;
+    message.expiration = meta.expiry;
+    message.deleted = meta.deleted;
+    message.level = static_cast<protocol::DurabilityLevel>(event.level);
+    message.key = key;
+    message.value = event.item.value;
+    wire::encodePrepare(out, message);
+}
+
+}  // namespace
+
+bool encodeEvent(std::string& out, const StreamEvent& event, const EncodeOptions& options) {
+    if (event.kind == StreamEventKind::Snapshot) {
+        encodeSnapshot(out, event, options);
+        return true;
+    }
+    const auto key = wireKey(event.item, options.collections);
+    if (!key) {
+        return false;
+    }
+    switch (event.kind) {
+        case StreamEventKind::Mutation:
+        case StreamEventKind::Deletion:
+            encodeDocument(out, event, options, *key);
+            return true;
+        case StreamEventKind::Commit:
+            if (!options.syncWrites) {
+                encodeDocument(out, event, options, *key);  // a consumer without prepares
+                return true;
+            }
+            wire::encodeCommit(out, {options.vbucket, options.opaque, event.preparedSeqno,
+                                     event.item.meta.seqno, *key});
+            return true;
+        case StreamEventKind::Prepare:
+            if (options.syncWrites) {
+                encodePrepare(out, event, options, *key);
+            }
+            return options.syncWrites;
+        case StreamEventKind::Abort:
+            // An abort whose prepare is unknown (0) cannot be sent; the
+            // consumer's prepare then ends with the key's next change.
+            if (!options.syncWrites || event.preparedSeqno == 0) {
+                return false;
+            }
+            wire::encodeAbort(out, {options.vbucket, options.opaque, event.preparedSeqno,
+                                    event.item.meta.seqno, *key});
+            return true;
+        case StreamEventKind::Snapshot:
+            break;
+    }
+    return false;
+}
+
+bool isStreamEvent(protocol::Opcode opcode) {
+    using protocol::Opcode;
+    switch (opcode) {
+        case Opcode::DcpSnapshotMarker:
+        case Opcode::DcpMutation:
+        case Opcode::DcpDeletion:
+        case Opcode::DcpExpiration:
+        case Opcode::DcpPrepare:
+        case Opcode::DcpCommit:
+        case Opcode::DcpAbort:
+            return true;
+        default:
+            return false;
+    }
+}
+
+namespace {
+
+template <typename Message>
+using Decoded = wire::Decoded<Message>;
+
+DecodedEvent refused(const wire::DecodeError& error) {
+    return {std::nullopt, error};
+}
+
+// Fills the item's key and collection from the wire key.
+bool setKey(StreamEvent& event, std::string_view key, bool collections) {
+    if (!collections) {
+        event.item.key = std::string(key);
+        return true;
+    }
+    const auto split = engine::splitCollectionKey(key);
+    if (!split || split->key.empty()) {
+        return false;
+    }
+    event.item.key = std::string(split->key);
+    event.item.collection = split->collection;
+    return true;
+}
+
+template <typename Message>
+DecodedEvent document(const Decoded<Message>& decoded, StreamEventKind kind, bool deleted,
+                      bool collections) {
+    if (!decoded) {
+        return refused(decoded.error);
+    }
+    StreamEvent event;
+    event.kind = kind;
+    event.item.vbid = decoded->vbucket;
+    event.item.value = std::string(decoded->value);
+    event.item.meta.cas = decoded->cas;
+    event.item.meta.seqno = decoded->bySeqno;
+    event.item.meta.datatype = decoded->datatype;
+    event.item.meta.deleted = deleted;
+    if constexpr (requires { decoded->flags; }) {
+        event.item.meta.flags = decoded->flags;
+        event.item.meta.expiry = decoded->expiration;
+    }
+    if (!setKey(event, decoded->key, collections)) {
+        return refused({protocol::Status::InvalidArguments, "malformed collection key"});
+    }
+    return {event, {}};
+}
+
+DecodedEvent snapshot(const protocol::Request& request) {
+    const auto decoded = wire::decodeSnapshotMarker(request);
+    if (!decoded) {
+        return refused(decoded.error);
+    }
+    StreamEvent event;
+    event.kind = StreamEventKind::Snapshot;
+    event.item.vbid = decoded->vbucket;
+    event.snapStart = decoded->start;
+    event.snapEnd = decoded->end;
+    event.fromDisk = (decoded->flags & wire::kSnapshotDisk) != 0;
+    return {event, {}};
+}
+
+DecodedEvent prepare(const protocol::Request& request, bool collections) {
+    const auto decoded = wire::decodePrepare(request);
+    auto out =
+        document(decoded, StreamEventKind::Prepare, decoded && decoded->deleted, collections);
+    if (out.event) {
+        out.event->level = static_cast<engine::DurabilityLevel>(decoded->level);
+    }
+    return out;
+}
+
+template <typename Message>
+DecodedEvent ending(const Decoded<Message>& decoded, StreamEventKind kind, engine::Seqno seqno,
+                    bool collections) {
+    if (!decoded) {
+        return refused(decoded.error);
+    }
+    StreamEvent event;
+    event.kind = kind;
+    event.item.vbid = decoded->vbucket;
+    event.item.meta.seqno = seqno;
+    event.preparedSeqno = decoded->preparedSeqno;
+    if (!setKey(event, decoded->key, collections)) {
+        return refused({protocol::Status::InvalidArguments, "malformed collection key"});
+    }
+    return {event, {}};
+}
+
+}  // namespace
+
+DecodedEvent decodeEvent(const protocol::Request& request, bool collections) {
+    using protocol::Opcode;
+    switch (request.opcode) {
+        case Opcode::DcpSnapshotMarker:
+            return snapshot(request);
+        case Opcode::DcpMutation:
+            return document(wire::decodeMutation(request), StreamEventKind::Mutation, false,
+                            collections);
+        case Opcode::DcpDeletion:
+            return document(wire::decodeDeletion(request), StreamEventKind::Deletion, true,
+                            collections);
+        case Opcode::DcpExpiration:
+            return document(wire::decodeExpiration(request), StreamEventKind::Deletion, true,
+                            collections);
+        case Opcode::DcpPrepare:
+            return prepare(request, collections);
+        case Opcode::DcpCommit: {
+            const auto decoded = wire::decodeCommit(request);
+            return ending(decoded, StreamEventKind::Commit, decoded ? decoded->commitSeqno : 0,
+                          collections);
+        }
+        case Opcode::DcpAbort: {
+            const auto decoded = wire::decodeAbort(request);
+            return ending(decoded, StreamEventKind::Abort, decoded ? decoded->abortSeqno : 0,
+                          collections);
+        }
+        default:
+            return refused({protocol::Status::UnknownCommand, "not a DCP stream message"});
+    }
+}
+
+}  // namespace kvexec::dcp

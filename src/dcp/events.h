@@ -1,0 +1,47 @@
+// dcp/events.h: the engine's replication-stream events
+// (kvexec/engine/change_stream.h: StreamEvent) as DCP messages and back:
+// what a producer sends for each event, and the event a consumer applies
+// for each message it receives.
+//
+// Keys travel with their collection id in front (LEB128) when the
+// connection negotiated collections; without, only the default
+// collection's documents can be sent (others are skipped).
+//
+// Pure functions; safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "kvexec/engine/change_stream.h"
+#include "protocol/binary_request.h"
+#include "protocol/dcp_types.h"
+
+namespace kvexec::dcp {
+
+struct EncodeOptions {
+    std::uint16_t vbucket = 0;
+    std::uint32_t opaque = 0;  // the stream's
+    bool collections = true;   // keys carry their collection id
+    bool syncWrites = true;    // prepares and aborts as such (else commits as mutations)
+};
+
+// Appends the message for `event`; false (nothing appended) when the
+// event is not for this connection (another collection without
+// collections, a prepare or abort without sync writes).
+bool encodeEvent(std::string& out, const engine::StreamEvent& event, const EncodeOptions& options);
+
+// The event a received DCP stream message stands for (snapshot marker,
+// mutation, deletion, expiration, prepare, commit, abort), or why it is
+// malformed. `collections`: keys carry their collection id.
+struct DecodedEvent {
+    std::optional<engine::StreamEvent> event;
+    protocol::dcp::DecodeError error;
+};
+DecodedEvent decodeEvent(const protocol::Request& request, bool collections);
+
+// Whether `opcode` is one of the messages decodeEvent takes.
+bool isStreamEvent(protocol::Opcode opcode);
+
+}  // namespace kvexec::dcp

@@ -1,0 +1,230 @@
+// Replication over DCP bytes: node "a" (active) runs a DcpProducer, node
+// "b" (replica) a DcpConsumer, and the test carries the bytes between them
+// as a socket would. Deterministic on one Manual pool.
+#include <gtest/gtest.h>
+
+#include "dcp/consumer.h"
+#include "dcp/producer.h"
+#include "engine/manual_bucket_fixture.h"
+#include "executor/test_support.h"
+#include "protocol/binary_response.h"
+#include "protocol/dcp.h"
+
+namespace kvexec::dcp {
+namespace {
+
+using engine::DurabilityLevel;
+using engine::Status;
+using engine::test::pending;
+using engine::test::setRequest;
+
+const std::string kActive{"a"};
+const std::string kReplica{"b"};
+constexpr engine::Vbid kVb = 1;
+
+class DcpReplicationTest : public engine::ManualBucketTest {
+  protected:
+    void SetUp() override {
+        config.nodeName = kActive;
+        ManualBucketTest::SetUp();
+        replicaConfig = engine::test::testConfig(replicaDir);
+        replicaConfig.nodeName = kReplica;
+        replicaConfig.onReplicaPrepared = [this](engine::Vbid vb, engine::Seqno seqno) {
+            if (consumer) {
+                consumer->prepared(vb, seqno);
+            }
+        };
+        replica = engine::Bucket::open(pool, replicaConfig);
+        pool.runReady(TaskType::Reader);
+        ASSERT_EQ(replica->setVBucketState(kVb, engine::VBucketState::Replica), Status::Success);
+        ASSERT_EQ(bucket->setVBucketState(kVb, engine::VBucketState::Active, {{kActive, kReplica}}),
+                  Status::Success);
+    }
+    void TearDown() override {
+        disconnect();
+        replica.reset();
+        ManualBucketTest::TearDown();
+    }
+    void connect(std::size_t bufferSize = std::size_t{1} << 20) {
+        producer = std::make_shared<DcpProducer>(*bucket, ProducerOptions{"repl:b", kReplica, true},
+                                                 [] {});
+        consumer = std::make_unique<DcpConsumer>(
+            *replica, ConsumerOptions{"repl:b", kReplica, bufferSize, true}, [] {});
+        consumer->open();
+        consumer->requestStream(kVb);
+        pump();
+    }
+    void disconnect() {
+        consumer.reset();
+        if (producer) {
+            producer->close();
+            producer.reset();
+        }
+        toConsumer.clear();
+        toProducer.clear();
+    }
+    // The producer's end of the socket: DCP_OPEN is the server's to answer.
+    bool producerReceives() {
+        std::size_t at = 0;
+        while (at < toProducer.size()) {
+            const auto parsed = protocol::parseRequest(std::string_view(toProducer).substr(at), {});
+            if (parsed.outcome == protocol::ParseOutcome::Incomplete) {
+                break;
+            }
+            if (parsed.outcome != protocol::ParseOutcome::Ok) {
+                return false;
+            }
+            if (parsed.request.opcode == protocol::Opcode::DcpOpen) {
+                std::string answer;
+                protocol::appendResponse(answer,
+                                         {protocol::Opcode::DcpOpen, protocol::Status::Success,
+                                          parsed.request.opaque, 0, 0});
+                toConsumer += answer;
+            } else if (!producer->handle(parsed.request)) {
+                return false;
+            }
+            at += parsed.consumed;
+        }
+        toProducer.erase(0, at);
+        return true;
+    }
+    // Runs both nodes' tasks and carries bytes until nothing moves.
+    void pump() {
+        for (int round = 0; round < 10'000; ++round) {
+            settle();
+            toConsumer += producer->takeOutput();
+            std::size_t consumed = 0;
+            ASSERT_TRUE(consumer->receive(toConsumer, consumed)) << "the consumer closed";
+            maxUnacked = std::max(maxUnacked, producer->unacknowledgedBytes());
+            toConsumer.erase(0, consumed);
+            toProducer += consumer->takeOutput();
+            const bool moved = consumed != 0 || !toProducer.empty();
+            ASSERT_TRUE(producerReceives()) << "the producer closed";
+            if (!moved && toConsumer.empty() && pool.runReady(TaskType::NonIO) == 0) {
+                return;
+            }
+        }
+        FAIL() << "replication did not settle";
+    }
+    engine::GetResult replicaRead(const std::string& key) {
+        engine::GetResult out;
+        replica->getReplica(kVb, engine::DocKey{key}, [&](const engine::GetResult& r) { out = r; });
+        return out;
+    }
+
+    engine::test::TempDir replicaDir;
+    engine::BucketConfig replicaConfig;
+    std::unique_ptr<engine::Bucket> replica;
+    std::shared_ptr<DcpProducer> producer;
+    std::unique_ptr<DcpConsumer> consumer;
+    std::string toConsumer, toProducer;
+    std::size_t maxUnacked = 0;
+};
+
+TEST_F(DcpReplicationTest, DocumentsReplicateWithTheActivesSeqnosAndCas) {
+    connect();
+    ASSERT_TRUE(consumer->established());
+    ASSERT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Open);
+    const auto set = engine::test::storeNow(*bucket, setRequest(kVb, "k", "v"));
+    engine::test::storeNow(*bucket, setRequest(kVb, "gone", "v"));
+    bucket->remove(engine::RemoveRequest{kVb, "gone", 0, {}}, [](const engine::MutationResult&) {});
+    pump();
+    const auto copy = replicaRead("k");
+    ASSERT_EQ(copy.status, Status::Success);
+    EXPECT_EQ(copy.item.value, "v");
+    EXPECT_EQ(copy.item.meta.cas, set->cas);
+    EXPECT_EQ(copy.item.meta.seqno, set->token.seqno);
+    EXPECT_EQ(replicaRead("gone").status, Status::KeyNotFound);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, bucket->observeSeqno(kVb).currentSeqno);
+    EXPECT_EQ(*replica->failoverLog(kVb), *bucket->failoverLog(kVb)) << "the active's history";
+}
+
+TEST_F(DcpReplicationTest, MajorityAndPersistToMajorityCommitOnTheReplicasAcknowledgement) {
+    connect();
+    for (const auto level : {DurabilityLevel::Majority, DurabilityLevel::MajorityAndPersistToActive,
+                             DurabilityLevel::PersistToMajority}) {
+        auto write = pending<engine::MutationResult>();
+        bucket->store(setRequest(kVb, "k", std::string(engine::to_string(level)), level),
+                      write->callback());
+        pump();
+        ASSERT_EQ(write->calls(), 1) << engine::to_string(level);
+        EXPECT_EQ(write->result().status, Status::Success) << engine::to_string(level);
+        const auto copy = replicaRead("k");
+        EXPECT_EQ(copy.item.value, engine::to_string(level));
+        EXPECT_EQ(copy.item.meta.cas, write->result().cas);
+    }
+}
+
+TEST_F(DcpReplicationTest, WithoutTheReplicaAMajorityWriteWaitsForItsDeadline) {
+    auto req = setRequest(kVb, "k", "v", DurabilityLevel::Majority);
+    req.durability.timeout = std::chrono::milliseconds(1);
+    auto write = pending<engine::MutationResult>();
+    bucket->store(req, write->callback());
+    ASSERT_TRUE(kvexec::test::waitFor([&] {
+        pool.runNext(TaskType::NonIO);
+        return write->done();
+    }));
+    EXPECT_EQ(write->result().status, Status::SyncWriteAmbiguous);
+    // Connected later, the replica gets the abort, and agrees.
+    connect();
+    EXPECT_EQ(replicaRead("k").status, Status::KeyNotFound);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, bucket->observeSeqno(kVb).currentSeqno);
+}
+
+TEST_F(DcpReplicationTest, ASlowConsumerBoundsWhatTheProducerHasInFlight) {
+    constexpr std::size_t kWindow = 8 * 1024;
+    for (int i = 0; i < 200; ++i) {
+        engine::test::storeNow(
+            *bucket, setRequest(kVb, storage::test::keyOf(i, "k"), std::string(1000, 'x')));
+    }
+    settle();
+    for (int i = 200; i < 300; ++i) {  // some from disk, some from memory
+        engine::test::storeNow(
+            *bucket, setRequest(kVb, storage::test::keyOf(i, "k"), std::string(1000, 'x')));
+    }
+    connect(kWindow);
+    EXPECT_LE(maxUnacked, kWindow + 2 * 1100) << "more than a window in flight";
+    EXPECT_GT(maxUnacked, kWindow / 2) << "the window was never used";
+    for (int i = 0; i < 300; ++i) {
+        ASSERT_EQ(replicaRead(storage::test::keyOf(i, "k")).status, Status::Success) << i;
+    }
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 300u);
+}
+
+TEST_F(DcpReplicationTest, AReconnectedReplicaResumesWhereItStood) {
+    connect();
+    for (int i = 0; i < 10; ++i) {
+        engine::test::storeNow(*bucket, setRequest(kVb, storage::test::keyOf(i, "k"), "v"));
+    }
+    pump();
+    disconnect();
+    engine::test::storeNow(*bucket, setRequest(kVb, "later", "v"));
+    connect();
+    // One new document: the stream started at the replica's seqno 10.
+    EXPECT_EQ(replicaRead("later").item.value, "v");
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 11u);
+}
+
+TEST_F(DcpReplicationTest, MalformedBytesCloseTheConnectionNotTheNode) {
+    connect();
+    std::size_t consumed = 0;
+    const std::string garbage(24, '\x80');  // a request header with absurd lengths
+    EXPECT_FALSE(consumer->receive(garbage, consumed));
+    protocol::Request notForAProducer;
+    notForAProducer.opcode = protocol::Opcode::DcpMutation;
+    EXPECT_FALSE(producer->handle(notForAProducer));
+    // The node goes on: another connection replicates.
+    disconnect();
+    engine::test::storeNow(*bucket, setRequest(kVb, "k", "v"));
+    connect();
+    EXPECT_EQ(replicaRead("k").item.value, "v");
+}
+
+TEST_F(DcpReplicationTest, AStreamOfAVBucketThatIsNotActiveIsRefused) {
+    ASSERT_EQ(bucket->setVBucketState(kVb, engine::VBucketState::Replica), Status::Success);
+    connect();
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Failed);
+}
+
+}  // namespace
+}  // namespace kvexec::dcp
