@@ -8,6 +8,7 @@
 #include "kvexec/engine/xattrs.h"
 #include "protocol/binary_response.h"
 #include "protocol/cluster_map.h"
+#include "protocol/dcp.h"
 #include "protocol/hello.h"
 #include "protocol/keys.h"
 #include "server/connection.h"
@@ -198,6 +199,12 @@ std::optional<engine::Durability> Connection::durabilityOf(const Request& reques
 
 void Connection::executeBinary(const Request& request) {
     std::string reason;
+    if (protocol::dcp::isDcp(request.opcode)) {
+        if (!authenticated_) {
+            return respondError(request, Status::AuthError, "authenticate first (SASL)");
+        }
+        return binaryDcp(request);  // the DCP codec checks each message
+    }
     if (Status s = protocol::validateShape(request, reason); s != Status::Success) {
         respondError(request, s, reason);
         return;

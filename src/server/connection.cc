@@ -8,6 +8,7 @@
 
 #include <cassert>
 
+#include "dcp/producer.h"
 #include "protocol/binary_response.h"
 #include "protocol/cluster_map.h"
 #include "server/front_end.h"
@@ -74,6 +75,9 @@ Connection::Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket
 }
 
 Connection::~Connection() {
+    if (dcpProducer_) {
+        dcpProducer_->close();
+    }
     if (bev_ != nullptr) {
         bufferevent_free(bev_);
     }
@@ -101,6 +105,9 @@ void Connection::close() {
         return;
     }
     closed_ = true;
+    if (dcpProducer_) {
+        dcpProducer_->close();  // its engine streams stop feeding this connection
+    }
     context_.counters.currConnections.fetch_sub(1, std::memory_order_relaxed);  // counted at accept
     bufferevent_free(bev_);
     bev_ = nullptr;

@@ -43,6 +43,10 @@
 #include "server/connection_info.h"
 #include "server/server_context.h"
 
+namespace kvexec::dcp {
+class DcpProducer;
+}  // namespace kvexec::dcp
+
 namespace kvexec::subdoc {
 struct DecodedRequest;
 struct MutationOutcome;
@@ -196,6 +200,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     std::string clusterMap() const;
 
+    // DCP (dcp_commands.cc): DCP_OPEN makes this a producer's connection.
+    void binaryDcp(const protocol::Request& request);
+    void binaryDcpOpen(const protocol::Request& request);
+    // Moves what the producer has to send into the output.
+    void flushDcp();
+
     FrontEnd& frontEnd_;
     ServerContext& context_;
     const protocol::FramingLimits limits_;
@@ -232,6 +242,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool authenticated_ = false;
     std::optional<protocol::auth::SaslSession> sasl_;
     bool bucketSelected_ = false;
+    std::shared_ptr<dcp::DcpProducer> dcpProducer_;  // after DCP_OPEN
 };
 
 }  // namespace kvexec::server

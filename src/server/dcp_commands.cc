@@ -1,0 +1,85 @@
+// DCP on a client connection (issue 26): DCP_OPEN makes the connection a
+// producer's (dcp/producer.h), which then answers every DCP message the
+// consumer sends and streams on its own, from the engine's tasks, through
+// the front end's loop.
+#include <nlohmann/json.hpp>
+
+#include "dcp/producer.h"
+#include "protocol/dcp.h"
+#include "server/connection.h"
+#include "server/front_end.h"
+
+namespace kvexec::server {
+
+using protocol::Opcode;
+using protocol::Request;
+using protocol::Status;
+
+namespace {
+
+// The consumer's name for itself (DCP_OPEN's value); "" when absent.
+std::string consumerNameOf(std::string_view json) {
+    if (json.empty()) {
+        return {};
+    }
+    const auto doc = nlohmann::json::parse(json, nullptr, false);
+    if (!doc.is_object() || !doc.contains("consumer_name") || !doc["consumer_name"].is_string()) {
+        return {};
+    }
+    return doc["consumer_name"].get<std::string>();
+}
+
+}  // namespace
+
+void Connection::binaryDcp(const Request& request) {
+    if (request.opcode == Opcode::DcpOpen) {
+        return binaryDcpOpen(request);
+    }
+    if (!dcpProducer_) {
+        return respondError(request, Status::InvalidArguments, "not a DCP connection (DCP_OPEN)");
+    }
+    if (!dcpProducer_->handle(request)) {
+        return close();  // malformed DCP closes this connection, never the node
+    }
+    flushDcp();
+}
+
+void Connection::binaryDcpOpen(const Request& request) {
+    const auto open = protocol::dcp::decodeOpen(request);
+    if (!open) {
+        return respondError(request, open.error.status, open.error.reason);
+    }
+    if ((open->flags & protocol::dcp::kOpenProducer) == 0) {
+        return respondError(request, Status::NotSupported,
+                            "this node opens its consumers itself; open a producer");
+    }
+    if (dcpProducer_) {
+        return respondError(request, Status::InvalidArguments, "DCP_OPEN twice");
+    }
+    std::weak_ptr<Connection> self = weak_from_this();
+    FrontEnd* frontEnd = &frontEnd_;
+    dcpProducer_ = std::make_shared<dcp::DcpProducer>(
+        *context_.bucket,
+        dcp::ProducerOptions{std::string(open->name), consumerNameOf(open->json), collections_},
+        [self, frontEnd] {
+            frontEnd->post([self] {
+                if (const auto connection = self.lock()) {
+                    connection->flushDcp();
+                }
+            });
+        });
+    // A replication connection is quiet while nothing changes: it is not
+    // idle, and the idle timeout must not drop it.
+    bufferevent_set_timeouts(bev_, nullptr, nullptr);
+    respond(request, Status::Success);
+}
+
+void Connection::flushDcp() {
+    if (closed_ || !dcpProducer_) {
+        return;
+    }
+    out_ += dcpProducer_->takeOutput();
+    flushOutput();
+}
+
+}  // namespace kvexec::server

@@ -1,0 +1,264 @@
+#include "server/replication/replication_client.h"
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include <iostream>
+
+#include "dcp/consumer.h"
+#include "protocol/binary_response.h"
+#include "protocol/client_codec.h"
+#include "protocol/cluster_map.h"
+
+namespace kvexec::server {
+
+using protocol::Opcode;
+
+// One peer's connection: connect, HELLO (collections), SASL PLAIN when the
+// node has credentials, then the DCP consumer. On the loop thread only,
+// except the consumer's own thread-safe members.
+class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
+  public:
+    Link(ReplicationClient& client, ReplicationPeer peer)
+        : client_(client), peer_(std::move(peer)) {}
+    ~Link() { shutdown(); }
+
+    const ReplicationPeer& peer() const { return peer_; }
+
+    void connect() {
+        shutdown();
+        bev_ = bufferevent_socket_new(client_.loop_.base(), -1, BEV_OPT_CLOSE_ON_FREE);
+        bufferevent_setcb(bev_, &Link::onRead, nullptr, &Link::onEvent, this);
+        bufferevent_enable(bev_, EV_READ | EV_WRITE);
+        const std::string address = protocol::hostPort(peer_.host, peer_.port);
+        sockaddr_storage storage{};
+        int length = sizeof(storage);
+        if (evutil_parse_sockaddr_port(address.c_str(), reinterpret_cast<sockaddr*>(&storage),
+                                       &length) != 0 ||
+            bufferevent_socket_connect(bev_, reinterpret_cast<sockaddr*>(&storage), length) != 0) {
+            fail("cannot connect to " + address);
+        }
+    }
+
+    // Closes the connection and forgets the consumer; no retry.
+    void shutdown() {
+        if (consumer_) {
+            client_.untrack(peer_.vbuckets, consumer_.get());
+            consumer_.reset();
+        }
+        if (bev_ != nullptr) {
+            bufferevent_free(bev_);
+            bev_ = nullptr;
+        }
+        if (retry_ != nullptr) {
+            event_free(retry_);
+            retry_ = nullptr;
+        }
+        phase_ = Phase::Hello;
+    }
+
+    void flush() {
+        if (bev_ != nullptr && consumer_) {
+            const auto bytes = consumer_->takeOutput();
+            bufferevent_write(bev_, bytes.data(), bytes.size());
+        }
+    }
+
+  private:
+    enum class Phase { Hello, Sasl, Dcp };
+
+    static void onEvent(bufferevent*, short what, void* self) {
+        auto& link = *static_cast<Link*>(self);
+        if ((what & BEV_EVENT_CONNECTED) != 0) {
+            link.hello();
+            return;
+        }
+        link.fail("connection to " + link.peer_.node + " lost");
+    }
+
+    static void onRead(bufferevent* bev, void* self) {
+        auto& link = *static_cast<Link*>(self);
+        evbuffer* input = bufferevent_get_input(bev);
+        const auto length = evbuffer_get_length(input);
+        const std::string_view bytes(
+            reinterpret_cast<const char*>(evbuffer_pullup(input, static_cast<ev_ssize_t>(length))),
+            length);
+        std::size_t consumed = 0;
+        const bool ok = link.phase_ == Phase::Dcp ? link.consumer_->receive(bytes, consumed)
+                                                  : link.handshake(bytes, consumed);
+        if (!ok) {
+            return link.fail("replication from " + link.peer_.node + " broke off");
+        }
+        evbuffer_drain(input, consumed);
+        link.flush();
+    }
+
+    void send(Opcode opcode, std::string_view key, std::string_view value) {
+        std::string bytes;
+        protocol::appendRequest(bytes, {opcode, 0, 0, 0, 0}, {}, {}, key, value);
+        bufferevent_write(bev_, bytes.data(), bytes.size());
+    }
+
+    void hello() {
+        std::string features;
+        for (const auto f : {protocol::Feature::Collections, protocol::Feature::Xerror}) {
+            protocol::appendBe16(features, static_cast<std::uint16_t>(f));
+        }
+        phase_ = Phase::Hello;
+        send(Opcode::Hello, "kvexec-replication", features);
+    }
+
+    // The answers to HELLO and SASL, one at a time.
+    bool handshake(std::string_view bytes, std::size_t& consumed) {
+        const auto parsed = protocol::parseResponse(bytes);
+        if (parsed.outcome == protocol::ResponseOutcome::Incomplete) {
+            return true;
+        }
+        if (parsed.outcome != protocol::ResponseOutcome::Ok ||
+            parsed.response.status != protocol::Status::Success) {
+            return false;
+        }
+        consumed = parsed.consumed;
+        const auto& settings = client_.settings_;
+        if (phase_ == Phase::Hello && settings.user) {
+            phase_ = Phase::Sasl;
+            std::string payload(1, '\0');
+            payload += *settings.user;
+            payload += '\0';
+            payload += settings.password.value_or("");
+            send(Opcode::SaslAuth, "PLAIN", payload);
+            return true;
+        }
+        startDcp();
+        return true;
+    }
+
+    void startDcp() {
+        phase_ = Phase::Dcp;
+        std::weak_ptr<Link> self = weak_from_this();
+        FrontEnd* loop = &client_.loop_;
+        const auto& settings = client_.settings_;
+        consumer_ = std::make_shared<dcp::DcpConsumer>(
+            client_.bucket_,
+            dcp::ConsumerOptions{"replication:" + settings.nodeName + "<-" + peer_.node,
+                                 settings.nodeName, settings.bufferSize, true},
+            [self, loop] {
+                loop->post([self] {
+                    if (const auto link = self.lock()) {
+                        link->flush();
+                    }
+                });
+            });
+        client_.track(peer_.vbuckets, consumer_);
+        consumer_->open();
+        for (const auto vb : peer_.vbuckets) {
+            consumer_->requestStream(vb);
+        }
+    }
+
+    // Drops the connection and tries again after the delay.
+    void fail(const std::string& why) {
+        std::cerr << "kvexec replication: " << why << "; retrying\n";
+        shutdown();
+        retry_ = evtimer_new(client_.loop_.base(), &Link::onRetry, this);
+        const auto delay = client_.settings_.reconnectDelay;
+        const timeval after{static_cast<time_t>(delay.count() / 1000),
+                            static_cast<suseconds_t>(delay.count() % 1000 * 1000)};
+        evtimer_add(retry_, &after);
+    }
+
+    static void onRetry(evutil_socket_t, short, void* self) { static_cast<Link*>(self)->connect(); }
+
+    ReplicationClient& client_;
+    const ReplicationPeer peer_;
+    bufferevent* bev_ = nullptr;
+    event* retry_ = nullptr;
+    Phase phase_ = Phase::Hello;
+    std::shared_ptr<dcp::DcpConsumer> consumer_;
+};
+
+ReplicationClient::ReplicationClient(ServerContext& context, engine::Bucket& bucket,
+                                     ReplicationSettings settings)
+    : bucket_(bucket), settings_(std::move(settings)), loop_(context, 1000) {
+    loop_.start();
+}
+
+ReplicationClient::~ReplicationClient() {
+    stop();
+}
+
+void ReplicationClient::stop() {
+    loop_.post([this] {
+        for (auto& [node, link] : links_) {
+            link->shutdown();
+        }
+        links_.clear();
+    });
+    loop_.stopAndJoin();
+}
+
+void ReplicationClient::setPeers(std::vector<ReplicationPeer> peers) {
+    loop_.post([this, peers = std::move(peers)] {
+        std::map<std::string, std::shared_ptr<Link>> next;
+        for (const auto& peer : peers) {
+            const auto it = links_.find(peer.node);
+            if (it != links_.end() && it->second->peer() == peer) {
+                next.emplace(peer.node, it->second);  // unchanged: keeps streaming
+                continue;
+            }
+            auto link = std::make_shared<Link>(*this, peer);
+            link->connect();
+            next.emplace(peer.node, std::move(link));
+        }
+        for (auto& [node, link] : links_) {
+            if (!next.contains(node) || next.at(node) != link) {
+                link->shutdown();
+            }
+        }
+        links_.swap(next);
+    });
+}
+
+void ReplicationClient::prepared(engine::Vbid vbid, engine::Seqno seqno) {
+    std::shared_ptr<dcp::DcpConsumer> consumer;
+    {
+        kvexec::detail::MutexLock lock(mutex_);
+        const auto it = consumers_.find(vbid);
+        if (it == consumers_.end()) {
+            return;
+        }
+        consumer = it->second;
+    }
+    consumer->prepared(vbid, seqno);
+}
+
+std::size_t ReplicationClient::openStreams() const {
+    std::size_t open = 0;
+    kvexec::detail::MutexLock lock(mutex_);
+    for (const auto& [vb, consumer] : consumers_) {
+        open += consumer->streamState(vb) == dcp::DcpConsumer::StreamState::Open ? 1 : 0;
+    }
+    return open;
+}
+
+void ReplicationClient::track(const std::vector<engine::Vbid>& vbuckets,
+                              const std::shared_ptr<dcp::DcpConsumer>& consumer) {
+    kvexec::detail::MutexLock lock(mutex_);
+    for (const auto vb : vbuckets) {
+        consumers_[vb] = consumer;
+    }
+}
+
+void ReplicationClient::untrack(const std::vector<engine::Vbid>& vbuckets,
+                                const dcp::DcpConsumer* consumer) {
+    kvexec::detail::MutexLock lock(mutex_);
+    for (const auto vb : vbuckets) {
+        const auto it = consumers_.find(vb);
+        if (it != consumers_.end() && it->second.get() == consumer) {
+            consumers_.erase(it);
+        }
+    }
+}
+
+}  // namespace kvexec::server
