@@ -1,7 +1,8 @@
 // libFuzzer target for everything kvexec-server parses from the network:
 // the connection's framing (which protocol, how many bytes a request
 // needs) over input arriving in arbitrary chunks, the binary request
-// parser (framing extras included) and its shape rules, the text command
+// parser (framing extras included) and its shape rules, the DCP message
+// decoders (requests, and the responses a consumer reads), the text command
 // parser (meta commands included), base64 keys, collection key prefixes,
 // and the SASL server's handling of
 // client messages. Any crash, sanitizer report, hang or broken framing
@@ -17,6 +18,8 @@
 #include "protocol/auth/sasl_server.h"
 #include "protocol/base64.h"
 #include "protocol/binary_request.h"
+#include "protocol/client_codec.h"
+#include "protocol/dcp.h"
 #include "protocol/framing.h"
 #include "protocol/keys.h"
 #include "protocol/text_request.h"
@@ -89,6 +92,7 @@ bool takeRequests(std::string& buffer, const protocol::FramingLimits& limits,
                 std::string reason;
                 (void)protocol::validateShape(r.request, reason);
                 (void)protocol::vbucketOfKey(r.request.key, 1024);
+                (void)protocol::dcp::checkRequest(r.request);
             } else {
                 goesOn = false;
             }
@@ -152,6 +156,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     auto text = protocol::parseTextCommand(input, limits.text);
     check(text.consumed <= size, "text: consumed past the input");
+
+    // What a DCP consumer reads back: the producer's answers.
+    auto response = protocol::parseResponse(input, limits.binary.maxBodyLength);
+    if (response.outcome == protocol::ResponseOutcome::Ok) {
+        (void)protocol::dcp::decodeStreamRequestResponse(response.response);
+        (void)protocol::dcp::decodeFailoverLogResponse(response.response);
+        (void)protocol::dcp::decodeAddStreamResponse(response.response);
+    }
 
     // base64 (meta commands' b flag): anything encoded decodes back.
     (void)protocol::decodeBase64(input);
