@@ -85,6 +85,13 @@ CasResult EtcdClient::putIf(std::string_view key, std::string_view value,
     return call("/v3/kv/txn", request.dump(), codec::readCasPut);
 }
 
+CasResult EtcdClient::putIfUnchanged(std::string_view key, std::string_view value,
+                                     const std::vector<ModRevisionCompare>& compares,
+                                     std::int64_t leaseId) {
+    const auto request = codec::fencedPutRequest(key, value, compares, leaseId);
+    return call("/v3/kv/txn", request.dump(), codec::readCasPut);
+}
+
 std::int64_t EtcdClient::grantLease(std::chrono::seconds ttl) {
     return call("/v3/lease/grant", codec::leaseGrantRequest(ttl.count()).dump(),
                 codec::readLeaseGrant);

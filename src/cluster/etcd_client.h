@@ -56,6 +56,13 @@ class EtcdClient {
     // publication are built on it.
     CasResult putIf(std::string_view key, std::string_view value, std::int64_t expectedModRevision,
                     std::int64_t leaseId = 0) EXCLUDES(mutex_);
+    // putIfUnchanged writes the key only if every compare holds (each
+    // key's mod revision is the one given), atomically: a leader's write
+    // fenced by its term (the leader key's revision) and by the revision of
+    // what it read. On failure, `current` is `key` as it is now.
+    CasResult putIfUnchanged(std::string_view key, std::string_view value,
+                             const std::vector<ModRevisionCompare>& compares,
+                             std::int64_t leaseId = 0) EXCLUDES(mutex_);
 
     // grantLease returns a new lease's id; etcd may round the TTL up to its
     // minimum (about 2 s with default timings).

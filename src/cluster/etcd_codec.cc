@@ -167,12 +167,21 @@ json deleteRequest(std::string_view key) {
 
 json casPutRequest(std::string_view key, std::string_view value, std::int64_t expectedModRevision,
                    std::int64_t lease) {
-    // An absent key compares as mod revision 0 in etcd's txn.
-    const json compare = {{"target", "MOD"},
-                          {"result", "EQUAL"},
-                          {"key", base64Encode(key)},
-                          {"mod_revision", std::to_string(expectedModRevision)}};
-    return {{"compare", json::array({compare})},
+    return fencedPutRequest(key, value, {ModRevisionCompare{std::string(key), expectedModRevision}},
+                            lease);
+}
+
+json fencedPutRequest(std::string_view key, std::string_view value,
+                      const std::vector<ModRevisionCompare>& compares, std::int64_t lease) {
+    json compare = json::array();
+    for (const ModRevisionCompare& condition : compares) {
+        // An absent key compares as mod revision 0 in etcd's txn.
+        compare.push_back({{"target", "MOD"},
+                           {"result", "EQUAL"},
+                           {"key", base64Encode(condition.key)},
+                           {"mod_revision", std::to_string(condition.modRevision)}});
+    }
+    return {{"compare", std::move(compare)},
             {"success", json::array({{{"request_put", putRequest(key, value, lease)}}})},
             {"failure", json::array({{{"request_range", rangeRequest(key)}}})}};
 }

@@ -34,6 +34,10 @@ json deleteRequest(std::string_view key);
 // is absent); otherwise read the key, so that the caller learns why.
 json casPutRequest(std::string_view key, std::string_view value, std::int64_t expectedModRevision,
                    std::int64_t lease);
+// A txn: put if every compare holds (each key's mod revision as given);
+// otherwise read `key`, as casPutRequest does.
+json fencedPutRequest(std::string_view key, std::string_view value,
+                      const std::vector<ModRevisionCompare>& compares, std::int64_t lease);
 json leaseGrantRequest(std::int64_t ttlSeconds);
 json leaseRequest(std::int64_t leaseId);  // keepalive and revoke
 json watchCreateRequest(std::string_view key, std::string_view rangeEnd,

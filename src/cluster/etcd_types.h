@@ -53,6 +53,13 @@ struct CasResult {
     std::optional<KeyValue> current;
 };
 
+// One condition of a fenced write (EtcdClient::putIfUnchanged): `key`'s
+// mod revision is `modRevision` (0: the key is absent).
+struct ModRevisionCompare {
+    std::string key;
+    std::int64_t modRevision = 0;
+};
+
 struct WatchEvent {
     enum class Type { Put, Delete };
     Type type = Type::Put;

@@ -34,6 +34,18 @@ std::string ClusterKeys::map() const {
     return key;
 }
 
+std::string ClusterKeys::statusPrefix() const {
+    std::string prefix = all();
+    prefix += "status/";
+    return prefix;
+}
+
+std::string ClusterKeys::status(std::string_view name) const {
+    std::string key = statusPrefix();
+    key += name;
+    return key;
+}
+
 Membership readMembership(const ClusterKeys& keys, const std::vector<KeyValue>& underRoot) {
     Membership membership;
     const std::string nodesPrefix = keys.nodesPrefix();

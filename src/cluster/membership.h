@@ -6,6 +6,8 @@
 //   <root>/nodes/<name>  the node's address, under the node's lease
 //   <root>/leader        the leader's name, under the leader's lease
 //   <root>/map           the vBucket map (vbucket_map.h), written by the leader
+//   <root>/status/<name> what the node has acted on (cluster_state.h's
+//                        NodeStatus), under the node's lease
 // Keys under a lease vanish when the lease expires, so a node that stops
 // renewing leaves the membership, and the leadership with it.
 //
@@ -33,6 +35,8 @@ class ClusterKeys {
     std::string node(std::string_view name) const;
     std::string leader() const;
     std::string map() const;
+    std::string statusPrefix() const;  // "<root>/status/"
+    std::string status(std::string_view name) const;
 
   private:
     std::string root_;

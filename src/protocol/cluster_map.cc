@@ -20,41 +20,81 @@ std::vector<std::string> bucketCapabilities() {
     return {"collections", "durableWrite", "cbhello", "touch", "cccp", "nodesExt"};
 }
 
-std::string clusterMapJson(const ClusterMapInfo& info) {
-    using nlohmann::json;
-    json vbucketMap = json::array();
-    for (std::uint32_t vb = 0; vb < info.vbucketCount; ++vb) {
-        vbucketMap.push_back(json::array({0}));
+namespace {
+
+using nlohmann::json;
+
+std::vector<ClusterMapNode> nodesOf(const ClusterMapInfo& info) {
+    if (!info.nodes.empty()) {
+        return info.nodes;
     }
-    const std::string node = hostPort(info.host, info.kvPort);
+    return {ClusterMapNode{info.host, info.kvPort, info.mgmtPort, true}};
+}
+
+json vbucketMapOf(const ClusterMapInfo& info) {
+    if (info.chains.empty()) {
+        json map = json::array();
+        for (std::uint32_t vb = 0; vb < info.vbucketCount; ++vb) {
+            map.push_back(json::array({0}));
+        }
+        return map;
+    }
+    return info.chains;
+}
+
+// The legacy entry: clients only read its host. Without a REST endpoint it
+// names Couchbase's usual one.
+json legacyNode(const ClusterMapNode& node) {
+    const std::uint16_t restPort = node.mgmtPort != 0 ? node.mgmtPort : 8091;
+    return {{"hostname", hostPort(node.host, restPort)}, {"ports", {{"direct", node.kvPort}}}};
+}
+
+json extendedNode(const ClusterMapNode& node) {
     // The SDKs find the management (REST) endpoint through "mgmt"; a map
     // without it tells them there is none.
-    json services = {{"kv", info.kvPort}};
-    if (info.mgmtPort != 0) {
-        services["mgmt"] = info.mgmtPort;
+    json services = {{"kv", node.kvPort}};
+    if (node.mgmtPort != 0) {
+        services["mgmt"] = node.mgmtPort;
     }
-    // Without a REST endpoint the legacy "nodes" entry names Couchbase's
-    // usual one; clients only read its host.
-    const std::uint16_t restPort = info.mgmtPort != 0 ? info.mgmtPort : 8091;
+    json entry = {{"services", std::move(services)}, {"hostname", node.host}};
+    if (node.thisNode) {
+        entry["thisNode"] = true;
+    }
+    return entry;
+}
+
+}  // namespace
+
+std::string clusterMapJson(const ClusterMapInfo& info) {
+    json legacy = json::array();
+    json extended = json::array();
+    json serverList = json::array();
+    for (const ClusterMapNode& node : nodesOf(info)) {
+        legacy.push_back(legacyNode(node));
+        extended.push_back(extendedNode(node));
+        serverList.push_back(hostPort(node.host, node.kvPort));
+    }
+    std::string ddocs = "/pools/default/buckets/";
+    ddocs += info.bucket;
+    ddocs += "/ddocs";
+    std::string uuid = "kvexec-";
+    uuid += info.bucket;
     json map = {
         {"rev", info.revision},
         {"revEpoch", 1},
         {"name", info.bucket},
-        {"uuid", "kvexec-" + info.bucket},
+        {"uuid", std::move(uuid)},
         {"bucketType", "membase"},
         {"nodeLocator", "vbucket"},
         {"collectionsManifestUid", info.manifestUid},
-        {"ddocs", {{"uri", "/pools/default/buckets/" + info.bucket + "/ddocs"}}},
-        {"nodes", json::array({{{"hostname", hostPort(info.host, restPort)},
-                                {"ports", {{"direct", info.kvPort}}}}})},
-        {"nodesExt",
-         json::array(
-             {{{"services", std::move(services)}, {"thisNode", true}, {"hostname", info.host}}})},
+        {"ddocs", {{"uri", std::move(ddocs)}}},
+        {"nodes", std::move(legacy)},
+        {"nodesExt", std::move(extended)},
         {"vBucketServerMap",
          {{"hashAlgorithm", "CRC"},
-          {"numReplicas", 0},
-          {"serverList", json::array({node})},
-          {"vBucketMap", std::move(vbucketMap)}}},
+          {"numReplicas", info.chains.empty() ? 0 : info.numReplicas},
+          {"serverList", std::move(serverList)},
+          {"vBucketMap", vbucketMapOf(info)}}},
         {"bucketCapabilitiesVer", ""},
         {"bucketCapabilities", bucketCapabilities()},
         {"clusterCapabilitiesVer", json::array({1, 0})},

@@ -11,19 +11,36 @@
 
 namespace kvexec::protocol {
 
+// One node of a cluster as clients reach it.
+struct ClusterMapNode {
+    std::string host;
+    std::uint16_t kvPort = 0;
+    std::uint16_t mgmtPort = 0;  // the REST endpoint ("mgmt" service); 0: none
+    bool thisNode = false;       // the node that answers
+};
+
 struct ClusterMapInfo {
     std::string bucket = "default";
+    // The one node when `nodes` is empty.
     std::string host;  // the address the client connected to
     std::uint16_t kvPort = 0;
     std::uint16_t mgmtPort = 0;     // the REST endpoint ("mgmt" service); 0: none
     std::string manifestUid = "0";  // hex, as the manifest writes it
     std::uint16_t vbucketCount = 1024;
-    std::uint64_t revision = 1;
+    std::uint64_t revision = 1;  // "rev": clients take a map only if it is newer
+    // A cluster: its nodes, in serverList order; empty: the one node above.
+    std::vector<ClusterMapNode> nodes;
+    // One chain per vBucket (vbucketCount of them), each 1 + numReplicas
+    // indexes into `nodes`, the active first, -1 where there is no node;
+    // empty: every vBucket active on node 0, no replicas.
+    std::vector<std::vector<int>> chains;
+    std::uint32_t numReplicas = 0;
 };
 
-// One node, every vBucket active on it, CRC hashing, no replicas, and the
+// The nodes, the vBucket map (CRC hashing) with its replicas, and the
 // bucket capabilities this server has (durableWrite, collections, cccp,
-// ...; not xattr, dcp or couchapi).
+// ...; not xattr, dcp or couchapi). `nodesExt` lists the nodes in
+// serverList order, since clients index it with the vBucket map.
 std::string clusterMapJson(const ClusterMapInfo& info);
 
 // "host:port", with an IPv6 host in brackets.

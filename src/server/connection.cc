@@ -460,6 +460,12 @@ std::string Connection::clusterMap() const {
     info.mgmtPort = context_.boundMgmtPort.load(std::memory_order_relaxed);
     info.manifestUid = engine::hexId(context_.bucket->manifestUid());
     info.vbucketCount = static_cast<std::uint16_t>(context_.config.vbuckets);
+    if (const auto topology = context_.clusterConfig.get()) {
+        info.nodes = topology->nodes;
+        info.chains = topology->chains;
+        info.numReplicas = topology->numReplicas;
+        info.revision = topology->revision;
+    }
     return protocol::clusterMapJson(info);
 }
 

@@ -26,7 +26,29 @@ std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, const server::Ser
     config.syncMode = c.sync;
     config.fileCacheEnabled = c.fileCache;
     config.maxItemSize = c.maxValueBytes;
+    if (c.cluster) {
+        config.nodeName = c.node;  // the name vBucket chains know this node by
+    }
     return engine::Bucket::open(pool, std::move(config));
+}
+
+// A single node serves every vBucket: states a cluster left in the data
+// directory (replica, dead, an active of a longer chain) go back to active
+// on this node alone. A cluster node keeps them until its map arrives.
+void activateEveryVBucket(engine::Bucket& bucket, std::size_t vbuckets) {
+    const std::vector<std::string> alone = {bucket.config().nodeName};
+    std::vector<engine::VBucketStateChange> changes;
+    for (std::size_t vb = 0; vb < vbuckets; ++vb) {
+        const auto vbid = static_cast<engine::Vbid>(vb);
+        const auto held = bucket.vbucketAssignment(vbid);
+        if (held &&
+            (held->state != engine::VBucketState::Active || held->topology.chain != alone)) {
+            changes.push_back({vbid, engine::VBucketState::Active, {}});
+        }
+    }
+    if (!changes.empty() && bucket.setVBucketStates(changes) != engine::Status::Success) {
+        throw std::runtime_error("could not make every vBucket active on this single node");
+    }
 }
 
 // Serving before warmup would answer TempFail to everything: wait for it
@@ -100,6 +122,9 @@ int main(int argc, char** argv) {
         auto pool = ExecutorPool::create(context.config.backend);
         auto bucket = openBucket(*pool, context.config);
         waitForWarmup(*bucket);
+        if (!context.config.cluster) {
+            activateEveryVBucket(*bucket, context.config.vbuckets);
+        }
         context.pool = pool.get();
         context.bucket = bucket.get();
         {

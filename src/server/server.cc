@@ -48,7 +48,8 @@ Server::Server(ServerContext& context) : context_(context) {
 }
 
 Server::~Server() {
-    management_.reset();  // stopped (thread joined) first, if run() did not
+    clusterNode_.reset();  // leaves the cluster, if run() did not
+    management_.reset();   // stopped (thread joined) first, if run() did not
     for (auto* e : {sigterm_, sigint_, stop_, acceptResume_}) {
         if (e != nullptr) {
             event_free(e);
@@ -93,6 +94,9 @@ void Server::run(std::ostream& ready) {
     for (auto& frontEnd : frontEnds_) {
         frontEnd->start();
     }
+    if (context_.config.cluster) {
+        clusterNode_ = std::make_unique<ClusterNode>(context_);
+    }
     sigterm_ = evsignal_new(base_, SIGTERM, &Server::onSignal, this);
     sigint_ = evsignal_new(base_, SIGINT, &Server::onSignal, this);
     event_add(sigterm_, nullptr);
@@ -106,12 +110,14 @@ void Server::run(std::ostream& ready) {
 
     event_base_dispatch(base_);
 
-    // Graceful stop, in order: 1. accept nothing more; 2. the management
-    // endpoint stops (a manifest change in hand finishes first); 3. every
-    // connection finishes its request in flight (a durable write answers
-    // or times out), sends its responses and closes; 4. the loops stop.
-    // The caller then destroys the bucket, which persists what is dirty and
-    // closes its files.
+    // Graceful stop, in order: 0. leave the cluster (the lease is revoked,
+    // so the others remap at once); 1. accept nothing more; 2. the
+    // management endpoint stops (a manifest change in hand finishes
+    // first); 3. every connection finishes its request in flight (a durable
+    // write answers or times out), sends its responses and closes; 4. the
+    // loops stop. The caller then destroys the bucket, which persists what
+    // is dirty and closes its files.
+    clusterNode_.reset();
     evconnlistener_disable(listener_);
     event_del(acceptResume_);
     if (management_) {

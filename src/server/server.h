@@ -15,6 +15,7 @@
 #include <ostream>
 #include <vector>
 
+#include "server/cluster_node.h"
 #include "server/front_end.h"
 #include "server/mgmt/management_server.h"
 #include "server/server_context.h"
@@ -27,10 +28,11 @@ class Server {
     ~Server();
 
     // Binds, starts the management endpoint (with --mgmt-port) and the
-    // front ends, prints the ready line to `ready` (preceded by
+    // front ends, joins the cluster (with --cluster; the bound ports are
+    // what it registers), prints the ready line to `ready` (preceded by
     // "kvexec-server: mgmt on HOST:PORT" with --mgmt-port), then serves
-    // until stopped. Stopping: stop accepting, stop the management
-    // endpoint, let every connection finish the request in flight and send
+    // until stopped. Stopping: leave the cluster, stop accepting, stop the
+    // management endpoint, let every connection finish the request in flight and send
     // its response (bounded by the SyncWrite timeout), close the
     // connections, join the front ends. Throws std::runtime_error if an
     // address cannot be bound.
@@ -57,6 +59,7 @@ class Server {
     event* acceptResume_ = nullptr;  // accept() failed (out of descriptors): retry later
     bool acceptFailing_ = false;     // main loop only
     std::unique_ptr<mgmt::ManagementServer> management_;  // with --mgmt-port
+    std::unique_ptr<ClusterNode> clusterNode_;            // with --cluster
     std::vector<std::unique_ptr<FrontEnd>> frontEnds_;
     std::size_t next_ = 0;
 };

@@ -4,6 +4,9 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "cluster/etcd_types.h"
+#include "cluster/vbucket_map.h"
+
 namespace kvexec::server {
 namespace {
 
@@ -31,7 +34,27 @@ bool onOff(const std::string& option, const std::string& text) {
     throw std::invalid_argument(option + ": expected on or off, got '" + text + "'");
 }
 
+// --node and --replicas only mean something with --cluster, and --cluster
+// needs a name for the node.
+void checkCluster(const ServerConfig& c, bool nodeGiven, bool replicasGiven) {
+    if (c.cluster) {
+        if (c.node.empty()) {
+            throw std::invalid_argument("--cluster needs --node NAME");
+        }
+        return;
+    }
+    if (nodeGiven || replicasGiven) {
+        throw std::invalid_argument("--node and --replicas go with --cluster");
+    }
+}
+
 }  // namespace
+
+std::string clusterRoot(const ServerConfig& config) {
+    std::string root = "/kvexec/";
+    root += config.bucket;
+    return root;
+}
 
 std::string usage() {
     return "usage: kvexec-server [--host 127.0.0.1] [--port 11210] (port 0: any free port)\n"
@@ -43,6 +66,7 @@ std::string usage() {
            "                     [--max-connections 4096] [--max-value-bytes 20971520]\n"
            "                     [--max-body-bytes 31457280]\n"
            "                     [--idle-timeout SECONDS (300) | --idle-timeout-ms MS]\n"
+           "                     [--cluster http://ETCD_HOST:PORT --node NAME [--replicas 0-3]]\n"
            "--max-connections: connections beyond it are refused (ERROR Too many open\n"
            "  connections). --idle-timeout: a connection that sends nothing (half a request\n"
            "  included), reads none of its responses, or takes longer than that to send\n"
@@ -55,13 +79,20 @@ std::string usage() {
            "  --max-value-bytes is given and above 30 MiB).\n"
            "--mgmt-port: serves the management REST API the Couchbase SDKs' bucket and\n"
            "  collection managers call (scopes, collections, flush; HTTP Basic auth with\n"
-           "  --user/--password) on --host; none without it.\n";
+           "  --user/--password) on --host; none without it.\n"
+           "--cluster: joins the cluster kept in that etcd (under /kvexec/BUCKET) as --node\n"
+           "  NAME: registers under a lease, takes the vBucket states of the cluster's map\n"
+           "  (computed by the elected node, with --replicas replicas per vBucket) and\n"
+           "  answers NOT_MY_VBUCKET with the cluster's config for vBuckets it is not\n"
+           "  active for. Without it, a single node.\n";
 }
 
 ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) {
     ServerConfig c;
     help = false;
     bool bodyLimitGiven = false;
+    bool nodeGiven = false;
+    bool replicasGiven = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
         if (option == "--help" || option == "-h") {
@@ -119,10 +150,27 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
             bodyLimitGiven = true;
         } else if (option == "--max-value-bytes") {
             c.maxValueBytes = number<std::size_t>(option, v, 1, std::size_t{1} << 30);
+        } else if (option == "--cluster") {
+            try {
+                (void)cluster::parseEtcdUrl(v);
+            } catch (const std::invalid_argument& error) {
+                throw std::invalid_argument(std::string("--cluster: ") + error.what());
+            }
+            c.cluster = v;
+        } else if (option == "--node") {
+            if (v.empty() || v.find('/') != std::string::npos) {
+                throw std::invalid_argument("--node: expected a name without '/', got '" + v + "'");
+            }
+            c.node = v;
+            nodeGiven = true;
+        } else if (option == "--replicas") {
+            c.replicas = number<std::uint32_t>(option, v, 0, cluster::kMaxReplicas);
+            replicasGiven = true;
         } else {
             throw std::invalid_argument("unknown option '" + option + "'");
         }
     }
+    checkCluster(c, nodeGiven, replicasGiven);
     if (c.user.has_value() != c.password.has_value()) {
         throw std::invalid_argument("--user and --password go together");
     }

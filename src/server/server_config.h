@@ -40,7 +40,17 @@ struct ServerConfig {
     std::size_t maxBodyLength = 30 * 1024 * 1024;
     std::size_t maxConnections = 4096;
     std::chrono::milliseconds idleTimeout{300'000};  // as memcached's idle_timeout
+    // A member of a cluster (--cluster): etcd's client URL, this node's
+    // name (--node, unique in the cluster) and the replicas per vBucket the
+    // map has when this node is the one that computes it (--replicas).
+    // Without --cluster: a single node, every vBucket active on it.
+    std::optional<std::string> cluster;
+    std::string node;
+    std::uint32_t replicas = 0;
 };
+
+// Where a cluster of buckets named `bucket` lives in etcd.
+std::string clusterRoot(const ServerConfig& config);
 
 // Parses argv; on a bad or missing value throws std::invalid_argument with
 // a message naming the option. `--help` sets `help`.

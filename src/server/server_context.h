@@ -5,10 +5,10 @@
 // connections).
 //
 // Thread safety: built before the front-end threads start and destroyed
-// after they stop; its members are atomics or are not written once the
-// front ends start (frontEnds is filled before the first starts), so any
-// thread may use it meanwhile. The bucket and pool are safe from any thread (their own
-// headers say so).
+// after they stop; its members are atomics, thread-safe holders
+// (clusterConfig), or are not written once the front ends start (frontEnds
+// is filled before the first starts), so any thread may use it meanwhile. The bucket and pool are
+// safe from any thread (their own headers say so).
 #pragma once
 
 #include <atomic>
@@ -22,6 +22,7 @@
 #include "kvexec/engine/bucket.h"
 #include "kvexec/executor_pool.h"
 #include "protocol/auth/sasl_server.h"
+#include "server/cluster_config.h"
 #include "server/server_config.h"
 
 namespace kvexec::server {
@@ -61,6 +62,9 @@ struct ServerContext {
     // --mgmt-port). The cluster map advertises it as the "mgmt" service.
     std::atomic<std::uint16_t> boundMgmtPort{0};
     std::vector<FrontEnd*> frontEnds;  // owned by the Server
+    // With --cluster, the cluster's nodes and map as clients get them;
+    // null for a single node.
+    ClusterConfigHolder clusterConfig;
 };
 
 }  // namespace kvexec::server

@@ -92,6 +92,23 @@ TEST_F(EtcdClientTest, CasSucceedsOnTheExpectedRevisionOnly) {
     EXPECT_FALSE(gone.current);
 }
 
+TEST_F(EtcdClientTest, FencedPutNeedsEveryCompareToHold) {
+    const std::int64_t term = client().put("/r/leader", "n1");
+    const CasResult first =
+        client().putIfUnchanged("/r/map", "m1", {{"/r/leader", term}, {"/r/map", 0}});
+    ASSERT_TRUE(first.succeeded);
+    EXPECT_EQ(client().get("/r/map")->value, "m1");
+    // A new term: a write fenced by the old one fails, whatever the map's
+    // own revision, and says what the key holds.
+    client().put("/r/leader", "n2");
+    const CasResult stale =
+        client().putIfUnchanged("/r/map", "m2", {{"/r/leader", term}, {"/r/map", first.revision}});
+    EXPECT_FALSE(stale.succeeded);
+    ASSERT_TRUE(stale.current);
+    EXPECT_EQ(stale.current->value, "m1");
+    EXPECT_EQ(client().get("/r/map")->value, "m1");
+}
+
 TEST_F(EtcdClientTest, KeepAliveRenewsALiveLease) {
     const std::int64_t lease = client().grantLease(std::chrono::seconds(10));
     EXPECT_GT(lease, 0);

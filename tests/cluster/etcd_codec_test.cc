@@ -29,6 +29,12 @@ TEST(EtcdCodecTest, RequestsCarryBase64KeysAndStringInt64s) {
     EXPECT_EQ(txn["compare"][0]["mod_revision"], "0");
     EXPECT_EQ(txn["success"][0]["request_put"]["lease"], "3");
     EXPECT_EQ(txn["failure"][0]["request_range"]["key"], "aw==");
+    const auto fenced = codec::fencedPutRequest("k", "v", {{"a", 4}, {"k", 0}}, 0);
+    ASSERT_EQ(fenced["compare"].size(), 2u);
+    EXPECT_EQ(fenced["compare"][0]["key"], "YQ==");
+    EXPECT_EQ(fenced["compare"][0]["mod_revision"], "4");
+    EXPECT_EQ(fenced["compare"][1]["mod_revision"], "0");
+    EXPECT_EQ(fenced["failure"][0]["request_range"]["key"], "aw==");
 }
 
 TEST(EtcdCodecTest, ReadsARangeReply) {

@@ -62,6 +62,54 @@ TEST(ClusterMap, Ipv6HostsAreBracketedInServerList) {
     EXPECT_EQ(map["vBucketServerMap"]["serverList"][0], "[::1]:11210");
 }
 
+// One node and no map: byte for byte what the server sent before clusters.
+TEST(ClusterMap, OneNodeWithoutAMapIsTheSingleNodeDocument) {
+    ClusterMapInfo info;
+    info.host = "127.0.0.1";
+    info.kvPort = 12000;
+    info.mgmtPort = 18091;
+    info.vbucketCount = 4;
+    info.manifestUid = std::string("a");
+    EXPECT_EQ(
+        clusterMapJson(info),
+        R"({"bucketCapabilities":["collections","durableWrite","cbhello","touch","cccp","nodesExt"],)"
+        R"("bucketCapabilitiesVer":"","bucketType":"membase","clusterCapabilities":{},)"
+        R"("clusterCapabilitiesVer":[1,0],"collectionsManifestUid":"a",)"
+        R"("ddocs":{"uri":"/pools/default/buckets/default/ddocs"},"name":"default",)"
+        R"("nodeLocator":"vbucket","nodes":[{"hostname":"127.0.0.1:18091","ports":{"direct":12000}}],)"
+        R"("nodesExt":[{"hostname":"127.0.0.1","services":{"kv":12000,"mgmt":18091},"thisNode":true}],)"
+        R"("rev":1,"revEpoch":1,"uuid":"kvexec-default","vBucketServerMap":{"hashAlgorithm":"CRC",)"
+        R"("numReplicas":0,"serverList":["127.0.0.1:12000"],"vBucketMap":[[0],[0],[0],[0]]}})");
+}
+
+TEST(ClusterMap, AClusterListsEveryNodeInServerListOrderWithItsChains) {
+    ClusterMapInfo info;
+    info.vbucketCount = 3;
+    info.revision = 7;
+    info.nodes = {{"127.0.0.1", 12000, 0, false},
+                  {"127.0.0.1", 12001, 18091, true},
+                  {"10.0.0.3", 12002, 0, false}};
+    info.chains = {{0, 1}, {1, 2}, {2, -1}};
+    info.numReplicas = 1;
+    const auto map = nlohmann::json::parse(clusterMapJson(info));
+    EXPECT_EQ(map["rev"], 7);
+    const auto& server = map["vBucketServerMap"];
+    EXPECT_EQ(server["numReplicas"], 1);
+    EXPECT_EQ(server["serverList"],
+              nlohmann::json::array({"127.0.0.1:12000", "127.0.0.1:12001", "10.0.0.3:12002"}));
+    EXPECT_EQ(server["vBucketMap"], nlohmann::json::parse("[[0,1],[1,2],[2,-1]]"));
+    // Clients index nodesExt with the vBucket map: the same order.
+    ASSERT_EQ(map["nodesExt"].size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(map["nodesExt"][i]["hostname"], info.nodes[i].host);
+        EXPECT_EQ(map["nodesExt"][i]["services"]["kv"], info.nodes[i].kvPort);
+        EXPECT_EQ(map["nodesExt"][i].contains("thisNode"), info.nodes[i].thisNode);
+        EXPECT_EQ(map["nodes"][i]["ports"]["direct"], info.nodes[i].kvPort);
+    }
+    EXPECT_EQ(map["nodesExt"][1]["services"]["mgmt"], 18091);
+    EXPECT_FALSE(map["nodesExt"][0]["services"].contains("mgmt"));
+}
+
 TEST(ErrorMap, ListsDurabilityStatusesWithAttributes) {
     auto map = nlohmann::json::parse(errorMapJson(2));
     EXPECT_EQ(map["version"], 2);

@@ -1,0 +1,201 @@
+#include "cluster/cluster_state.h"
+
+#include <algorithm>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace kvexec::cluster {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void malformed(std::string_view what, std::string_view problem) {
+    std::string message(what);
+    message += ": ";
+    message += problem;
+    throw std::invalid_argument(message);
+}
+
+json parseObject(std::string_view text, std::string_view what) {
+    json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (document.is_discarded() || !document.is_object()) {
+        malformed(what, "not a JSON object");
+    }
+    return document;
+}
+
+std::uint64_t unsignedField(const json& object, const char* name, std::uint64_t max,
+                            std::string_view what) {
+    const auto found = object.find(name);
+    if (found == object.end() || !found->is_number_unsigned() ||
+        found->get<std::uint64_t>() > max) {
+        std::string problem = "\"";
+        problem += name;
+        problem += "\" is not an integer in [0, ";
+        problem += std::to_string(max);
+        problem += ']';
+        malformed(what, problem);
+    }
+    return found->get<std::uint64_t>();
+}
+
+std::uint16_t portField(const json& object, const char* name) {
+    return static_cast<std::uint16_t>(
+        unsignedField(object, name, std::numeric_limits<std::uint16_t>::max(), "node address"));
+}
+
+// The name after `prefix` in `key`; empty when `key` is not under it.
+std::string_view nameUnder(std::string_view key, std::string_view prefix) {
+    if (key.size() <= prefix.size() || !key.starts_with(prefix)) {
+        return {};
+    }
+    return key.substr(prefix.size());
+}
+
+void noteProblem(ClusterView& view, const std::string& key, const std::exception& error) {
+    std::string problem = key;
+    problem += ": ";
+    problem += error.what();
+    view.problems.push_back(std::move(problem));
+}
+
+// Reads one key the membership does not cover (addresses, statuses, the
+// map) into the view.
+void readKey(const ClusterKeys& keys, const KeyValue& kv, ClusterView& view) {
+    try {
+        if (kv.key == keys.map()) {
+            view.mapModRevision = kv.modRevision;
+            view.map = decodeVBucketMap(kv.value);
+        } else if (kv.key == keys.leader()) {
+            view.leaderLease = kv.lease;
+        } else if (const auto name = nameUnder(kv.key, keys.nodesPrefix()); !name.empty()) {
+            view.addresses[std::string(name)] = decodeNodeAddress(kv.value);
+        } else if (const auto name = nameUnder(kv.key, keys.statusPrefix()); !name.empty()) {
+            view.statuses[std::string(name)] = decodeNodeStatus(kv.value);
+        }
+    } catch (const std::invalid_argument& error) {
+        noteProblem(view, kv.key, error);
+    }
+}
+
+bool names(const std::vector<std::string>& nodes, const std::string& name) {
+    return std::binary_search(nodes.begin(), nodes.end(), name);
+}
+
+}  // namespace
+
+std::string encodeNodeAddress(const NodeAddress& address) {
+    return json{{"host", address.host}, {"kvPort", address.kvPort}, {"mgmtPort", address.mgmtPort}}
+        .dump();
+}
+
+NodeAddress decodeNodeAddress(std::string_view text) {
+    const json document = parseObject(text, "node address");
+    const auto host = document.find("host");
+    if (host == document.end() || !host->is_string() ||
+        host->get_ref<const std::string&>().empty()) {
+        malformed("node address", "\"host\" is not a non-empty string");
+    }
+    NodeAddress address;
+    address.host = host->get<std::string>();
+    address.kvPort = portField(document, "kvPort");
+    address.mgmtPort = portField(document, "mgmtPort");
+    return address;
+}
+
+std::string encodeNodeStatus(const NodeStatus& status) {
+    return json{{"mapRevision", status.mapRevision}}.dump();
+}
+
+NodeStatus decodeNodeStatus(std::string_view text) {
+    const json document = parseObject(text, "node status");
+    return NodeStatus{unsignedField(document, "mapRevision",
+                                    std::numeric_limits<std::uint64_t>::max(), "node status")};
+}
+
+ClusterView readClusterView(const ClusterKeys& keys, const std::vector<KeyValue>& underRoot) {
+    ClusterView view;
+    view.membership = readMembership(keys, underRoot);
+    for (const KeyValue& kv : underRoot) {
+        readKey(keys, kv, view);
+    }
+    return view;
+}
+
+ClusterState clusterStateOf(const ClusterView& view, std::uint16_t numVBuckets,
+                            const std::map<std::string, NodeAddress>& remembered) {
+    ClusterState state;
+    if (view.map && view.map->chains.size() == numVBuckets) {
+        state.map = view.map;
+    }
+    state.registered = view.membership.nodes;
+    state.leader = view.membership.leader;
+    for (const std::string& node : state.registered) {
+        if (const auto found = view.addresses.find(node); found != view.addresses.end()) {
+            state.addresses.insert(*found);
+        }
+    }
+    if (state.map) {
+        for (const std::string& node : state.map->nodes) {
+            const auto found = remembered.find(node);
+            if (!names(state.registered, node) && found != remembered.end()) {
+                state.addresses.insert(*found);
+            }
+        }
+    }
+    return state;
+}
+
+std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t numVBuckets,
+                                       std::uint32_t numReplicas,
+                                       std::uint64_t highestRevisionSeen) {
+    if (view.membership.nodes.empty()) {
+        return std::nullopt;
+    }
+    const VBucketMap* previous = view.map ? &*view.map : nullptr;
+    VBucketMap next = computeMap(view.membership.nodes, numVBuckets, numReplicas, previous);
+    if (previous != nullptr && next == *previous) {
+        return std::nullopt;
+    }
+    next.revision = std::max(next.revision, highestRevisionSeen + 1);
+    return next;
+}
+
+std::string_view to_string(VBucketRole role) {
+    switch (role) {
+        case VBucketRole::Active:
+            return "active";
+        case VBucketRole::Replica:
+            return "replica";
+        case VBucketRole::Dead:
+            return "dead";
+    }
+    return "unknown";
+}
+
+std::vector<VBucketChange> vbucketChanges(const VBucketMap& map, std::string_view node) {
+    const auto found = std::find(map.nodes.begin(), map.nodes.end(), node);
+    const int self =
+        found == map.nodes.end() ? kNoNode : static_cast<int>(found - map.nodes.begin());
+    std::vector<VBucketChange> changes;
+    changes.reserve(map.chains.size());
+    for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
+        VBucketChange change;
+        change.vbid = static_cast<std::uint16_t>(vb);
+        const auto& chain = map.chains[vb];
+        for (const int index : chain) {
+            change.chain.push_back(index == kNoNode ? std::string() : map.nodes[index]);
+        }
+        const auto position = std::find(chain.begin(), chain.end(), self);
+        if (self == kNoNode || position == chain.end()) {
+            change.role = VBucketRole::Dead;
+        } else {
+            change.role = position == chain.begin() ? VBucketRole::Active : VBucketRole::Replica;
+        }
+        changes.push_back(std::move(change));
+    }
+    return changes;
+}
+
+}  // namespace kvexec::cluster

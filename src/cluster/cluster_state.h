@@ -1,0 +1,118 @@
+// cluster/cluster_state.h: what a node knows of its cluster at one moment,
+// read from the keys under the cluster's root (membership.h's layout), and
+// the decisions taken from it: which map the leader publishes
+// (mapToPublish) and what a map asks of one node (vbucketChanges). The
+// node agent (node_agent.h) does the I/O around these; kvexec-cluster
+// prints the same view.
+//
+// Node values in etcd, JSON:
+//   <root>/nodes/<name>   NodeAddress: {"host", "kvPort", "mgmtPort"}
+//   <root>/status/<name>  NodeStatus: {"mapRevision"}
+//
+// Pure functions and plain values: no I/O, no locks, no global state; safe
+// from any thread. Text from etcd is never trusted: a value that does not
+// decode is reported (the view's `problems`), never a crash.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/etcd_types.h"
+#include "cluster/membership.h"
+#include "cluster/vbucket_map.h"
+
+namespace kvexec::cluster {
+
+// Where a node serves: the value of its node key.
+struct NodeAddress {
+    std::string host;
+    std::uint16_t kvPort = 0;
+    std::uint16_t mgmtPort = 0;  // 0: no management endpoint
+
+    bool operator==(const NodeAddress&) const = default;
+};
+
+std::string encodeNodeAddress(const NodeAddress& address);
+// Throws std::invalid_argument saying what is wrong.
+NodeAddress decodeNodeAddress(std::string_view json);
+
+// What a node has acted on, published under its lease: the revision of the
+// last map it applied (0: none yet). Replication lag joins it once DCP
+// streams exist.
+struct NodeStatus {
+    std::uint64_t mapRevision = 0;
+
+    bool operator==(const NodeStatus&) const = default;
+};
+
+std::string encodeNodeStatus(const NodeStatus& status);
+// Throws std::invalid_argument saying what is wrong.
+NodeStatus decodeNodeStatus(std::string_view json);
+
+// Everything under a cluster's root, decoded.
+struct ClusterView {
+    Membership membership;
+    // The leader key's lease: a node leads only under its current lease
+    // (a key left from an earlier lease of its own is not its term).
+    std::int64_t leaderLease = 0;
+    std::map<std::string, NodeAddress> addresses;  // registered nodes whose value decodes
+    std::map<std::string, NodeStatus> statuses;
+    std::optional<VBucketMap> map;      // absent, or present but malformed: nullopt
+    std::int64_t mapModRevision = 0;    // the map key's, for a fenced write; 0: absent
+    std::vector<std::string> problems;  // values that did not decode, and why
+};
+
+ClusterView readClusterView(const ClusterKeys& keys, const std::vector<KeyValue>& underRoot);
+
+// What the node agent tells its owner: the map, who is registered, where
+// they are, who leads. Changes to NodeStatus are not part of it.
+struct ClusterState {
+    std::optional<VBucketMap> map;        // none until a leader published one
+    std::vector<std::string> registered;  // alive now, sorted
+    // The registered nodes', and those the map still names (remembered from
+    // when they were registered, where known).
+    std::map<std::string, NodeAddress> addresses;
+    std::optional<std::string> leader;
+
+    bool operator==(const ClusterState&) const = default;
+};
+
+// The state a node acts on: the view's map only if it is over
+// `numVBuckets` (a map of another shape is ignored until the leader
+// replaces it), and the addresses of the registered nodes plus those in
+// `remembered` that the map names.
+ClusterState clusterStateOf(const ClusterView& view, std::uint16_t numVBuckets,
+                            const std::map<std::string, NodeAddress>& remembered);
+
+// The leader's decision: the map to publish over the registered nodes, or
+// nullopt when the one in etcd already is it (or no node is registered).
+// The new map's revision is above both the old map's and
+// `highestRevisionSeen` (a map that stopped decoding still had one).
+std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t numVBuckets,
+                                       std::uint32_t numReplicas,
+                                       std::uint64_t highestRevisionSeen);
+
+// What a node is for one vBucket of a map.
+enum class VBucketRole { Active, Replica, Dead };
+std::string_view to_string(VBucketRole role);
+
+struct VBucketChange {
+    std::uint16_t vbid = 0;
+    VBucketRole role = VBucketRole::Dead;
+    // The vBucket's chain by name: active first, then the replicas; "" for
+    // a slot with no node.
+    std::vector<std::string> chain;
+
+    bool operator==(const VBucketChange&) const = default;
+};
+
+// One entry per vBucket of the map, in vBucket order: Active where `node`
+// heads the chain, Replica where it is further down, Dead where the chain
+// does not name it.
+std::vector<VBucketChange> vbucketChanges(const VBucketMap& map, std::string_view node);
+
+}  // namespace kvexec::cluster

@@ -1,0 +1,369 @@
+#include "cluster/node_agent.h"
+
+#include <algorithm>
+#include <iostream>
+#include <stdexcept>
+#include <utility>
+
+namespace kvexec::cluster {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Three renewals per TTL: one may fail and the lease still lives.
+std::chrono::milliseconds keepAliveInterval(const NodeAgentConfig& config) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(config.leaseTtl) / 3;
+}
+
+// A renewal that takes longer than the interval is as good as failed: the
+// next one is due.
+std::chrono::milliseconds keepAliveTimeout(const NodeAgentConfig& config) {
+    return std::min(config.etcdTimeout, keepAliveInterval(config));
+}
+
+// Without a renewal for this long, the node stops acting: before etcd
+// (which counts the TTL from the last renewal it saw) can hand its
+// vBuckets to another node.
+std::chrono::milliseconds leaseGiveUp(const NodeAgentConfig& config) {
+    return keepAliveInterval(config) * 2;
+}
+
+const NodeAgentConfig& checked(const NodeAgentConfig& config) {
+    if (config.name.empty()) {
+        throw std::invalid_argument("NodeAgent: the node needs a name");
+    }
+    if (config.numVBuckets == 0 || config.numReplicas > kMaxReplicas) {
+        throw std::invalid_argument("NodeAgent: 1 or more vBuckets and 0 to 3 replicas");
+    }
+    if (config.leaseTtl < std::chrono::seconds(1)) {
+        throw std::invalid_argument("NodeAgent: a lease TTL of 1 s or more");
+    }
+    return config;
+}
+
+bool isRegistered(const ClusterView& view, const std::string& name) {
+    const auto& nodes = view.membership.nodes;
+    return std::binary_search(nodes.begin(), nodes.end(), name);
+}
+
+}  // namespace
+
+NodeAgent::NodeAgent(NodeAgentConfig config, OnClusterState onClusterState, OnLeaseLost onLeaseLost)
+    : config_(checked(config)),
+      keys_(config_.root),
+      onClusterState_(std::move(onClusterState)),
+      onLeaseLost_(std::move(onLeaseLost)),
+      etcd_(config_.etcd, config_.etcdTimeout),
+      keepAliveEtcd_(config_.etcd, keepAliveTimeout(config_)) {
+    join();
+    try {
+        openWatch();
+    } catch (const EtcdError&) {
+        try {
+            etcd_.revoke(sessionLease_);
+        } catch (const EtcdError&) {
+            // It expires on its own.
+        }
+        throw;
+    }
+    {
+        detail::MutexLock lock(mutex_);
+        pending_.reread = true;  // the first pass delivers the first state
+    }
+    agentThread_ = std::thread([this] { runAgent(); });
+    keepAliveThread_ = std::thread([this] { runKeepAlive(); });
+}
+
+NodeAgent::~NodeAgent() {
+    stop();
+}
+
+void NodeAgent::stop() {
+    if (stopped_) {
+        return;
+    }
+    stopped_ = true;
+    {
+        detail::MutexLock lock(mutex_);
+        stopping_ = true;
+        pending_.stop = true;
+    }
+    workReady_.notify_all();
+    keepAliveWake_.notify_all();
+    if (agentThread_.joinable()) {
+        agentThread_.join();
+    }
+    if (keepAliveThread_.joinable()) {
+        keepAliveThread_.join();
+    }
+    watch_.reset();
+    if (sessionLease_ == 0) {
+        return;
+    }
+    try {
+        etcd_.revoke(std::exchange(sessionLease_, 0));
+    } catch (const EtcdError& error) {
+        std::cerr << "kvexec cluster agent " << config_.name
+                  << ": could not revoke the lease (it expires on its own): " << error.what()
+                  << '\n';
+    }
+}
+
+// A new lease and the node key under it. Until both are in place the
+// agent has no session: a failure leaves nothing behind but a lease that
+// expires.
+void NodeAgent::join() {
+    const std::int64_t lease = etcd_.grantLease(config_.leaseTtl);
+    auto member = std::make_unique<ClusterMember>(etcd_, keys_, config_.name, lease);
+    try {
+        member->registerNode(encodeNodeAddress(config_.address));
+    } catch (const EtcdError&) {
+        try {
+            etcd_.revoke(lease);
+        } catch (const EtcdError&) {
+            // It expires on its own.
+        }
+        throw;
+    }
+    sessionLease_ = lease;
+    member_ = std::move(member);
+    detail::MutexLock lock(mutex_);
+    renewedLease_ = lease;
+    keepAliveWake_.notify_all();
+}
+
+// Every change under the root only asks for a pass: the pass reads what
+// etcd holds then, so it never acts on a stale event.
+void NodeAgent::openWatch() {
+    watch_.reset();
+    watch_ = etcd_.watchPrefix(
+        keys_.all(), 0, [this](const WatchEvent&) { markReread(); },
+        [this](const std::string&) {
+            detail::MutexLock lock(mutex_);
+            pending_.watchEnded = true;
+            workReady_.notify_all();
+        });
+}
+
+void NodeAgent::runAgent() {
+    for (;;) {
+        const Pending work = waitForWork();
+        if (work.stop) {
+            return;
+        }
+        handle(work);
+    }
+}
+
+NodeAgent::Pending NodeAgent::waitForWork() {
+    detail::UniqueLock lock(mutex_);
+    for (;;) {
+        const Pending& p = pending_;
+        if (p.stop || p.reread || p.watchEnded || p.leaseLost ||
+            (p.retryAt && Clock::now() >= *p.retryAt)) {
+            break;
+        }
+        if (p.retryAt) {
+            workReady_.wait_until(lock.native(), *p.retryAt);
+        } else {
+            workReady_.wait(lock.native());
+        }
+    }
+    Pending work = std::exchange(pending_, Pending{});
+    pending_.stop = work.stop;  // stays asked
+    return work;
+}
+
+// One pass: whatever was asked, it ends with the whole root read and acted
+// on, so a retry is just another pass.
+void NodeAgent::handle(const Pending& work) {
+    try {
+        if (work.leaseLost) {
+            leaveAfterLeaseLoss(*work.leaseLost);
+        }
+        if (sessionLease_ == 0) {
+            join();
+        }
+        if (!watch_ || work.watchEnded) {
+            openWatch();
+        }
+        reconcile();
+        lastError_.clear();
+    } catch (const std::exception& error) {
+        retryLater(error.what());
+    }
+}
+
+void NodeAgent::leaveAfterLeaseLoss(const std::string& why) {
+    std::cerr << "kvexec cluster agent " << config_.name << ": lease lost (" << why
+              << "); joining again\n";
+    if (onLeaseLost_) {
+        onLeaseLost_(why);
+    }
+    member_.reset();
+    delivered_.reset();      // the owner dropped its state: deliver again
+    statusWritten_ = false;  // the status key goes with the lease
+    // Whatever is left of the old lease (the leader key with it) goes now
+    // rather than at its expiry.
+    try {
+        etcd_.revoke(std::exchange(sessionLease_, 0));
+    } catch (const EtcdError&) {
+        // Expired already, or etcd is away: it expires on its own.
+    }
+}
+
+void NodeAgent::reconcile() {
+    const ClusterView view = readClusterView(keys_, etcd_.getPrefix(keys_.all()));
+    if (view.map) {
+        highestRevisionSeen_ = std::max(highestRevisionSeen_, view.map->revision);
+    }
+    for (const auto& [name, address] : view.addresses) {
+        remembered_[name] = address;
+    }
+    if (!isRegistered(view, config_.name)) {
+        // The key went while the lease lives (deleted by hand): put it back.
+        member_->registerNode(encodeNodeAddress(config_.address));
+        return markReread();
+    }
+    if (roleOf(view.membership, config_.name) == Role::Candidate) {
+        member_->campaign();
+        return markReread();  // won or lost, the next pass reads who leads
+    }
+    if (leads(view)) {
+        publishMap(view);
+    }
+    deliver(view);
+}
+
+// The leader key names this node under its current lease: a key of its
+// own from an earlier lease is not its term (it goes when that lease does).
+bool NodeAgent::leads(const ClusterView& view) const {
+    return roleOf(view.membership, config_.name) == Role::Leader &&
+           view.leaderLease == sessionLease_;
+}
+
+void NodeAgent::publishMap(const ClusterView& view) {
+    const auto next =
+        mapToPublish(view, config_.numVBuckets, config_.numReplicas, highestRevisionSeen_);
+    if (!next) {
+        return;
+    }
+    // Fenced twice: by this term (a leader that lost its lease and was
+    // replaced writes nothing) and by the map it computed from.
+    const CasResult result = etcd_.putIfUnchanged(
+        keys_.map(), encodeVBucketMap(*next),
+        {{keys_.leader(), view.membership.leaderRevision}, {keys_.map(), view.mapModRevision}});
+    if (!result.succeeded) {
+        markReread();  // someone came first: decide again on what etcd holds
+    }
+}
+
+void NodeAgent::deliver(const ClusterView& view) {
+    // Prune what no one needs: nodes neither registered nor in the map.
+    std::erase_if(remembered_, [&](const auto& entry) {
+        const bool inMap = view.map && std::find(view.map->nodes.begin(), view.map->nodes.end(),
+                                                 entry.first) != view.map->nodes.end();
+        return !inMap && !isRegistered(view, entry.first);
+    });
+    ClusterState state = clusterStateOf(view, config_.numVBuckets, remembered_);
+    if (!delivered_ || *delivered_ != state) {
+        if (!onClusterState_(state)) {
+            detail::MutexLock lock(mutex_);
+            pending_.retryAt = Clock::now() + config_.retryInterval;
+            return;
+        }
+        delivered_ = std::move(state);
+    }
+    writeStatus(delivered_->map ? delivered_->map->revision : 0);
+}
+
+void NodeAgent::writeStatus(std::uint64_t mapRevision) {
+    const NodeStatus status{mapRevision};
+    // Read back on the next pass (the write is a change under the root), so
+    // comparing with the last pass's view would write twice; keep it here.
+    if (statusWritten_ && statusRevision_ == mapRevision) {
+        return;
+    }
+    etcd_.put(keys_.status(config_.name), encodeNodeStatus(status), sessionLease_);
+    statusWritten_ = true;
+    statusRevision_ = mapRevision;
+}
+
+void NodeAgent::retryLater(const std::string& why) {
+    if (why != lastError_) {
+        std::cerr << "kvexec cluster agent " << config_.name << ": " << why << " (retrying every "
+                  << config_.retryInterval.count() << " ms)\n";
+        lastError_ = why;
+    }
+    detail::MutexLock lock(mutex_);
+    pending_.retryAt = Clock::now() + config_.retryInterval;
+}
+
+void NodeAgent::markReread() {
+    detail::MutexLock lock(mutex_);
+    pending_.reread = true;
+    workReady_.notify_all();
+}
+
+void NodeAgent::runKeepAlive() {
+    std::int64_t lease = 0;
+    Clock::time_point renewedAt = Clock::now();
+    detail::UniqueLock lock(mutex_);
+    while (!stopping_) {
+        const bool changed =
+            keepAliveWake_.wait_for(lock.native(), keepAliveInterval(config_), [&]() {
+                mutex_.assertHeld();
+                return stopping_ || renewedLease_ != lease;
+            });
+        if (stopping_) {
+            return;
+        }
+        if (changed) {  // a new lease (just granted), or none: nothing to renew yet
+            lease = renewedLease_;
+            renewedAt = Clock::now();
+            continue;
+        }
+        if (lease == 0) {
+            continue;
+        }
+        lock.unlock();
+        renew(lease, renewedAt);
+        lock.lock();
+    }
+}
+
+bool NodeAgent::renew(std::int64_t lease, Clock::time_point& renewedAt) {
+    std::int64_t ttl = -1;  // no answer
+    std::string why;
+    try {
+        ttl = keepAliveEtcd_.keepAlive(lease);
+    } catch (const EtcdError& error) {
+        why = error.what();
+    }
+    const auto now = Clock::now();
+    if (ttl > 0) {
+        renewedAt = now;
+        return true;
+    }
+    if (ttl == 0) {
+        why = "etcd says it has expired";
+    } else if (now - renewedAt < leaseGiveUp(config_)) {
+        return true;  // one failure: the lease lives on, the next renewal may pass
+    } else {
+        const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - renewedAt);
+        std::string because = "no renewal for ";
+        because += std::to_string(silent.count());
+        because += " ms: ";
+        because += why;
+        why = std::move(because);
+    }
+    detail::MutexLock lock(mutex_);
+    if (renewedLease_ == lease) {  // still the session's: report it once
+        renewedLease_ = 0;
+        pending_.leaseLost = why;
+        workReady_.notify_all();
+    }
+    return false;
+}
+
+}  // namespace kvexec::cluster

@@ -1,0 +1,146 @@
+// cluster/node_agent.h: one node's life in the cluster, the I/O around
+// the decisions of cluster_state.h and election.h. It holds a lease,
+// registers the node under it, campaigns whenever no one leads, publishes
+// the map while it leads (fenced by its term and the map's revision), and
+// tells its owner, in order, every change of the map or the membership.
+//
+// Threads:
+// - the agent thread does everything but renewing the lease: it reads the
+//   cluster's keys whenever the watch says something under the root
+//   changed (a level-triggered loop: each pass reads the whole root, so a
+//   missed or merged event costs nothing), campaigns, publishes, and runs
+//   the callbacks;
+// - the keep-alive thread renews the lease every third of its TTL on a
+//   connection of its own, so that a slow callback or a slow etcd call of
+//   the agent thread never lets the lease lapse;
+// - the watch's own thread (etcd_watch.h) only marks work for the agent.
+//
+// Callbacks run on the agent thread, one at a time, never after stop()
+// has returned, and must not call stop() or destroy the agent. A lease
+// that cannot be renewed is reported (onLeaseLost) before etcd would let
+// another node take over the node's vBuckets (2/3 of the TTL without a
+// renewal), so the owner stops acting first; the agent then revokes it,
+// joins again under a new lease and delivers the state again.
+//
+// Thread safety: the constructor and stop() from the owner's thread; stop()
+// is idempotent and the destructor calls it.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "cluster/cluster_state.h"
+#include "cluster/election.h"
+#include "cluster/etcd_client.h"
+#include "executor/thread_annotations.h"
+
+namespace kvexec::cluster {
+
+struct NodeAgentConfig {
+    EtcdEndpoint etcd;
+    std::string root = "/kvexec/default";  // without a trailing '/'
+    std::string name;                      // this node's, unique in the cluster
+    NodeAddress address;                   // what its node key says
+    std::uint16_t numVBuckets = 1024;
+    std::uint32_t numReplicas = 0;  // what this node publishes when it leads
+    // etcd rounds a TTL up to its minimum (about 2 s with default timings).
+    std::chrono::seconds leaseTtl{5};
+    // After a failed etcd call, or a callback that could not apply a state,
+    // the agent tries again this much later.
+    std::chrono::milliseconds retryInterval{500};
+    std::chrono::milliseconds etcdTimeout = EtcdClient::kDefaultTimeout;
+};
+
+class NodeAgent {
+  public:
+    // The node's view changed (map, registered nodes, addresses, leader).
+    // Return true once acted on: the agent then publishes the map's
+    // revision as the node's status. False: deliver it again after the
+    // retry interval.
+    using OnClusterState = std::function<bool(const ClusterState&)>;
+    // The lease could not be renewed: the node is no longer a member and
+    // must stop acting on the map it had.
+    using OnLeaseLost = std::function<void(const std::string& why)>;
+
+    // Joins at once (grants the lease, registers, opens the watch) and
+    // throws EtcdError if etcd cannot be reached or refuses; then starts
+    // the threads, whose first pass delivers the first state.
+    NodeAgent(NodeAgentConfig config, OnClusterState onClusterState, OnLeaseLost onLeaseLost = {});
+    ~NodeAgent();
+    NodeAgent(const NodeAgent&) = delete;
+    NodeAgent& operator=(const NodeAgent&) = delete;
+
+    // Stops the threads (no callback runs once it returns) and revokes the
+    // lease, so the node leaves at once (its keys go with the lease) rather
+    // than when the TTL runs out. Idempotent.
+    void stop() EXCLUDES(mutex_);
+
+    const NodeAgentConfig& config() const { return config_; }
+
+  private:
+    // What the agent thread is asked to do, under mutex_.
+    struct Pending {
+        bool stop = false;
+        bool reread = false;                   // something under the root changed
+        bool watchEnded = false;               // reopen the watch
+        std::optional<std::string> leaseLost;  // why
+        std::optional<std::chrono::steady_clock::time_point> retryAt;
+    };
+
+    void join();  // agent thread (or the constructor): a lease, the node key
+    void openWatch();
+    void runAgent() EXCLUDES(mutex_);
+    Pending waitForWork() EXCLUDES(mutex_);
+    void handle(const Pending& work);
+    void leaveAfterLeaseLoss(const std::string& why) EXCLUDES(mutex_);
+    void reconcile();  // read the root, campaign, publish, deliver
+    bool leads(const ClusterView& view) const;
+    void publishMap(const ClusterView& view);
+    void deliver(const ClusterView& view);
+    void writeStatus(std::uint64_t mapRevision);
+    void retryLater(const std::string& why) EXCLUDES(mutex_);
+    void markReread() EXCLUDES(mutex_);
+
+    void runKeepAlive() EXCLUDES(mutex_);
+    // Renews `lease` once; false when the lease is lost (reported).
+    bool renew(std::int64_t lease, std::chrono::steady_clock::time_point& renewedAt)
+        EXCLUDES(mutex_);
+
+    const NodeAgentConfig config_;
+    const ClusterKeys keys_;
+    const OnClusterState onClusterState_;
+    const OnLeaseLost onLeaseLost_;
+    EtcdClient etcd_;           // the agent thread's (and the constructor's)
+    EtcdClient keepAliveEtcd_;  // the keep-alive thread's
+
+    // The agent thread's alone (the constructor's before it starts).
+    std::int64_t sessionLease_ = 0;  // 0: not joined
+    std::unique_ptr<ClusterMember> member_;
+    std::unique_ptr<EtcdWatch> watch_;
+    std::optional<ClusterState> delivered_;
+    std::uint64_t statusRevision_ = 0;  // last NodeStatus written
+    bool statusWritten_ = false;
+    std::uint64_t highestRevisionSeen_ = 0;
+    std::map<std::string, NodeAddress> remembered_;  // addresses of nodes once registered
+    std::string lastError_;                          // logged once until it changes
+
+    detail::Mutex mutex_;
+    std::condition_variable workReady_;      // for the agent thread
+    std::condition_variable keepAliveWake_;  // for the keep-alive thread
+    Pending pending_ GUARDED_BY(mutex_);
+    std::int64_t renewedLease_ GUARDED_BY(mutex_) = 0;  // the lease to keep alive; 0: none
+    bool stopping_ GUARDED_BY(mutex_) = false;
+    bool stopped_ = false;  // the owner's thread only
+
+    std::thread agentThread_;
+    std::thread keepAliveThread_;
+};
+
+}  // namespace kvexec::cluster

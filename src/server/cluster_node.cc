@@ -1,0 +1,160 @@
+#include "server/cluster_node.h"
+
+#include <algorithm>
+#include <iostream>
+
+namespace kvexec::server {
+namespace {
+
+engine::VBucketState engineState(cluster::VBucketRole role) {
+    switch (role) {
+        case cluster::VBucketRole::Active:
+            return engine::VBucketState::Active;
+        case cluster::VBucketRole::Replica:
+            return engine::VBucketState::Replica;
+        case cluster::VBucketRole::Dead:
+            break;
+    }
+    return engine::VBucketState::Dead;
+}
+
+// Whether the bucket already holds the vBucket as the map asks (for an
+// active, with the same chain: its durability counts that chain).
+bool alreadyHeld(const engine::Bucket& bucket, const engine::VBucketStateChange& wanted) {
+    const auto held = bucket.vbucketAssignment(wanted.vbid);
+    if (!held || held->state != wanted.state) {
+        return false;
+    }
+    return wanted.state != engine::VBucketState::Active ||
+           held->topology.chain == wanted.topology.chain;
+}
+
+cluster::NodeAgentConfig agentConfig(const ServerConfig& config, cluster::NodeAddress address) {
+    cluster::NodeAgentConfig agent;
+    agent.etcd = cluster::parseEtcdUrl(*config.cluster);
+    agent.root = clusterRoot(config);
+    agent.name = config.node;
+    agent.address = std::move(address);
+    agent.numVBuckets = static_cast<std::uint16_t>(config.vbuckets);
+    agent.numReplicas = config.replicas;
+    return agent;
+}
+
+}  // namespace
+
+std::shared_ptr<const ClusterTopology> topologyOf(const cluster::ClusterState& state,
+                                                  const std::string& self,
+                                                  const cluster::NodeAddress& selfAddress) {
+    auto topology = std::make_shared<ClusterTopology>();
+    if (!state.map) {
+        topology->nodes.push_back(
+            {selfAddress.host, selfAddress.kvPort, selfAddress.mgmtPort, /*thisNode=*/true});
+        return topology;
+    }
+    const cluster::VBucketMap& map = *state.map;
+    std::vector<int> listed(map.nodes.size(), cluster::kNoNode);  // map index -> serverList
+    for (std::size_t i = 0; i < map.nodes.size(); ++i) {
+        const auto found = state.addresses.find(map.nodes[i]);
+        if (found == state.addresses.end()) {
+            continue;
+        }
+        const cluster::NodeAddress& address = found->second;
+        listed[i] = static_cast<int>(topology->nodes.size());
+        topology->nodes.push_back(
+            {address.host, address.kvPort, address.mgmtPort, map.nodes[i] == self});
+    }
+    topology->chains.reserve(map.chains.size());
+    for (const auto& chain : map.chains) {
+        std::vector<int> indexes;
+        for (const int node : chain) {
+            indexes.push_back(node == cluster::kNoNode ? cluster::kNoNode : listed[node]);
+        }
+        topology->chains.push_back(std::move(indexes));
+    }
+    topology->numReplicas = map.numReplicas;
+    topology->revision = map.revision;
+    return topology;
+}
+
+ClusterNode::ClusterNode(ServerContext& context) : context_(context) {
+    // Until the first state, clients get this node alone, at revision 0.
+    context_.clusterConfig.set(topologyOf({}, context_.config.node, address()));
+    agent_ = std::make_unique<cluster::NodeAgent>(
+        agentConfig(context_.config, address()),
+        [this](const cluster::ClusterState& state) { return apply(state); },
+        [this](const std::string& why) { stopActing(why); });
+}
+
+ClusterNode::~ClusterNode() {
+    agent_.reset();
+}
+
+cluster::NodeAddress ClusterNode::address() const {
+    return cluster::NodeAddress{context_.config.host,
+                                context_.boundPort.load(std::memory_order_relaxed),
+                                context_.boundMgmtPort.load(std::memory_order_relaxed)};
+}
+
+bool ClusterNode::apply(const cluster::ClusterState& state) {
+    if (state.map) {
+        const auto changes = cluster::vbucketChanges(*state.map, context_.config.node);
+        // The bucket first, the config after: a client that learns the new
+        // map finds the vBuckets active where it says.
+        if (!applyStates(changes)) {
+            return false;
+        }
+        updateReplication(changes);
+    }
+    context_.clusterConfig.set(topologyOf(state, context_.config.node, address()));
+    return true;
+}
+
+bool ClusterNode::applyStates(const std::vector<cluster::VBucketChange>& changes) {
+    std::vector<engine::VBucketStateChange> differing;
+    for (const cluster::VBucketChange& change : changes) {
+        engine::VBucketStateChange wanted{change.vbid, engineState(change.role),
+                                          engine::Topology{change.chain}};
+        if (!alreadyHeld(*context_.bucket, wanted)) {
+            differing.push_back(std::move(wanted));
+        }
+    }
+    if (differing.empty()) {
+        return true;
+    }
+    const engine::Status status = context_.bucket->setVBucketStates(differing);
+    if (status != engine::Status::Success) {
+        std::cerr << "kvexec-server: could not apply the cluster map's vBucket states: "
+                  << engine::to_string(status) << "\n";
+        return false;
+    }
+    return true;
+}
+
+void ClusterNode::updateReplication(const std::vector<cluster::VBucketChange>& changes) {
+    // DCP between nodes is not built yet (issue 26): replica vBuckets stay
+    // as they are until their streams exist. This is where a consumer
+    // stream from change.chain[0] opens for each Replica change, and where
+    // the streams of vBuckets that stopped being replicas here close.
+    (void)changes;
+}
+
+void ClusterNode::stopActing(const std::string& why) {
+    // Another node may be given these vBuckets once etcd lets the lease
+    // go: serve none of them meanwhile. The next map, after joining again,
+    // gives them back.
+    std::cerr << "kvexec-server: left the cluster (" << why << "): serving no vBucket until "
+              << "it joins again\n";
+    std::vector<engine::VBucketStateChange> dead;
+    for (std::size_t vb = 0; vb < context_.config.vbuckets; ++vb) {
+        const auto vbid = static_cast<engine::Vbid>(vb);
+        const auto held = context_.bucket->vbucketAssignment(vbid);
+        if (held && held->state != engine::VBucketState::Dead) {
+            dead.push_back({vbid, engine::VBucketState::Dead, {}});
+        }
+    }
+    if (!dead.empty() && context_.bucket->setVBucketStates(dead) != engine::Status::Success) {
+        std::cerr << "kvexec-server: could not set the vBuckets dead\n";
+    }
+}
+
+}  // namespace kvexec::server

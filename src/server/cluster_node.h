@@ -1,0 +1,60 @@
+// server/cluster_node.h: kvexec-server as a member of a cluster
+// (--cluster): runs the node agent (cluster/node_agent.h), gives the
+// bucket the vBucket states of each map, and keeps the config clients get
+// (ServerContext::clusterConfig) in step with it. Replication streams
+// will be opened and closed here (updateReplication) once DCP between
+// nodes exists.
+//
+// Thread safety: built and destroyed on the main thread (Server::run).
+// Everything else runs on the agent's thread, one callback at a time: the
+// front ends never wait for etcd or for the bucket's state file, they only
+// read the config holder.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_state.h"
+#include "cluster/node_agent.h"
+#include "server/server_context.h"
+
+namespace kvexec::server {
+
+// The config clients get from a cluster state: the map's nodes whose
+// address is known, this one (`self`) flagged, and the chains as indexes
+// into them (a node without an address is left out and its slots are -1).
+// Before the first map: this node alone, revision 0. Pure.
+std::shared_ptr<const ClusterTopology> topologyOf(const cluster::ClusterState& state,
+                                                  const std::string& self,
+                                                  const cluster::NodeAddress& selfAddress);
+
+class ClusterNode {
+  public:
+    // Joins the cluster named by context.config (--cluster, --node,
+    // --replicas) with this node's bound ports; throws cluster::EtcdError
+    // if etcd cannot be reached. The bucket must have warmed up.
+    explicit ClusterNode(ServerContext& context);
+    // Leaves the cluster (the lease is revoked, so the others remap at
+    // once); no callback runs afterwards.
+    ~ClusterNode();
+    ClusterNode(const ClusterNode&) = delete;
+    ClusterNode& operator=(const ClusterNode&) = delete;
+
+  private:
+    cluster::NodeAddress address() const;
+    // The agent's callbacks (its thread).
+    bool apply(const cluster::ClusterState& state);
+    void stopActing(const std::string& why);
+    // Sets the states that differ from the bucket's; false if the bucket
+    // refused (logged; the agent delivers the state again later).
+    bool applyStates(const std::vector<cluster::VBucketChange>& changes);
+    // The hook for replication: open a stream from each replica vBucket's
+    // active, close those of vBuckets that are no longer replicas here.
+    void updateReplication(const std::vector<cluster::VBucketChange>& changes);
+
+    ServerContext& context_;
+    std::unique_ptr<cluster::NodeAgent> agent_;
+};
+
+}  // namespace kvexec::server

@@ -1,0 +1,148 @@
+// cluster_state.h as pure functions: node values, the view read from the
+// keys under a root, the leader's decision and what a map asks of a node.
+#include <gtest/gtest.h>
+
+#include "cluster/cluster_state.h"
+
+namespace kvexec::cluster {
+namespace {
+
+const ClusterKeys kKeys{"/kvexec/test"};
+
+KeyValue keyValue(std::string key, std::string value, std::int64_t modRevision = 1,
+                  std::int64_t lease = 0) {
+    return KeyValue{std::move(key), std::move(value), 1, modRevision, lease};
+}
+
+TEST(NodeValuesTest, AddressRoundTripsAndBadOnesSayWhy) {
+    const NodeAddress address{"127.0.0.1", 11210, 8091};
+    EXPECT_EQ(decodeNodeAddress(encodeNodeAddress(address)), address);
+    EXPECT_THROW(decodeNodeAddress("[]"), std::invalid_argument);
+    EXPECT_THROW(decodeNodeAddress(R"({"host":"","kvPort":1,"mgmtPort":0})"),
+                 std::invalid_argument);
+    try {
+        decodeNodeAddress(R"({"host":"h","kvPort":70000,"mgmtPort":0})");
+        FAIL() << "a port above 65535 was taken";
+    } catch (const std::invalid_argument& error) {
+        EXPECT_NE(std::string(error.what()).find("kvPort"), std::string::npos) << error.what();
+    }
+}
+
+TEST(NodeValuesTest, StatusRoundTrips) {
+    EXPECT_EQ(decodeNodeStatus(encodeNodeStatus(NodeStatus{42})), NodeStatus{42});
+    EXPECT_THROW(decodeNodeStatus(R"({"mapRevision":-1})"), std::invalid_argument);
+}
+
+TEST(ClusterViewTest, ReadsEveryKindOfKeyAndReportsWhatDoesNotDecode) {
+    const VBucketMap map = computeMap({"n1", "n2"}, 4, 1);
+    const std::vector<KeyValue> kvs = {
+        keyValue(kKeys.leader(), "n1", 7, 99),
+        keyValue(kKeys.map(), encodeVBucketMap(map), 9),
+        keyValue(kKeys.node("n1"), encodeNodeAddress({"10.0.0.1", 11210, 0})),
+        keyValue(kKeys.node("n2"), "not json"),
+        keyValue(kKeys.status("n1"), encodeNodeStatus({1})),
+        keyValue("/kvexec/test/unknown", "ignored"),
+    };
+    const ClusterView view = readClusterView(kKeys, kvs);
+    EXPECT_EQ(view.membership.nodes, (std::vector<std::string>{"n1", "n2"}));
+    EXPECT_EQ(view.membership.leader, "n1");
+    EXPECT_EQ(view.membership.leaderRevision, 7);
+    EXPECT_EQ(view.leaderLease, 99);
+    ASSERT_TRUE(view.map);
+    EXPECT_EQ(*view.map, map);
+    EXPECT_EQ(view.mapModRevision, 9);
+    EXPECT_EQ(view.addresses.size(), 1u);  // n2's value does not decode
+    EXPECT_EQ(view.addresses.at("n1").host, "10.0.0.1");
+    EXPECT_EQ(view.statuses.at("n1"), NodeStatus{1});
+    ASSERT_EQ(view.problems.size(), 1u);
+    EXPECT_NE(view.problems[0].find("/nodes/n2"), std::string::npos) << view.problems[0];
+}
+
+TEST(ClusterViewTest, AMalformedMapIsNoMapButKeepsItsRevisionForTheFence) {
+    const ClusterView view = readClusterView(kKeys, {keyValue(kKeys.map(), "{}", 12)});
+    EXPECT_FALSE(view.map);
+    EXPECT_EQ(view.mapModRevision, 12);
+    EXPECT_EQ(view.problems.size(), 1u);
+}
+
+TEST(ClusterStateTest, AMapOfAnotherVBucketCountIsIgnored) {
+    ClusterView view;
+    view.membership.nodes = {"n1"};
+    view.map = computeMap({"n1"}, 8, 0);
+    EXPECT_TRUE(clusterStateOf(view, 8, {}).map);
+    EXPECT_FALSE(clusterStateOf(view, 16, {}).map);
+}
+
+TEST(ClusterStateTest, RemembersTheAddressOfANodeTheMapStillNames) {
+    ClusterView view;
+    view.membership.nodes = {"n1"};
+    view.addresses["n1"] = {"h1", 1, 0};
+    view.map = computeMap({"n1", "n2"}, 4, 1);
+    const std::map<std::string, NodeAddress> remembered = {{"n2", {"h2", 2, 0}},
+                                                           {"gone", {"h3", 3, 0}}};
+    const ClusterState state = clusterStateOf(view, 4, remembered);
+    EXPECT_EQ(state.registered, (std::vector<std::string>{"n1"}));
+    ASSERT_EQ(state.addresses.size(), 2u);
+    EXPECT_EQ(state.addresses.at("n2").host, "h2");
+    EXPECT_FALSE(state.addresses.contains("gone"));
+}
+
+TEST(MapToPublishTest, FirstMapThenNothingUntilTheNodesChange) {
+    ClusterView view;
+    view.membership.nodes = {"n1", "n2"};
+    const auto first = mapToPublish(view, 8, 1, 0);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->revision, 1u);
+    EXPECT_EQ(first->nodes, view.membership.nodes);
+    view.map = first;
+    EXPECT_FALSE(mapToPublish(view, 8, 1, 1));
+    view.membership.nodes = {"n1", "n2", "n3"};
+    const auto second = mapToPublish(view, 8, 1, 1);
+    ASSERT_TRUE(second);
+    EXPECT_EQ(second->revision, 2u);
+    EXPECT_FALSE(mapToPublish(ClusterView{}, 8, 1, 0));  // no node registered
+}
+
+TEST(MapToPublishTest, ARevisionNeverGoesBack) {
+    ClusterView view;
+    view.membership.nodes = {"n1"};  // the map in etcd stopped decoding
+    const auto next = mapToPublish(view, 8, 0, 41);
+    ASSERT_TRUE(next);
+    EXPECT_EQ(next->revision, 42u);
+}
+
+TEST(VBucketChangesTest, ActiveReplicaOrDeadByPlaceInTheChain) {
+    VBucketMap map;
+    map.revision = 3;
+    map.numReplicas = 2;
+    map.nodes = {"a", "b", "c"};
+    map.chains = {{0, 1, kNoNode}, {1, 0, 2}, {2, 1, kNoNode}};
+    const auto changes = vbucketChanges(map, "a");
+    ASSERT_EQ(changes.size(), 3u);
+    EXPECT_EQ(changes[0], (VBucketChange{0, VBucketRole::Active, {"a", "b", ""}}));
+    EXPECT_EQ(changes[1], (VBucketChange{1, VBucketRole::Replica, {"b", "a", "c"}}));
+    EXPECT_EQ(changes[2], (VBucketChange{2, VBucketRole::Dead, {"c", "b", ""}}));
+    for (const auto& change : vbucketChanges(map, "not-in-map")) {
+        EXPECT_EQ(change.role, VBucketRole::Dead);
+    }
+}
+
+TEST(VBucketChangesTest, AgreesWithVbucketsOf) {
+    const VBucketMap map = computeMap({"n0", "n1", "n2"}, 64, 1);
+    for (const std::string& node : map.nodes) {
+        const NodeVBuckets held = vbucketsOf(map, node);
+        std::vector<std::uint16_t> active, replica;
+        for (const auto& change : vbucketChanges(map, node)) {
+            if (change.role == VBucketRole::Active) {
+                active.push_back(change.vbid);
+            } else if (change.role == VBucketRole::Replica) {
+                replica.push_back(change.vbid);
+            }
+        }
+        EXPECT_EQ(active, held.active) << node;
+        EXPECT_EQ(replica, held.replica) << node;
+    }
+}
+
+}  // namespace
+}  // namespace kvexec::cluster

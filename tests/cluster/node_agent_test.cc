@@ -1,0 +1,279 @@
+// NodeAgent (cluster/node_agent.h) against a private etcd: one node takes
+// every vBucket; three agree on one balanced map; a node that stops leaves
+// and the leader maps without it; a leader that stops hands over; a lease
+// lost is reported and the node joins again. Every wait polls a condition
+// against a deadline.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <set>
+
+#include "cluster/node_agent.h"
+#include "etcd_fixture.h"
+
+namespace kvexec::cluster::test {
+namespace {
+
+constexpr std::uint16_t kVBuckets = 64;
+
+// What one agent delivered, for the test thread to wait on.
+class StateRecorder {
+  public:
+    NodeAgent::OnClusterState onState() {
+        return [this](const ClusterState& state) {
+            std::lock_guard lock(mutex_);
+            states_.push_back(state);
+            changed_.notify_all();
+            return true;
+        };
+    }
+    NodeAgent::OnLeaseLost onLeaseLost() {
+        return [this](const std::string&) {
+            std::lock_guard lock(mutex_);
+            ++leasesLost_;
+            changed_.notify_all();
+        };
+    }
+
+    // Waits until the latest state delivered, after the first `after`,
+    // satisfies `match`.
+    bool waitFor(const std::function<bool(const ClusterState&)>& match, std::size_t after = 0) {
+        std::unique_lock lock(mutex_);
+        return changed_.wait_for(lock, kEtcdDeadline,
+                                 [&] { return states_.size() > after && match(states_.back()); });
+    }
+    bool waitForLeaseLost() {
+        std::unique_lock lock(mutex_);
+        return changed_.wait_for(lock, kEtcdDeadline, [&] { return leasesLost_ > 0; });
+    }
+    ClusterState latest() {
+        std::lock_guard lock(mutex_);
+        return states_.empty() ? ClusterState{} : states_.back();
+    }
+    std::size_t delivered() {
+        std::lock_guard lock(mutex_);
+        return states_.size();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<ClusterState> states_;
+    int leasesLost_ = 0;
+};
+
+// A map over exactly `nodes`.
+std::function<bool(const ClusterState&)> mapOver(std::vector<std::string> nodes) {
+    return [nodes = std::move(nodes)](const ClusterState& state) {
+        return state.map && state.map->nodes == nodes && state.registered == nodes;
+    };
+}
+
+class NodeAgentTest : public EtcdTest {
+  protected:
+    void TearDown() override {
+        agents_.clear();  // before the recorders their callbacks write to
+    }
+
+    NodeAgentConfig configFor(const std::string& name, std::uint32_t replicas) {
+        NodeAgentConfig config;
+        config.etcd = etcd().endpoint();
+        config.root = keys_.root();
+        config.name = name;
+        config.address = NodeAddress{"127.0.0.1", static_cast<std::uint16_t>(11210 + ports_++), 0};
+        config.numVBuckets = kVBuckets;
+        config.numReplicas = replicas;
+        config.leaseTtl = std::chrono::seconds(2);
+        config.retryInterval = std::chrono::milliseconds(100);
+        return config;
+    }
+
+    StateRecorder& start(const std::string& name, std::uint32_t replicas = 0) {
+        auto& recorder = recorders_[name];
+        agents_[name] = std::make_unique<NodeAgent>(configFor(name, replicas), recorder.onState(),
+                                                    recorder.onLeaseLost());
+        return recorder;
+    }
+
+    void stop(const std::string& name) { agents_.erase(name); }
+
+    EtcdClient& client() {
+        if (!client_) {
+            client_ = std::make_unique<EtcdClient>(etcd().endpoint());
+        }
+        return *client_;
+    }
+
+    // Waits until etcd says `node` has acted on map `revision`.
+    bool statusReaches(const std::string& node, std::uint64_t revision) {
+        const auto deadline = std::chrono::steady_clock::now() + kEtcdDeadline;
+        for (;;) {
+            const ClusterView view = readClusterView(keys_, client().getPrefix(keys_.all()));
+            const auto found = view.statuses.find(node);
+            if (found != view.statuses.end() && found->second.mapRevision == revision) {
+                return true;
+            }
+            if (std::chrono::steady_clock::now() > deadline) {
+                return false;
+            }
+            // The status key changes once the node has acted: wait for it
+            // rather than poll etcd in a tight loop.
+            watchOnce(keys_.status(node));
+        }
+    }
+
+    const ClusterKeys keys_{"/kvexec/agent-test"};
+    std::map<std::string, StateRecorder> recorders_;
+    std::map<std::string, std::unique_ptr<NodeAgent>> agents_;
+
+  private:
+    // Returns after the next change of `key` or a short while, whichever
+    // comes first (the change may have come before the watch opened).
+    void watchOnce(const std::string& key) {
+        std::mutex mutex;
+        std::condition_variable changed;
+        bool seen = false;
+        auto watch = client().watchPrefix(key, 0, [&](const WatchEvent&) {
+            std::lock_guard lock(mutex);
+            seen = true;
+            changed.notify_all();
+        });
+        std::unique_lock lock(mutex);
+        changed.wait_for(lock, std::chrono::milliseconds(200), [&] { return seen; });
+        lock.unlock();
+        watch->stop();
+    }
+
+    std::unique_ptr<EtcdClient> client_;
+    int ports_ = 0;
+};
+
+TEST_F(NodeAgentTest, OneNodeGetsEveryVBucketActive) {
+    StateRecorder& recorder = start("n0");
+    ASSERT_TRUE(recorder.waitFor(mapOver({"n0"})));
+    const ClusterState state = recorder.latest();
+    EXPECT_EQ(state.leader, "n0");
+    EXPECT_EQ(state.addresses.at("n0"), agents_["n0"]->config().address);
+    const auto changes = vbucketChanges(*state.map, "n0");
+    ASSERT_EQ(changes.size(), kVBuckets);
+    for (const auto& change : changes) {
+        EXPECT_EQ(change.role, VBucketRole::Active) << change.vbid;
+        EXPECT_EQ(change.chain, std::vector<std::string>{"n0"});
+    }
+    EXPECT_TRUE(statusReaches("n0", state.map->revision));
+}
+
+TEST_F(NodeAgentTest, ThreeNodesWithOneReplicaSeeTheSameBalancedMap) {
+    for (const char* name : {"n0", "n1", "n2"}) {
+        start(name, 1);
+    }
+    const std::vector<std::string> all = {"n0", "n1", "n2"};
+    for (auto& [name, recorder] : recorders_) {
+        ASSERT_TRUE(recorder.waitFor(mapOver(all))) << name;
+    }
+    const VBucketMap map = *recorders_["n0"].latest().map;
+    for (auto& [name, recorder] : recorders_) {
+        EXPECT_EQ(*recorder.latest().map, map) << name;  // the same revision too
+        EXPECT_EQ(recorder.latest().addresses.size(), 3u) << name;
+        EXPECT_TRUE(statusReaches(name, map.revision)) << name;
+    }
+    EXPECT_EQ(map.numReplicas, 1u);
+    for (const auto& chain : map.chains) {
+        ASSERT_EQ(chain.size(), 2u);
+        EXPECT_NE(chain[0], kNoNode);
+        EXPECT_NE(chain[1], kNoNode);
+        EXPECT_NE(chain[0], chain[1]);
+    }
+    for (const std::string& node : all) {
+        const NodeVBuckets held = vbucketsOf(map, node);
+        EXPECT_GE(held.active.size(), kVBuckets / 3) << node;
+        EXPECT_LE(held.active.size(), kVBuckets / 3 + 1) << node;
+        EXPECT_GE(held.replica.size(), kVBuckets / 3) << node;
+        EXPECT_LE(held.replica.size(), kVBuckets / 3 + 1) << node;
+    }
+}
+
+TEST_F(NodeAgentTest, ANodeThatStopsLeavesAndTheLeaderMapsWithoutIt) {
+    start("n0", 1);
+    ASSERT_TRUE(recorders_["n0"].waitFor(mapOver({"n0"})));  // n0 leads
+    start("n1", 1);
+    start("n2", 1);
+    for (auto& [name, recorder] : recorders_) {
+        ASSERT_TRUE(recorder.waitFor(mapOver({"n0", "n1", "n2"}))) << name;
+    }
+    const std::uint64_t before = recorders_["n0"].latest().map->revision;
+    stop("n2");
+    for (const char* name : {"n0", "n1"}) {
+        ASSERT_TRUE(recorders_[name].waitFor(mapOver({"n0", "n1"}))) << name;
+        EXPECT_GT(recorders_[name].latest().map->revision, before);
+        EXPECT_EQ(recorders_[name].latest().leader, "n0");
+    }
+    for (const auto& change : vbucketChanges(*recorders_["n0"].latest().map, "n0")) {
+        EXPECT_NE(change.role, VBucketRole::Dead);  // two nodes, one replica: n0 holds all
+    }
+}
+
+TEST_F(NodeAgentTest, TheLeaderStoppingHandsOverToAnotherThatPublishes) {
+    start("n0", 1);
+    ASSERT_TRUE(recorders_["n0"].waitFor(mapOver({"n0"})));
+    start("n1", 1);
+    start("n2", 1);
+    for (auto& [name, recorder] : recorders_) {
+        ASSERT_TRUE(recorder.waitFor(mapOver({"n0", "n1", "n2"}))) << name;
+    }
+    ASSERT_EQ(recorders_["n1"].latest().leader, "n0");
+    const std::uint64_t before = recorders_["n1"].latest().map->revision;
+    stop("n0");
+    for (const char* name : {"n1", "n2"}) {
+        ASSERT_TRUE(recorders_[name].waitFor([](const ClusterState& state) {
+            return mapOver({"n1", "n2"})(state) && state.leader && *state.leader != "n0";
+        })) << name;
+        EXPECT_GT(recorders_[name].latest().map->revision, before);
+    }
+    EXPECT_EQ(recorders_["n1"].latest(), recorders_["n2"].latest());
+}
+
+TEST_F(NodeAgentTest, ALostLeaseIsReportedAndTheNodeJoinsAgain) {
+    StateRecorder& recorder = start("n0");
+    ASSERT_TRUE(recorder.waitFor(mapOver({"n0"})));
+    const std::size_t before = recorder.delivered();
+    // Someone else ends the lease (as etcd does when renewals stop).
+    const auto nodeKey = client().get(keys_.node("n0"));
+    ASSERT_TRUE(nodeKey);
+    ASSERT_TRUE(client().revoke(nodeKey->lease));
+    ASSERT_TRUE(recorder.waitForLeaseLost());
+    // Joined again under a new lease, and the state delivered again.
+    ASSERT_TRUE(recorder.waitFor(
+        [&](const ClusterState& state) { return mapOver({"n0"})(state) && state.leader; }, before));
+    const auto again = client().get(keys_.node("n0"));
+    ASSERT_TRUE(again);
+    EXPECT_NE(again->lease, nodeKey->lease);
+}
+
+TEST_F(NodeAgentTest, StoppingRevokesTheLeaseAndItsKeys) {
+    StateRecorder& recorder = start("n0");
+    ASSERT_TRUE(recorder.waitFor(mapOver({"n0"})));
+    stop("n0");
+    const ClusterView view = readClusterView(keys_, client().getPrefix(keys_.all()));
+    EXPECT_TRUE(view.membership.nodes.empty());
+    EXPECT_FALSE(view.membership.leader);
+    EXPECT_TRUE(view.statuses.empty());
+    EXPECT_TRUE(view.map);  // the map is the cluster's, not the node's
+}
+
+TEST(NodeAgentConfigTest, AnUnreachableEtcdFailsTheConstructor) {
+    NodeAgentConfig config;
+    config.etcd = parseEtcdUrl("http://127.0.0.1:1");
+    config.name = "n0";
+    config.etcdTimeout = std::chrono::milliseconds(500);
+    EXPECT_THROW(NodeAgent(config, [](const ClusterState&) { return true; }), EtcdError);
+    config.name.clear();
+    EXPECT_THROW(NodeAgent(config, [](const ClusterState&) { return true; }),
+                 std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kvexec::cluster::test

@@ -1,0 +1,98 @@
+// The server's side of a cluster, without etcd: the command line of
+// --cluster, and the config clients get from a cluster state (topologyOf).
+// cluster_socket_test.cc runs real nodes against a real etcd.
+#include <gtest/gtest.h>
+
+#include "server/cluster_node.h"
+#include "server/server_config.h"
+
+namespace kvexec::server {
+namespace {
+
+ServerConfig parse(const std::vector<std::string>& args) {
+    bool help = false;
+    return parseCommandLine(args, help);
+}
+
+TEST(ClusterConfigTest, ClusterNodeAndReplicasAreParsed) {
+    const ServerConfig config =
+        parse({"--cluster", "http://127.0.0.1:2379", "--node", "n1", "--replicas", "2"});
+    EXPECT_EQ(config.cluster, "http://127.0.0.1:2379");
+    EXPECT_EQ(config.node, "n1");
+    EXPECT_EQ(config.replicas, 2u);
+    EXPECT_EQ(clusterRoot(config), "/kvexec/default");
+    EXPECT_EQ(clusterRoot(parse({"--bucket", "b2"})), "/kvexec/b2");
+    EXPECT_NE(usage().find("--cluster"), std::string::npos);
+}
+
+TEST(ClusterConfigTest, WithoutClusterNothingChanges) {
+    const ServerConfig config = parse({});
+    EXPECT_FALSE(config.cluster);
+    EXPECT_TRUE(config.node.empty());
+    EXPECT_EQ(config.replicas, 0u);
+}
+
+TEST(ClusterConfigTest, BadCombinationsAndValuesAreRefused) {
+    const std::string etcd = "http://127.0.0.1:2379";
+    EXPECT_THROW(parse({"--cluster", etcd}), std::invalid_argument);  // no --node
+    EXPECT_THROW(parse({"--node", "n1"}), std::invalid_argument);     // no --cluster
+    EXPECT_THROW(parse({"--replicas", "1"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--cluster", etcd, "--node", "n1", "--replicas", "4"}),
+                 std::invalid_argument);
+    EXPECT_THROW(parse({"--cluster", etcd, "--node", "n1", "--replicas", "-1"}),
+                 std::invalid_argument);
+    EXPECT_THROW(parse({"--cluster", etcd, "--node", "a/b"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--cluster", "https://127.0.0.1:2379", "--node", "n1"}),
+                 std::invalid_argument);
+    EXPECT_THROW(parse({"--cluster", "127.0.0.1:2379", "--node", "n1"}), std::invalid_argument);
+    for (const char* replicas : {"0", "3"}) {
+        EXPECT_NO_THROW(parse({"--cluster", etcd, "--node", "n1", "--replicas", replicas}));
+    }
+}
+
+TEST(TopologyOfTest, BeforeTheFirstMapThisNodeAloneAtRevisionZero) {
+    const auto topology = topologyOf({}, "n1", {"10.0.0.1", 11210, 8091});
+    ASSERT_EQ(topology->nodes.size(), 1u);
+    EXPECT_EQ(topology->nodes[0].host, "10.0.0.1");
+    EXPECT_EQ(topology->nodes[0].kvPort, 11210);
+    EXPECT_EQ(topology->nodes[0].mgmtPort, 8091);
+    EXPECT_TRUE(topology->nodes[0].thisNode);
+    EXPECT_TRUE(topology->chains.empty());
+    EXPECT_EQ(topology->revision, 0u);
+}
+
+TEST(TopologyOfTest, TheMapsNodesInOrderWithThisOneFlagged) {
+    cluster::ClusterState state;
+    state.map = cluster::computeMap({"n0", "n1", "n2"}, 6, 1);
+    state.map->revision = 5;
+    state.registered = {"n0", "n1", "n2"};
+    state.addresses = {{"n0", {"h", 1, 0}}, {"n1", {"h", 2, 0}}, {"n2", {"h", 3, 0}}};
+    const auto topology = topologyOf(state, "n1", {"h", 2, 0});
+    ASSERT_EQ(topology->nodes.size(), 3u);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(topology->nodes[i].kvPort, i + 1);
+        EXPECT_EQ(topology->nodes[i].thisNode, i == 1);
+    }
+    EXPECT_EQ(topology->chains, state.map->chains);  // the same indexes
+    EXPECT_EQ(topology->numReplicas, 1u);
+    EXPECT_EQ(topology->revision, 5u);
+}
+
+TEST(TopologyOfTest, ANodeWithoutAnAddressIsLeftOutAndItsSlotsAreEmpty) {
+    cluster::ClusterState state;
+    state.map = cluster::computeMap({"n0", "n1", "n2"}, 3, 1);
+    state.addresses = {{"n0", {"h", 1, 0}}, {"n2", {"h", 3, 0}}};
+    const auto topology = topologyOf(state, "n0", {"h", 1, 0});
+    ASSERT_EQ(topology->nodes.size(), 2u);
+    EXPECT_EQ(topology->nodes[1].kvPort, 3);
+    for (std::size_t vb = 0; vb < state.map->chains.size(); ++vb) {
+        for (std::size_t slot = 0; slot < 2; ++slot) {
+            const int node = state.map->chains[vb][slot];
+            const int expected = node == 0 ? 0 : node == 2 ? 1 : cluster::kNoNode;
+            EXPECT_EQ(topology->chains[vb][slot], expected) << vb << " " << slot;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace kvexec::server
