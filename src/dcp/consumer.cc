@@ -50,9 +50,11 @@ std::string DcpConsumer::takeOutput() {
 }
 
 void DcpConsumer::open() {
-    const std::string consumerJson = "{\"consumer_name\":\"" + options_.consumerName + "\"}";
     std::string bytes;
-    wire::encodeOpen(bytes, {kOpenOpaque, 0, options_.connectionName, consumerJson});
+    // The flag asks the other end to be the producer of this connection;
+    // the consumer names itself with DCP_CONTROL consumer_name (DCP_OPEN's
+    // value may carry a name only on a consumer's own open).
+    wire::encodeOpen(bytes, {kOpenOpaque, wire::kOpenProducer, options_.connectionName, {}});
     const std::string bufferSize = std::to_string(options_.bufferSize);
     const std::pair<std::string_view, std::string_view> controls[] = {
         {"connection_buffer_size", bufferSize},
@@ -140,7 +142,9 @@ bool DcpConsumer::onResponse(const protocol::Response& response) {
     kvexec::detail::MutexLock lock(mutex_);
     if (response.status != Status::Success) {
         std::cerr << "kvexec dcp: " << options_.connectionName << ": the producer refused "
-                  << (response.opaque == kOpenOpaque ? "DCP_OPEN" : "a DCP_CONTROL") << '\n';
+                  << (response.opaque == kOpenOpaque ? "DCP_OPEN" : "a DCP_CONTROL") << " (0x"
+                  << std::hex << static_cast<int>(response.status) << std::dec << " "
+                  << response.value << ")\n";
         failed_ = true;
         return false;
     }

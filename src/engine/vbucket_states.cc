@@ -134,8 +134,10 @@ void BucketImpl::restoreVBucketStateLocked(VBucket& vb) {
                                  " was active with a chain this node (" + config_.nodeName +
                                  ") does not lead");
     }
-    if (!persistedVBuckets_->cleanShutdown) {
+    if (!persistedVBuckets_->cleanShutdown && vb.state == VBucketState::Active) {
         // What followed the persisted seqno may differ from what others saw.
+        // (A replica's history is its active's: it asks to resume from its
+        // persisted seqno on that history.)
         vb.failover.branch(newVBucketUuid(), vb.persistedSeqno);
     }
 }

@@ -217,6 +217,7 @@ bool shapeFor(Opcode op, Shape& s) {
             s = {0, 4, K::KeyRequired, true};
             return true;
         case Opcode::UnlockKey:
+        case Opcode::GetReplica:
             s = {0, 0, K::KeyRequired, true};
             return true;
         case Opcode::SaslAuth:

@@ -177,6 +177,8 @@ std::string_view opcodeName(Opcode op) {
             return "UNLOCK_KEY";
         case Opcode::GetMeta:
             return "GET_META";
+        case Opcode::GetReplica:
+            return "GET_REPLICA";
         case Opcode::GetQMeta:
             return "GETQ_META";
         case Opcode::GetClusterConfig:

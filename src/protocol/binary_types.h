@@ -83,6 +83,7 @@ enum class Opcode : std::uint8_t {
     ObserveSeqno = 0x91,
     GetLocked = 0x94,
     UnlockKey = 0x95,
+    GetReplica = 0x83,  // a replica's copy (the SDKs' getAllReplicas / getAnyReplica)
     GetMeta = 0xa0,
     GetQMeta = 0xa1,
     GetClusterConfig = 0xb5,

@@ -238,6 +238,8 @@ void Connection::executeBinary(const Request& request) {
             return binaryStore(request);
         case Opcode::Delete:
             return binaryDelete(request);
+        case Opcode::GetReplica:
+            return binaryGetReplica(request);
         case Opcode::Increment:
         case Opcode::Decrement:
             return binaryArithmetic(request);
@@ -324,6 +326,25 @@ void Connection::binaryGet(const Request& request) {
                 documentBody(r.item), r.item.meta.cas, clientDatatype(r.item));
     });
     callEngine([&] { context_.bucket->get(vbid, std::move(key), std::move(done)); });
+}
+
+// GET_REPLICA: this node's replica copy, for a client that reads from the
+// vBucket's replica node (not the active, which answers NOT_MY_VBUCKET).
+void Connection::binaryGetReplica(const Request& request) {
+    engine::DocKey key;
+    engine::Vbid vbid = 0;
+    if (!resolveKey(request, key, vbid)) {
+        return;
+    }
+    context_.counters.cmdGet.fetch_add(1, std::memory_order_relaxed);
+    auto done = completion<engine::GetResult>([this, request](const engine::GetResult& r) {
+        if (r.status != engine::Status::Success) {
+            return respondEngine(request, r.status);
+        }
+        respond(request, Status::Success, be32(r.item.meta.flags), "", documentBody(r.item),
+                r.item.meta.cas, clientDatatype(r.item));
+    });
+    callEngine([&] { context_.bucket->getReplica(vbid, std::move(key), std::move(done)); });
 }
 
 void Connection::binaryStore(const Request& request) {

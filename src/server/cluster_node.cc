@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 
 namespace kvexec::server {
 namespace {
@@ -79,6 +80,14 @@ std::shared_ptr<const ClusterTopology> topologyOf(const cluster::ClusterState& s
 ClusterNode::ClusterNode(ServerContext& context) : context_(context) {
     // Until the first state, clients get this node alone, at revision 0.
     context_.clusterConfig.set(topologyOf({}, context_.config.node, address()));
+    ReplicationSettings replication;
+    replication.nodeName = context_.config.node;
+    replication.bucket = context_.config.bucket;
+    replication.user = context_.config.user;
+    replication.password = context_.config.password;
+    replication_ =
+        std::make_unique<ReplicationClient>(context_, *context_.bucket, std::move(replication));
+    context_.replicaPrepared.set(replication_.get());
     agent_ = std::make_unique<cluster::NodeAgent>(
         agentConfig(context_.config, address()),
         [this](const cluster::ClusterState& state) { return apply(state); },
@@ -86,7 +95,9 @@ ClusterNode::ClusterNode(ServerContext& context) : context_(context) {
 }
 
 ClusterNode::~ClusterNode() {
-    agent_.reset();
+    agent_.reset();  // no more cluster states
+    context_.replicaPrepared.set(nullptr);
+    replication_.reset();
 }
 
 cluster::NodeAddress ClusterNode::address() const {
@@ -103,7 +114,7 @@ bool ClusterNode::apply(const cluster::ClusterState& state) {
         if (!applyStates(changes)) {
             return false;
         }
-        updateReplication(changes);
+        updateReplication(changes, state);
     }
     context_.clusterConfig.set(topologyOf(state, context_.config.node, address()));
     return true;
@@ -130,12 +141,30 @@ bool ClusterNode::applyStates(const std::vector<cluster::VBucketChange>& changes
     return true;
 }
 
-void ClusterNode::updateReplication(const std::vector<cluster::VBucketChange>& changes) {
-    // DCP between nodes is not built yet (issue 26): replica vBuckets stay
-    // as they are until their streams exist. This is where a consumer
-    // stream from change.chain[0] opens for each Replica change, and where
-    // the streams of vBuckets that stopped being replicas here close.
-    (void)changes;
+void ClusterNode::updateReplication(const std::vector<cluster::VBucketChange>& changes,
+                                    const cluster::ClusterState& state) {
+    std::map<std::string, ReplicationPeer> peers;
+    for (const cluster::VBucketChange& change : changes) {
+        if (change.role != cluster::VBucketRole::Replica || change.chain.empty() ||
+            change.chain.front().empty()) {
+            continue;
+        }
+        const std::string& active = change.chain.front();
+        const auto address = state.addresses.find(active);
+        if (address == state.addresses.end()) {
+            continue;  // its active has no known address: nothing to stream from yet
+        }
+        auto& peer = peers[active];
+        peer.node = active;
+        peer.host = address->second.host;
+        peer.port = address->second.kvPort;
+        peer.vbuckets.push_back(change.vbid);
+    }
+    std::vector<ReplicationPeer> list;
+    for (auto& [name, peer] : peers) {
+        list.push_back(std::move(peer));
+    }
+    replication_->setPeers(std::move(list));
 }
 
 void ClusterNode::stopActing(const std::string& why) {
@@ -144,6 +173,7 @@ void ClusterNode::stopActing(const std::string& why) {
     // gives them back.
     std::cerr << "kvexec-server: left the cluster (" << why << "): serving no vBucket until "
               << "it joins again\n";
+    replication_->setPeers({});
     std::vector<engine::VBucketStateChange> dead;
     for (std::size_t vb = 0; vb < context_.config.vbuckets; ++vb) {
         const auto vbid = static_cast<engine::Vbid>(vb);

@@ -1,9 +1,9 @@
 // server/cluster_node.h: kvexec-server as a member of a cluster
 // (--cluster): runs the node agent (cluster/node_agent.h), gives the
 // bucket the vBucket states of each map, and keeps the config clients get
-// (ServerContext::clusterConfig) in step with it. Replication streams
-// will be opened and closed here (updateReplication) once DCP between
-// nodes exists.
+// (ServerContext::clusterConfig) in step with it, and points this node's
+// DCP consumers (replication/replication_client.h) at the actives of its
+// replica vBuckets.
 //
 // Thread safety: built and destroyed on the main thread (Server::run).
 // Everything else runs on the agent's thread, one callback at a time: the
@@ -17,6 +17,7 @@
 
 #include "cluster/cluster_state.h"
 #include "cluster/node_agent.h"
+#include "server/replication/replication_client.h"
 #include "server/server_context.h"
 
 namespace kvexec::server {
@@ -49,11 +50,13 @@ class ClusterNode {
     // Sets the states that differ from the bucket's; false if the bucket
     // refused (logged; the agent delivers the state again later).
     bool applyStates(const std::vector<cluster::VBucketChange>& changes);
-    // The hook for replication: open a stream from each replica vBucket's
-    // active, close those of vBuckets that are no longer replicas here.
-    void updateReplication(const std::vector<cluster::VBucketChange>& changes);
+    // A stream from each replica vBucket's active; those of vBuckets that
+    // are no longer replicas here close.
+    void updateReplication(const std::vector<cluster::VBucketChange>& changes,
+                           const cluster::ClusterState& state);
 
     ServerContext& context_;
+    std::unique_ptr<ReplicationClient> replication_;
     std::unique_ptr<cluster::NodeAgent> agent_;
 };
 

@@ -139,6 +139,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::uint8_t clientDatatype(const engine::Item& item) const;
     bool mayRunUnauthenticated(protocol::Opcode opcode) const;
     void binaryGet(const protocol::Request& request);
+    void binaryGetReplica(const protocol::Request& request);
     void binaryStore(const protocol::Request& request);
     void binaryDelete(const protocol::Request& request);
     void binaryArithmetic(const protocol::Request& request);

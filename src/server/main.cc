@@ -17,7 +17,8 @@ namespace {
 
 using namespace kvexec;
 
-std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, const server::ServerConfig& c) {
+std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, server::ServerContext& context) {
+    const server::ServerConfig& c = context.config;
     engine::BucketConfig config;
     config.name = c.bucket;
     config.dataDir = c.dataDir;
@@ -29,6 +30,9 @@ std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, const server::Ser
     if (c.cluster) {
         config.nodeName = c.node;  // the name vBucket chains know this node by
     }
+    config.onReplicaPrepared = [&context](engine::Vbid vbid, engine::Seqno seqno) {
+        context.replicaPrepared.forward(vbid, seqno);  // to the consumer streaming it
+    };
     return engine::Bucket::open(pool, std::move(config));
 }
 
@@ -120,7 +124,7 @@ int main(int argc, char** argv) {
             context.credentials.emplace(*context.config.user, *context.config.password);
         }
         auto pool = ExecutorPool::create(context.config.backend);
-        auto bucket = openBucket(*pool, context.config);
+        auto bucket = openBucket(*pool, context);
         waitForWarmup(*bucket);
         if (!context.config.cluster) {
             activateEveryVBucket(*bucket, context.config.vbuckets);

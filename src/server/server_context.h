@@ -23,6 +23,7 @@
 #include "kvexec/executor_pool.h"
 #include "protocol/auth/sasl_server.h"
 #include "server/cluster_config.h"
+#include "server/replication/prepared_forwarder.h"
 #include "server/server_config.h"
 
 namespace kvexec::server {
@@ -65,6 +66,8 @@ struct ServerContext {
     // With --cluster, the cluster's nodes and map as clients get them;
     // null for a single node.
     ClusterConfigHolder clusterConfig;
+    // The bucket's replica acknowledgements, to this node's DCP consumers.
+    PreparedForwarder replicaPrepared;
 };
 
 }  // namespace kvexec::server

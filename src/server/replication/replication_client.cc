@@ -51,9 +51,11 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
             bufferevent_free(bev_);
             bev_ = nullptr;
         }
-        if (retry_ != nullptr) {
-            event_free(retry_);
-            retry_ = nullptr;
+        for (event** timer : {&retry_, &streamRetry_}) {
+            if (*timer != nullptr) {
+                event_free(*timer);
+                *timer = nullptr;
+            }
         }
         phase_ = Phase::Hello;
     }
@@ -155,6 +157,29 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
         for (const auto vb : peer_.vbuckets) {
             consumer_->requestStream(vb);
         }
+        streamRetry_ = event_new(client_.loop_.base(), -1, EV_PERSIST, &Link::onStreamRetry, this);
+        const timeval every = delayOf(client_.settings_.reconnectDelay);
+        evtimer_add(streamRetry_, &every);
+    }
+
+    // A refused stream (its vBucket not active on the peer yet: the nodes
+    // apply a new map at their own pace) is asked for again.
+    static void onStreamRetry(evutil_socket_t, short, void* self) {
+        auto& link = *static_cast<Link*>(self);
+        if (!link.consumer_) {
+            return;
+        }
+        for (const auto vb : link.peer_.vbuckets) {
+            if (link.consumer_->streamState(vb) == dcp::DcpConsumer::StreamState::Failed) {
+                link.consumer_->requestStream(vb);
+            }
+        }
+        link.flush();
+    }
+
+    static timeval delayOf(std::chrono::milliseconds delay) {
+        return {static_cast<time_t>(delay.count() / 1000),
+                static_cast<suseconds_t>(delay.count() % 1000 * 1000)};
     }
 
     // Drops the connection and tries again after the delay.
@@ -162,9 +187,7 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
         std::cerr << "kvexec replication: " << why << "; retrying\n";
         shutdown();
         retry_ = evtimer_new(client_.loop_.base(), &Link::onRetry, this);
-        const auto delay = client_.settings_.reconnectDelay;
-        const timeval after{static_cast<time_t>(delay.count() / 1000),
-                            static_cast<suseconds_t>(delay.count() % 1000 * 1000)};
+        const timeval after = delayOf(client_.settings_.reconnectDelay);
         evtimer_add(retry_, &after);
     }
 
@@ -174,6 +197,7 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
     const ReplicationPeer peer_;
     bufferevent* bev_ = nullptr;
     event* retry_ = nullptr;
+    event* streamRetry_ = nullptr;
     Phase phase_ = Phase::Hello;
     std::shared_ptr<dcp::DcpConsumer> consumer_;
 };
@@ -231,6 +255,18 @@ void ReplicationClient::prepared(engine::Vbid vbid, engine::Seqno seqno) {
         consumer = it->second;
     }
     consumer->prepared(vbid, seqno);
+}
+
+void PreparedForwarder::set(ReplicationClient* client) {
+    kvexec::detail::MutexLock lock(mutex_);
+    client_ = client;
+}
+
+void PreparedForwarder::forward(engine::Vbid vbid, engine::Seqno seqno) {
+    kvexec::detail::MutexLock lock(mutex_);
+    if (client_ != nullptr) {
+        client_->prepared(vbid, seqno);
+    }
 }
 
 std::size_t ReplicationClient::openStreams() const {

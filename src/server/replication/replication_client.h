@@ -26,6 +26,7 @@
 #include "executor/thread_annotations.h"
 #include "kvexec/engine/bucket.h"
 #include "server/front_end.h"
+#include "server/server_context.h"
 
 namespace kvexec::dcp {
 class DcpConsumer;

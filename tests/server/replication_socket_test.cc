@@ -1,0 +1,181 @@
+// Replication between kvexec-server processes (issue 26): a private etcd
+// and two nodes with --replicas 1. Every vBucket's active streams to its
+// replica over DCP; durable writes commit once the replica holds them, and
+// GET_REPLICA reads the replica's copy, with the same value and CAS.
+// A stopped replica (SIGSTOP) makes durable writes ambiguous at their
+// deadline; resumed, new ones succeed.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "etcd_fixture.h"
+#include "protocol/client_codec.h"
+#include "protocol/keys.h"
+#include "server/server_process.h"
+
+namespace kvexec::server::test {
+namespace {
+
+using protocol::Opcode;
+using protocol::Status;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint16_t kVBuckets = 16;
+constexpr auto kSuccess = static_cast<std::uint16_t>(Status::Success);
+constexpr auto kAmbiguous = static_cast<std::uint16_t>(Status::SyncWriteAmbiguous);
+constexpr auto kNotMyVbucket = static_cast<std::uint16_t>(Status::NotMyVbucket);
+
+RawRequest durableSet(const std::string& key, const std::string& value,
+                      protocol::DurabilityLevel level, std::uint16_t timeoutMs) {
+    RawRequest r = request(Opcode::Set, key, std::string(8, '\0'), value);
+    r.magic = 0x08;
+    r.framing = protocol::durabilityFrame(level, timeoutMs);
+    r.vbucket = protocol::vbucketOfKey(key, kVBuckets);
+    return r;
+}
+
+class ReplicationSocketTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        for (int i = 0; i < 2; ++i) {
+            std::string name = "n";
+            name += std::to_string(i);
+            nodes_.push_back(std::make_unique<ServerProcess>(
+                dirs_[i].path(), std::vector<std::string>{
+                                     "--cluster", etcd_.url(), "--node", name, "--replicas", "1",
+                                     "--vbuckets", std::to_string(kVBuckets), "--sync", "none"}));
+        }
+        ASSERT_TRUE(waitForMap()) << "the nodes never agreed on a map of both";
+    }
+    void TearDown() override {
+        for (auto& node : nodes_) {
+            ::kill(node->pid(), SIGCONT);
+            EXPECT_EQ(node->stop(SIGTERM), 0);
+        }
+    }
+
+    nlohmann::json config(std::uint16_t port) {
+        Client client(port);
+        const auto answer = client.call(request(Opcode::GetClusterConfig));
+        if (!answer || answer->status != kSuccess) {
+            return {};
+        }
+        return nlohmann::json::parse(answer->value, nullptr, false);
+    }
+    // Both nodes serve the same map, listing both.
+    bool waitForMap() {
+        const auto deadline = Clock::now() + kSocketDeadline;
+        while (Clock::now() < deadline) {
+            const auto a = config(nodes_[0]->port());
+            const auto b = config(nodes_[1]->port());
+            if (a.is_object() && b.is_object() && a.value("rev", 0) > 0 &&
+                a.value("rev", 0) == b.value("rev", 0) &&
+                a["vBucketServerMap"]["serverList"].size() == 2) {
+                map_ = a["vBucketServerMap"];
+                return true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return false;
+    }
+    // The port of the node at `slot` of the key's chain (0: active).
+    std::uint16_t portOf(const std::string& key, std::size_t slot) {
+        const auto vb = protocol::vbucketOfKey(key, kVBuckets);
+        const int index = map_["vBucketMap"][vb][slot].get<int>();
+        const auto server = map_["serverList"][index].get<std::string>();
+        return static_cast<std::uint16_t>(std::stoi(server.substr(server.rfind(':') + 1)));
+    }
+    // A durable write to the key's active, retried until the replica's
+    // stream is up (the first ones may time out while it opens).
+    std::optional<BinaryResponse> writeOnceReplicated(const std::string& key,
+                                                      const std::string& value,
+                                                      protocol::DurabilityLevel level) {
+        const auto deadline = Clock::now() + kSocketDeadline;
+        std::optional<BinaryResponse> answer;
+        while (Clock::now() < deadline) {
+            Client client(portOf(key, 0));
+            answer = client.call(durableSet(key, value, level, 1000));
+            if (answer && answer->status != kAmbiguous) {
+                return answer;
+            }
+        }
+        return answer;
+    }
+    // The replica's copy once it holds `value`: the active acknowledges a
+    // Majority write when the replica holds its prepare, and the commit
+    // follows on the stream.
+    std::optional<BinaryResponse> replicaRead(const std::string& key, const std::string& value) {
+        RawRequest get = request(Opcode::GetReplica, key);
+        get.vbucket = protocol::vbucketOfKey(key, kVBuckets);
+        const auto deadline = Clock::now() + kSocketDeadline;
+        std::optional<BinaryResponse> copy;
+        while (Clock::now() < deadline) {
+            Client client(portOf(key, 1));
+            copy = client.call(get);
+            if (copy && copy->status == kSuccess && copy->value == value) {
+                break;
+            }
+        }
+        return copy;
+    }
+
+    kvexec::cluster::test::EtcdProcess etcd_;
+    TempDir dirs_[2];
+    std::vector<std::unique_ptr<ServerProcess>> nodes_;
+    nlohmann::json map_;
+};
+
+TEST_F(ReplicationSocketTest, DurableWritesAtEveryLevelReachTheReplicaWithTheirCas) {
+    const protocol::DurabilityLevel levels[] = {
+        protocol::DurabilityLevel::Majority, protocol::DurabilityLevel::MajorityAndPersistOnMaster,
+        protocol::DurabilityLevel::PersistToMajority};
+    for (int i = 0; i < 24; ++i) {
+        const std::string key = "key-" + std::to_string(i);
+        const auto written = writeOnceReplicated(key, "value-" + key, levels[i % 3]);
+        ASSERT_TRUE(written.has_value()) << key;
+        ASSERT_EQ(written->status, kSuccess) << key;
+        const auto copy = replicaRead(key, "value-" + key);
+        ASSERT_TRUE(copy.has_value()) << key;
+        ASSERT_EQ(copy->status, kSuccess) << key;
+        EXPECT_EQ(copy->value, "value-" + key);
+        EXPECT_EQ(copy->cas, written->cas) << key;
+    }
+}
+
+TEST_F(ReplicationSocketTest, TheActiveRefusesReplicaReadsAndTheReplicaRefusesWrites) {
+    const std::string key = "k";
+    ASSERT_EQ(writeOnceReplicated(key, "v", protocol::DurabilityLevel::Majority)->status, kSuccess);
+    Client replica(portOf(key, 1));
+    RawRequest set = request(Opcode::Set, key, std::string(8, '\0'), "w");
+    EXPECT_EQ(replica.call(set)->status, kNotMyVbucket);
+    Client active(portOf(key, 0));
+    RawRequest get = request(Opcode::GetReplica, key);
+    EXPECT_EQ(active.call(get)->status, kNotMyVbucket);
+}
+
+TEST_F(ReplicationSocketTest, AStoppedReplicaMakesMajorityWritesAmbiguousUntilItResumes) {
+    const std::string key = "paused";
+    ASSERT_EQ(writeOnceReplicated(key, "before", protocol::DurabilityLevel::Majority)->status,
+              kSuccess);
+    const auto replicaPort = portOf(key, 1);
+    ServerProcess& replica = *nodes_[nodes_[0]->port() == replicaPort ? 0 : 1];
+    ASSERT_EQ(::kill(replica.pid(), SIGSTOP), 0);
+    for (const auto level :
+         {protocol::DurabilityLevel::Majority, protocol::DurabilityLevel::PersistToMajority}) {
+        Client client(portOf(key, 0));
+        const auto answer = client.call(durableSet(key, "during", level, 300));
+        ASSERT_TRUE(answer.has_value());
+        EXPECT_EQ(answer->status, kAmbiguous);
+    }
+    ASSERT_EQ(::kill(replica.pid(), SIGCONT), 0);
+    const auto after = writeOnceReplicated(key, "after", protocol::DurabilityLevel::Majority);
+    ASSERT_TRUE(after.has_value());
+    EXPECT_EQ(after->status, kSuccess);
+    EXPECT_EQ(replicaRead(key, "after")->value, "after");
+}
+
+}  // namespace
+}  // namespace kvexec::server::test
