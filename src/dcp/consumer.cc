@@ -170,15 +170,19 @@ bool DcpConsumer::onStreamResponse(const protocol::Response& response) {
         } catch (const std::invalid_argument&) {
             return false;  // a malformed log from the producer
         }
+    } else if (decoded->status == Status::Rollback) {
+        // The replica's history diverged: discard it and stream again
+        // (from 0: rolling back to a seqno is not built).
+        std::cerr << "kvexec dcp: " << options_.connectionName << ": vb:" << vbid
+                  << " rolls back (asked: to " << decoded->rollbackSeqno << ")\n";
+        if (bucket_.rollbackReplica(vbid, decoded->rollbackSeqno) == engine::Status::Success) {
+            requestStream(vbid);
+            return true;
+        }
     } else {
         std::cerr << "kvexec dcp: " << options_.connectionName << ": stream of vb:" << vbid
                   << " refused (status 0x" << std::hex << static_cast<int>(decoded->status)
-                  << std::dec
-                  << (decoded->status == Status::Rollback
-                          ? ", rollback to " + std::to_string(decoded->rollbackSeqno) +
-                                ": not built yet"
-                          : std::string())
-                  << ")\n";
+                  << std::dec << ")\n";
     }
     kvexec::detail::MutexLock lock(mutex_);
     streams_[vbid] = state;

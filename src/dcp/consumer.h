@@ -12,8 +12,8 @@
 // A malformed message, or one the replica refuses (out of order, a commit
 // of a prepare it does not hold), makes receive() return false: the
 // connection closes and is opened again from where the replica stands. A
-// stream request answered with ROLLBACK marks that stream Failed: rolling
-// a replica back is not built yet.
+// stream request answered with ROLLBACK discards the replica's copy
+// (Bucket::rollbackReplica) and asks again from 0.
 //
 // Thread safety: receive(), open() and requestStream() from the
 // connection's thread; prepared() and takeOutput() from any thread. State

@@ -76,6 +76,7 @@ class BucketImpl final : public Bucket {
     Status applyReplicated(Vbid vbid, const StreamEvent& event) override;
     Seqno replicaHighPrepared(Vbid vbid) const override;
     Status adoptFailoverLog(Vbid vbid, const FailoverLog& log) override;
+    Status rollbackReplica(Vbid vbid, Seqno to) override;
     BucketStats stats() const override;
     const BucketConfig& config() const override { return config_; }
     Manifest manifest() const override;

@@ -139,20 +139,30 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     }
     std::vector<storage::Document> items;
     Seqno batchHigh = 0;
+    bool discardFile = false;
+    std::uint64_t generation = 0;
     {
         kvexec::detail::MutexLock lock(vb.mutex);
+        discardFile = std::exchange(vb.discardFile, false);
+        generation = vb.discardGeneration;
         const std::size_t n = std::min(vb.dirty.size(), kMaxBatchItems);
-        if (n == 0) {
+        if (n == 0 && !discardFile) {
             return true;
         }
         items.reserve(n);
         for (std::size_t i = 0; i < n; ++i) {
             items.push_back(vb.dirty[i].doc);
         }
-        batchHigh = items.back().seqno;
+        batchHigh = items.empty() ? 0 : items.back().seqno;
     }
     const auto batch = deduplicated(std::move(items));
     try {
+        if (discardFile && store_->exists(vb.id)) {
+            store_->deleteVBucket(vb.id);  // a replica rolled back (rollbackReplica)
+        }
+        if (batch.empty()) {
+            return true;
+        }
         if (!store_->exists(vb.id)) {
             store_->createVBucket(vb.id);
         }
@@ -165,6 +175,9 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
         std::vector<FinishedSyncWrite> failed;
         {
             kvexec::detail::MutexLock lock(vb.mutex);
+            if (discardFile && vb.discardGeneration == generation) {
+                vb.discardFile = true;  // the delete may not have happened: again
+            }
             std::vector<Seqno> inBatch;
             for (const auto& [seqno, write] : vb.syncWrites) {
                 if (seqno <= batchHigh && !write.resolved) {
@@ -190,6 +203,11 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     std::optional<Seqno> replicaMoved;
     {
         kvexec::detail::MutexLock lock(vb.mutex);
+        if (vb.discardGeneration != generation) {
+            // Rolled back while saving: this batch went to a file the next
+            // flush deletes, and the queue holds the new history.
+            return true;
+        }
         const auto now = Clock::now();
         while (!vb.dirty.empty() && vb.dirty.front().doc.seqno <= batchHigh) {
             const auto& item = vb.dirty.front();

@@ -151,6 +151,38 @@ Status BucketImpl::adoptFailoverLog(Vbid vbid, const FailoverLog& log) {
     return Status::Success;
 }
 
+Status BucketImpl::rollbackReplica(Vbid vbid, Seqno /*to: always 0 for now*/) {
+    if (vbid >= vbuckets_.size()) {
+        return Status::NotMyVbucket;
+    }
+    auto& vb = vbucket(vbid);
+    {
+        kvexec::detail::MutexLock lock(vb.mutex);
+        if (!isReplicaState(vb.state)) {
+            return Status::NotMyVbucket;
+        }
+        std::vector<std::string> keys;
+        for (const auto& [key, value] : vb.committed) {
+            keys.push_back(key);
+        }
+        for (const auto& key : keys) {
+            accountMemory(vb.eraseCommittedLocked(key));
+        }
+        for (const auto& item : vb.dirty) {
+            accountMemory(
+                -static_cast<std::int64_t>(footprint(item.doc.key.size(), item.doc.value.size())));
+        }
+        vb.dirty.clear();
+        vb.replicaPrepares.clear();
+        vb.locks.clear();
+        vb.highSeqno = vb.persistedSeqno = vb.reportedHighPrepared = 0;
+        vb.discardFile = true;
+        ++vb.discardGeneration;
+    }
+    notifyFlusher(vb);
+    return Status::Success;
+}
+
 Seqno BucketImpl::replicaHighPrepared(Vbid vbid) const {
     if (vbid >= vbuckets_.size()) {
         return 0;

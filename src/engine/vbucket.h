@@ -147,6 +147,11 @@ class VBucket {
     // and the high prepared seqno last reported (onReplicaPrepared).
     std::map<Seqno, ReplicaPrepare> replicaPrepares GUARDED_BY(mutex);
     Seqno reportedHighPrepared GUARDED_BY(mutex) = 0;
+    // A replica rolled back to 0: its flusher deletes the vBucket's file
+    // first (discardFile), and a save that was under way when it happened
+    // (an older generation) is not taken for part of the new history.
+    bool discardFile GUARDED_BY(mutex) = false;
+    std::uint64_t discardGeneration GUARDED_BY(mutex) = 0;
     std::unordered_map<std::string, StoredValue> committed GUARDED_BY(mutex);
     std::unordered_map<std::string, Seqno> pendingByKey GUARDED_BY(mutex);
     std::map<Seqno, SyncWrite> syncWrites GUARDED_BY(mutex);

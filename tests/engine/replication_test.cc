@@ -277,3 +277,41 @@ TEST_F(ReplicationTest, ACommitOfAnUnknownPrepareIsRefused) {
 
 }  // namespace
 }  // namespace kvexec::engine
+
+namespace kvexec::engine {
+namespace {
+
+// The active lost what the replica had seen (a crash before its flush):
+// the replica discards its copy and takes the active's history from 0.
+TEST_F(ReplicationTest, AReplicaRolledBackStreamsTheActivesHistoryAgain) {
+    connect();
+    for (int i = 0; i < 5; ++i) {
+        test::storeNow(*bucket, setRequest(kVb, storage::test::keyOf(i, "k"), "v"));
+    }
+    settle();
+    stream->close();
+    // The replica holds a change the active will never have.
+    StreamEvent extra;
+    extra.kind = StreamEventKind::Mutation;
+    extra.item = Item{kVb, "only-on-replica", "x", ItemMeta{7, 6, 0, 0, 0, false}};
+    ASSERT_EQ(replica->applyReplicated(kVb, extra), Status::Success);
+    pool.runReady(TaskType::Writer);  // and persisted it
+    ASSERT_EQ(replica->rollbackReplica(kVb, 5), Status::Success);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 0u);
+    EXPECT_EQ(replicaRead("only-on-replica").status, Status::KeyNotFound);
+    events.clear();
+    connect(0);
+    settle();
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 5u);
+    EXPECT_EQ(replicaRead(storage::test::keyOf(4, "k")).item.value, "v");
+    // On disk too: a restart finds the active's history only.
+    stream->close();
+    replica.reset();
+    openReplica();
+    EXPECT_EQ(replicaRead("only-on-replica").status, Status::KeyNotFound);
+    EXPECT_EQ(replica->observeSeqno(kVb).persistedSeqno, 5u);
+    EXPECT_EQ(bucket->rollbackReplica(kVb, 0), Status::NotMyVbucket);
+}
+
+}  // namespace
+}  // namespace kvexec::engine

@@ -41,12 +41,7 @@ class ReplicationSocketTest : public ::testing::Test {
   protected:
     void SetUp() override {
         for (int i = 0; i < 2; ++i) {
-            std::string name = "n";
-            name += std::to_string(i);
-            nodes_.push_back(std::make_unique<ServerProcess>(
-                dirs_[i].path(), std::vector<std::string>{
-                                     "--cluster", etcd_.url(), "--node", name, "--replicas", "1",
-                                     "--vbuckets", std::to_string(kVBuckets), "--sync", "none"}));
+            nodes_.push_back(std::make_unique<ServerProcess>(dirs_[i].path(), args(i)));
         }
         ASSERT_TRUE(waitForMap()) << "the nodes never agreed on a map of both";
     }
@@ -65,21 +60,38 @@ class ReplicationSocketTest : public ::testing::Test {
         }
         return nlohmann::json::parse(answer->value, nullptr, false);
     }
-    // Both nodes serve the same map, listing both.
+    std::vector<std::string> args(int node) {
+        std::string name = "n";
+        name += std::to_string(node);
+        return {"--cluster",  etcd_.url(), "--node",     name,
+                "--replicas", "1",         "--vbuckets", std::to_string(kVBuckets),
+                "--sync",     "none"};
+    }
+    // Both nodes serve the same map, listing both at their current ports.
     bool waitForMap() {
         const auto deadline = Clock::now() + kSocketDeadline;
         while (Clock::now() < deadline) {
             const auto a = config(nodes_[0]->port());
             const auto b = config(nodes_[1]->port());
             if (a.is_object() && b.is_object() && a.value("rev", 0) > 0 &&
-                a.value("rev", 0) == b.value("rev", 0) &&
-                a["vBucketServerMap"]["serverList"].size() == 2) {
+                a.value("rev", 0) == b.value("rev", 0) && listsBoth(a) && listsBoth(b)) {
                 map_ = a["vBucketServerMap"];
                 return true;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
         return false;
+    }
+    bool listsBoth(const nlohmann::json& config) {
+        const auto& servers = config["vBucketServerMap"]["serverList"];
+        std::size_t found = 0;
+        for (const auto& node : nodes_) {
+            for (const auto& server : servers) {
+                const auto text = server.get<std::string>();
+                found += text.substr(text.rfind(':') + 1) == std::to_string(node->port()) ? 1 : 0;
+            }
+        }
+        return servers.size() == 2 && found == 2;
     }
     // The port of the node at `slot` of the key's chain (0: active).
     std::uint16_t portOf(const std::string& key, std::size_t slot) {
@@ -175,6 +187,58 @@ TEST_F(ReplicationSocketTest, AStoppedReplicaMakesMajorityWritesAmbiguousUntilIt
     ASSERT_TRUE(after.has_value());
     EXPECT_EQ(after->status, kSuccess);
     EXPECT_EQ(replicaRead(key, "after")->value, "after");
+}
+
+// A replica killed while its active takes writes comes back on the same
+// data directory, resumes its streams from what it persisted and catches
+// up: it ends with every document its active has.
+TEST_F(ReplicationSocketTest, AReplicaKilledAndRestartedCatchesUp) {
+    std::vector<std::string> keys;
+    for (int i = 0; i < 40; ++i) {
+        keys.push_back("key-" + std::to_string(i));
+        ASSERT_EQ(
+            writeOnceReplicated(keys.back(), "one", protocol::DurabilityLevel::Majority)->status,
+            kSuccess);
+    }
+    nodes_[1]->stop(SIGKILL);
+    // While it is down, node 0's actives take plain writes.
+    const auto alive = nodes_[0]->port();
+    std::vector<std::string> written;
+    for (const auto& key : keys) {
+        if (portOf(key, 0) == alive) {
+            Client client(alive);
+            RawRequest set = request(Opcode::Set, key, std::string(8, '\0'), "two");
+            ASSERT_EQ(client.call(set)->status, kSuccess) << key;
+            written.push_back(key);
+        }
+    }
+    ASSERT_FALSE(written.empty());
+    nodes_[1] = std::make_unique<ServerProcess>(dirs_[1].path(), args(1));
+    ASSERT_TRUE(waitForMap());
+    for (const auto& key : written) {
+        const auto copy = replicaRead(key, "two");
+        ASSERT_TRUE(copy.has_value()) << key;
+        EXPECT_EQ(copy->value, "two") << key << " did not catch up";
+    }
+    // The other way round, the restarted node's actives may have lost what
+    // they had not persisted (a Majority write survives the loss of its
+    // active only through a failover, issue 27; here the active came back
+    // first); their replicas roll back to agree with them.
+    for (const auto& key : keys) {
+        if (portOf(key, 0) == alive) {
+            continue;
+        }
+        Client active(portOf(key, 0));
+        const auto original = active.call(request(Opcode::Get, key));
+        ASSERT_TRUE(original.has_value()) << key;
+        if (original->status != kSuccess) {
+            continue;  // lost with the crash (never persisted): nothing to compare
+        }
+        const auto copy = replicaRead(key, original->value);
+        ASSERT_TRUE(copy.has_value()) << key;
+        EXPECT_EQ(copy->value, original->value) << key;
+        EXPECT_EQ(copy->cas, original->cas) << key;
+    }
 }
 
 }  // namespace

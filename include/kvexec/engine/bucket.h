@@ -211,6 +211,13 @@ class Bucket : public Taskable {
     // request answered with), so that it resumes on that history after a
     // restart. Persisted. NotMyVbucket unless replica or pending.
     virtual Status adoptFailoverLog(Vbid vbid, const FailoverLog& log) = 0;
+    // A replica whose history diverged from its active's (a stream request
+    // answered with ROLLBACK to `to`) discards it. Rolling back to a seqno
+    // is not built: everything is discarded, in memory at once and on disk
+    // by the vBucket's flusher, and the replica streams again from 0 (a
+    // consumer may always roll back further than asked). Inline.
+    // NotMyVbucket unless replica or pending.
+    virtual Status rollbackReplica(Vbid vbid, Seqno to) = 0;
 
     virtual BucketStats stats() const = 0;
 
