@@ -1,0 +1,189 @@
+#include "cluster/cluster_tool.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace kvexec::cluster {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kNoLag = "n/a (no DCP yet)";
+
+[[noreturn]] void refuse(std::string_view what, std::string_view detail = {},
+                         std::string_view after = {}) {
+    std::string message(what);
+    message += detail;
+    message += after;
+    throw std::invalid_argument(message);
+}
+
+std::string addressText(const std::optional<NodeAddress>& address) {
+    if (!address) {
+        return "-";
+    }
+    const bool v6 = address->host.find(':') != std::string::npos;
+    std::string text = v6 ? "[" : "";
+    text += address->host;
+    text += v6 ? "]:" : ":";
+    text += std::to_string(address->kvPort);
+    return text;
+}
+
+NodeReport nodeReport(const std::string& name, const ClusterView& view) {
+    NodeReport node;
+    node.name = name;
+    const auto& registered = view.membership.nodes;
+    node.alive = std::binary_search(registered.begin(), registered.end(), name);
+    if (const auto found = view.addresses.find(name); found != view.addresses.end()) {
+        node.address = found->second;
+    }
+    if (const auto found = view.statuses.find(name); found != view.statuses.end()) {
+        node.appliedRevision = found->second.mapRevision;
+    }
+    if (view.map) {
+        const NodeVBuckets held = vbucketsOf(*view.map, name);
+        node.active = held.active.size();
+        node.replica = held.replica.size();
+    }
+    return node;
+}
+
+void countEmptySlots(const VBucketMap& map, StatusReport& report) {
+    for (const auto& chain : map.chains) {
+        if (chain.empty() || chain.front() == kNoNode) {
+            ++report.vbucketsWithoutActive;
+        }
+        report.replicaSlotsEmpty +=
+            static_cast<std::size_t>(std::count(chain.begin() + 1, chain.end(), kNoNode));
+    }
+}
+
+}  // namespace
+
+std::string clusterToolUsage() {
+    return "usage: kvexec-cluster --etcd http://HOST:PORT [--root /kvexec/default] status "
+           "[--json]\n"
+           "status: the cluster kept under --root (kvexec-server --cluster keeps a bucket B\n"
+           "  under /kvexec/B): its nodes (name, address, alive = registered under a live\n"
+           "  lease, the map revision each has applied), the map's revision and the leader\n"
+           "  that published it, and the vBuckets each node is active and replica for.\n"
+           "  --json: the same as one JSON object. Exit 1 if etcd cannot be read.\n";
+}
+
+ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
+    ClusterToolOptions options;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (arg == "--help" || arg == "-h") {
+            options.help = true;
+            return options;
+        }
+        if (arg == "--json") {
+            options.json = true;
+        } else if (arg == "--etcd" || arg == "--root") {
+            if (i + 1 >= args.size()) {
+                refuse(arg, ": missing value");
+            }
+            (arg == "--etcd" ? options.etcdUrl : options.root) = args[++i];
+        } else if (arg == "status" && options.command.empty()) {
+            options.command = arg;
+        } else {
+            refuse("unexpected argument '", arg, "'");
+        }
+    }
+    if (options.etcdUrl.empty()) {
+        refuse("--etcd URL is required");
+    }
+    (void)parseEtcdUrl(options.etcdUrl);  // std::invalid_argument saying why
+    if (options.command.empty()) {
+        refuse("a command is required: status");
+    }
+    if (options.root.empty() || options.root.front() != '/' || options.root.back() == '/') {
+        refuse("--root: expected /PATH without a trailing '/'");
+    }
+    return options;
+}
+
+StatusReport statusReport(const std::string& root, const ClusterView& view) {
+    StatusReport report;
+    report.root = root;
+    report.leader = view.membership.leader;
+    report.problems = view.problems;
+    std::set<std::string> names(view.membership.nodes.begin(), view.membership.nodes.end());
+    if (view.map) {
+        report.mapRevision = view.map->revision;
+        report.numReplicas = view.map->numReplicas;
+        report.numVBuckets = view.map->chains.size();
+        names.insert(view.map->nodes.begin(), view.map->nodes.end());
+        countEmptySlots(*view.map, report);
+    }
+    for (const std::string& name : names) {
+        report.nodes.push_back(nodeReport(name, view));
+    }
+    return report;
+}
+
+std::string statusText(const StatusReport& report) {
+    std::ostringstream out;
+    out << "cluster " << report.root << "\n";
+    if (report.mapRevision == 0) {
+        out << "map: none yet";
+    } else {
+        out << "map: revision " << report.mapRevision << ", " << report.numVBuckets << " vBuckets, "
+            << report.numReplicas << " replica(s) each; " << report.vbucketsWithoutActive
+            << " without an active, " << report.replicaSlotsEmpty
+            << " replica slot(s) without a node";
+    }
+    out << "\nleader: " << report.leader.value_or("none") << "\n\n";
+    out << std::left << std::setw(12) << "NODE" << std::setw(24) << "ADDRESS" << std::setw(7)
+        << "ALIVE" << std::setw(9) << "APPLIED" << std::setw(8) << "ACTIVE" << std::setw(9)
+        << "REPLICA"
+        << "REPLICATION LAG\n";
+    for (const NodeReport& node : report.nodes) {
+        const std::string applied =
+            node.appliedRevision ? std::to_string(*node.appliedRevision) : "-";
+        out << std::setw(12) << node.name << std::setw(24) << addressText(node.address)
+            << std::setw(7) << (node.alive ? "yes" : "no") << std::setw(9) << applied
+            << std::setw(8) << node.active << std::setw(9) << node.replica << kNoLag << "\n";
+    }
+    for (const std::string& problem : report.problems) {
+        out << "problem: " << problem << "\n";
+    }
+    return out.str();
+}
+
+std::string statusJson(const StatusReport& report) {
+    json nodes = json::array();
+    for (const NodeReport& node : report.nodes) {
+        json entry = {{"name", node.name},          {"alive", node.alive},
+                      {"active", node.active},      {"replica", node.replica},
+                      {"appliedRevision", nullptr}, {"address", nullptr},
+                      {"replicationLag", nullptr}};
+        if (node.appliedRevision) {
+            entry["appliedRevision"] = *node.appliedRevision;
+        }
+        if (node.address) {
+            entry["address"] = {{"host", node.address->host},
+                                {"kvPort", node.address->kvPort},
+                                {"mgmtPort", node.address->mgmtPort}};
+        }
+        nodes.push_back(std::move(entry));
+    }
+    const json document = {{"root", report.root},
+                           {"leader", report.leader ? json(*report.leader) : json(nullptr)},
+                           {"mapRevision", report.mapRevision},
+                           {"numReplicas", report.numReplicas},
+                           {"numVBuckets", report.numVBuckets},
+                           {"vbucketsWithoutActive", report.vbucketsWithoutActive},
+                           {"replicaSlotsEmpty", report.replicaSlotsEmpty},
+                           {"nodes", std::move(nodes)},
+                           {"problems", report.problems}};
+    return document.dump();
+}
+
+}  // namespace kvexec::cluster

@@ -1,0 +1,179 @@
+// Three kvexec-server nodes with --cluster against a private etcd
+// (--replicas 1, 16 vBuckets), over loopback sockets: every node's
+// GET_CLUSTER_CONFIG lists the three and a map with one replica per
+// vBucket; a request for a vBucket the node is not active for gets
+// NOT_MY_VBUCKET with that config, and the same request to the active
+// works. Each node is stopped by its PID (SIGTERM) and must exit 0.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/cluster_state.h"
+#include "cluster/etcd_client.h"
+#include "etcd_fixture.h"
+#include "protocol/keys.h"
+#include "server_process.h"
+
+namespace kvexec::server::test {
+namespace {
+
+using nlohmann::json;
+using protocol::Opcode;
+using protocol::Status;
+
+constexpr auto kSuccess = static_cast<std::uint16_t>(Status::Success);
+constexpr auto kNotMyVbucket = static_cast<std::uint16_t>(Status::NotMyVbucket);
+constexpr std::uint16_t kVBuckets = 16;  // ServerProcess's --vbuckets
+const std::vector<std::string> kNames = {"n0", "n1", "n2"};
+
+RawRequest setRequest(const std::string& key, const std::string& value) {
+    return request(Opcode::Set, key, std::string(8, '\0'), value);
+}
+
+std::uint16_t portOf(const std::string& hostPort) {
+    return static_cast<std::uint16_t>(std::stoi(hostPort.substr(hostPort.rfind(':') + 1)));
+}
+
+class ClusterSocketTest : public cluster::test::EtcdTest {
+  protected:
+    void SetUp() override {
+        EtcdTest::SetUp();
+        if (HasFatalFailure()) {
+            return;
+        }
+        for (const std::string& name : kNames) {
+            dirs_.push_back(std::make_unique<TempDir>());
+            nodes_.push_back(std::make_unique<ServerProcess>(
+                dirs_.back()->path(),
+                std::vector<std::string>{"--cluster", etcd().url(), "--node", name, "--replicas",
+                                         "1", "--sync", "none"}));
+        }
+        ASSERT_TRUE(settled()) << "the nodes did not apply one map of all three in time";
+    }
+
+    void TearDown() override {
+        for (auto& node : nodes_) {  // before etcd: each leaves the cluster
+            EXPECT_EQ(node->stop(SIGTERM), 0);
+        }
+    }
+
+    // Polls etcd until every node has applied one map of the three.
+    bool settled() {
+        cluster::EtcdClient client(etcd().endpoint());
+        const cluster::ClusterKeys keys("/kvexec/default");
+        const auto until = std::chrono::steady_clock::now() + cluster::test::kEtcdDeadline;
+        while (std::chrono::steady_clock::now() < until) {
+            const auto view = cluster::readClusterView(keys, client.getPrefix(keys.all()));
+            if (view.map && view.map->nodes == kNames && applied(view, view.map->revision)) {
+                revision_ = view.map->revision;
+                return true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling etcd
+        }
+        return false;
+    }
+
+    static bool applied(const cluster::ClusterView& view, std::uint64_t revision) {
+        for (const std::string& name : kNames) {
+            const auto found = view.statuses.find(name);
+            if (found == view.statuses.end() || found->second.mapRevision != revision) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    json clusterConfig(std::uint16_t port) {
+        Client client(port);
+        const auto response = client.call(request(Opcode::GetClusterConfig));
+        EXPECT_TRUE(response);
+        EXPECT_EQ(response->status, kSuccess);
+        return json::parse(response->value);
+    }
+
+    std::vector<std::unique_ptr<TempDir>> dirs_;
+    std::vector<std::unique_ptr<ServerProcess>> nodes_;
+    std::uint64_t revision_ = 0;
+};
+
+TEST_F(ClusterSocketTest, EveryNodesConfigListsTheThreeAndOneReplicaPerVBucket) {
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        const json config = clusterConfig(nodes_[i]->port());
+        EXPECT_EQ(config["rev"], revision_);
+        const json& server = config["vBucketServerMap"];
+        EXPECT_EQ(server["numReplicas"], 1);
+        ASSERT_EQ(server["serverList"].size(), 3u);
+        for (std::size_t n = 0; n < 3; ++n) {  // the map's node order: n0, n1, n2
+            EXPECT_EQ(portOf(server["serverList"][n]), nodes_[n]->port());
+            EXPECT_EQ(config["nodesExt"][n]["services"]["kv"], nodes_[n]->port());
+            EXPECT_EQ(config["nodesExt"][n].contains("thisNode"), n == i);
+        }
+        ASSERT_EQ(server["vBucketMap"].size(), kVBuckets);
+        for (const json& chain : server["vBucketMap"]) {
+            ASSERT_EQ(chain.size(), 2u);
+            EXPECT_GE(chain[0], 0);
+            EXPECT_GE(chain[1], 0);
+            EXPECT_NE(chain[0], chain[1]);
+        }
+    }
+}
+
+TEST_F(ClusterSocketTest, ANodeThatIsNotActiveAnswersNotMyVbucketWithTheConfig) {
+    const json config = clusterConfig(nodes_[0]->port());
+    const json& map = config["vBucketServerMap"]["vBucketMap"];
+    for (int k = 0; k < 8; ++k) {
+        const std::string key = "key-" + std::to_string(k);
+        const json& chain = map[protocol::vbucketOfKey(key, kVBuckets)];
+        const std::size_t active = chain[0].get<std::size_t>();
+        for (std::size_t n = 0; n < nodes_.size(); ++n) {
+            if (n == active) {
+                continue;
+            }
+            Client client(nodes_[n]->port());
+            for (const RawRequest& refused : {setRequest(key, "v"), request(Opcode::Get, key)}) {
+                const auto response = client.call(refused);
+                ASSERT_TRUE(response) << key;
+                ASSERT_EQ(response->status, kNotMyVbucket) << key << " on n" << n;
+                const json body = json::parse(response->value);
+                EXPECT_EQ(body["rev"], revision_);
+                EXPECT_EQ(body["vBucketServerMap"]["serverList"].size(), 3u);
+                EXPECT_EQ(body["vBucketServerMap"]["vBucketMap"], map);
+            }
+        }
+        Client client(nodes_[active]->port());
+        const auto stored = client.call(setRequest(key, "v-" + key));
+        ASSERT_TRUE(stored);
+        EXPECT_EQ(stored->status, kSuccess) << key;
+        const auto got = client.call(request(Opcode::Get, key));
+        ASSERT_TRUE(got);
+        EXPECT_EQ(got->status, kSuccess) << key;
+        EXPECT_EQ(got->value, "v-" + key);
+    }
+}
+
+// A Couchbase client (HELLO) names the vBucket itself: the right vBucket
+// sent to a node that is not its active is still NOT_MY_VBUCKET.
+TEST_F(ClusterSocketTest, ACouchbaseClientIsRoutedByTheMap) {
+    const json config = clusterConfig(nodes_[1]->port());
+    const std::string key = "routed";
+    const std::uint16_t vbucket = protocol::vbucketOfKey(key, kVBuckets);
+    const std::size_t active = config["vBucketServerMap"]["vBucketMap"][vbucket][0];
+    const std::size_t replica = config["vBucketServerMap"]["vBucketMap"][vbucket][1];
+    RawRequest set = setRequest(key, "value");
+    set.vbucket = vbucket;
+    for (const std::size_t n : {replica, active}) {
+        Client client(nodes_[n]->port());
+        ASSERT_TRUE(client.call(request(Opcode::Hello, "cluster-test")));
+        const auto response = client.call(set);
+        ASSERT_TRUE(response);
+        EXPECT_EQ(response->status, n == active ? kSuccess : kNotMyVbucket) << "n" << n;
+    }
+}
+
+}  // namespace
+}  // namespace kvexec::server::test
