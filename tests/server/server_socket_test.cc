@@ -426,6 +426,44 @@ TEST_F(ServerSocketTest, WithCredentialsOnlyTheHandshakeRunsBeforeAuthentication
     EXPECT_EQ(text.ask("get k").value_or("").rfind("CLIENT_ERROR", 0), 0u);
 }
 
+// DCP_OPEN with the producer flag (DCP's 4-byte seqno 0 and flags).
+RawRequest dcpOpen(const std::string& name) {
+    std::string extras(4, '\0');
+    extras += std::string("\0\0\0\x01", 4);
+    return request(Opcode::DcpOpen, name, extras);
+}
+
+TEST_F(ServerSocketTest, DcpOpenNeedsAuthenticationAndMalformedDcpClosesOnlyThatConnection) {
+    start({"--user", "alice", "--password", "secret"});
+    Client stranger(port());
+    auto refused = stranger.call(dcpOpen("replication:x"));
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->status, kAuthError);
+
+    Client peer(port());
+    auto auth =
+        peer.call(request(Opcode::SaslAuth, "PLAIN", "", std::string("\0alice\0secret", 13)));
+    ASSERT_TRUE(auth.has_value());
+    ASSERT_EQ(auth->status, kSuccess);
+    auto opened = peer.call(dcpOpen("replication:peer"));
+    ASSERT_TRUE(opened.has_value());
+    EXPECT_EQ(opened->status, kSuccess);
+    // A stream request with its extras cut short is refused, not fatal.
+    auto shortRequest = peer.call(request(Opcode::DcpStreamReq, "", std::string(12, '\0')));
+    ASSERT_TRUE(shortRequest.has_value());
+    EXPECT_EQ(shortRequest->status, kInvalid);
+    // A message only a producer sends, sent to one, closes the connection.
+    ASSERT_TRUE(peer.send(request(Opcode::DcpMutation, "k", std::string(31, '\0'), "v").encode()));
+    EXPECT_TRUE(peer.closedByServer());
+    // The node goes on.
+    Client other(port());
+    ASSERT_EQ(
+        other.call(request(Opcode::SaslAuth, "PLAIN", "", std::string("\0alice\0secret", 13)))
+            ->status,
+        kSuccess);
+    expectServed(other, "after-dcp");
+}
+
 // The request with frame info 1 (PersistToMajority): its completion comes
 // later, on a pool thread, once the flusher has persisted the write.
 RawRequest durable(RawRequest r) {
