@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <string_view>
 
@@ -38,6 +39,21 @@ class ManualBucketTest : public ::testing::Test {
                0) {
         }
     }
+    // Opens a second bucket (on `crashPool`) on a copy of the data
+    // directory as it is on disk now, while this one runs: what a crash at
+    // this moment leaves.
+    std::unique_ptr<Bucket> openCrashCopy(const test::TempDir& copy) {
+        std::filesystem::copy(dir.path(), copy.path(),
+                              std::filesystem::copy_options::recursive |
+                                  std::filesystem::copy_options::overwrite_existing);
+        auto copyConfig = config;
+        copyConfig.dataDir = copy.path();
+        auto crashed = Bucket::open(crashPool, copyConfig);
+        crashPool.runReady(TaskType::Reader);
+        EXPECT_EQ(crashed->warmupProgress().state, WarmupState::Complete)
+            << crashed->warmupProgress().error;
+        return crashed;
+    }
     const TaskInfo* task(std::string_view description, PoolStats& stats) {
         for (const auto& t : stats.tasks) {
             if (t.description == description) {
@@ -52,6 +68,7 @@ class ManualBucketTest : public ::testing::Test {
     std::atomic<std::uint32_t> now{1'700'000'000};
     ManualExecutorPool pool;
     std::unique_ptr<Bucket> bucket;
+    ManualExecutorPool crashPool;  // openCrashCopy's
 };
 
 }  // namespace kvexec::engine

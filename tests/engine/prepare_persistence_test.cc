@@ -24,24 +24,8 @@ class PreparePersistenceTest : public ManualBucketTest {
         config.steadyTime = [this] { return steady.load(); };
         ManualBucketTest::SetUp();
     }
-    // Opens a bucket on a copy of the data directory as it is on disk now:
-    // what a crash at this moment leaves.
-    std::unique_ptr<Bucket> openCrashCopy() {
-        std::filesystem::copy(dir.path(), copy.path(),
-                              std::filesystem::copy_options::recursive |
-                                  std::filesystem::copy_options::overwrite_existing);
-        auto copyConfig = config;
-        copyConfig.dataDir = copy.path();
-        auto crashed = Bucket::open(crashPool, copyConfig);
-        crashPool.runReady(TaskType::Reader);
-        EXPECT_EQ(crashed->warmupProgress().state, WarmupState::Complete)
-            << crashed->warmupProgress().error;
-        return crashed;
-    }
-
     std::atomic<Clock::time_point> steady{Clock::time_point{} + 1h};
     test::TempDir copy;
-    ManualExecutorPool crashPool;
 };
 
 TEST_F(PreparePersistenceTest, APreparePersistedWithoutItsCommitIsCommittedAtWarmup) {
@@ -50,7 +34,7 @@ TEST_F(PreparePersistenceTest, APreparePersistedWithoutItsCommitIsCommittedAtWar
     auto write = pending<MutationResult>();
     bucket->store(setRequest(0, "k", "new", DurabilityLevel::PersistToMajority), write->callback());
     pool.runReady(TaskType::Writer);  // the prepare reaches the disk; the commit never runs
-    auto crashed = openCrashCopy();
+    auto crashed = openCrashCopy(copy);
     const auto got = test::getNow(*crashed, 0, "k");
     ASSERT_EQ(got.status, Status::Success);
     EXPECT_EQ(got.item.value, "new");
@@ -73,7 +57,7 @@ TEST_F(PreparePersistenceTest, AnAbortedPrepareStaysAbortedAfterACrash) {
     pool.runNext(TaskType::NonIO);
     ASSERT_EQ(write->result().status, Status::SyncWriteAmbiguous);
     settle();  // and so is the abort
-    auto crashed = openCrashCopy();
+    auto crashed = openCrashCopy(copy);
     EXPECT_EQ(test::getNow(*crashed, 0, "k").item.value, "old");
     EXPECT_EQ(crashed->stats().syncWritesPending, 0u);
 }
@@ -84,7 +68,7 @@ TEST_F(PreparePersistenceTest, AWarmedUpPrepareWaitsForTheReplicaOfItsChain) {
     bucket->store(setRequest(0, "k", "v", DurabilityLevel::Majority), write->callback());
     settle();
     const Seqno prepared = bucket->observeSeqno(0).currentSeqno;
-    auto crashed = openCrashCopy();
+    auto crashed = openCrashCopy(copy);
     EXPECT_EQ(crashed->stats().syncWritesPending, 1u);
     EXPECT_EQ(test::getNow(*crashed, 0, "k").status, Status::KeyNotFound);
     auto other = pending<MutationResult>();

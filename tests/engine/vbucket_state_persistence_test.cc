@@ -22,21 +22,6 @@ class VBucketStatePersistenceTest : public ManualBucketTest {
         ManualBucketTest::SetUp();
     }
     FailoverLog logOf(Vbid vbid) { return bucket->failoverLog(vbid).value(); }
-    // Opens a second bucket on a copy of the data directory as it is on
-    // disk now, while this one runs: what a crash at this moment leaves.
-    std::unique_ptr<Bucket> openCrashCopy(const test::TempDir& copy) {
-        std::filesystem::copy(dir.path(), copy.path(),
-                              std::filesystem::copy_options::recursive |
-                                  std::filesystem::copy_options::overwrite_existing);
-        auto copyConfig = config;
-        copyConfig.dataDir = copy.path();
-        auto crashed = Bucket::open(crashPool, copyConfig);
-        crashPool.runReady(TaskType::Reader);
-        EXPECT_EQ(crashed->warmupProgress().state, WarmupState::Complete)
-            << crashed->warmupProgress().error;
-        return crashed;
-    }
-    ManualExecutorPool crashPool;
 };
 
 TEST_F(VBucketStatePersistenceTest, StatesTopologiesAndHistoryOutliveACleanRestart) {
