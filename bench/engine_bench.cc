@@ -198,6 +198,38 @@ void streamLatency(benchmark::State& state, Backend backend) {
     reportPercentiles(state, latency);
 }
 
+// --- EngineSetWithStreams ----------------------------------------------------
+// Seed 000: front-end sets while each vBucket feeds `streamsPerVBucket`
+// replication streams (DCP producers' engine streams), woken from the
+// write path with wake(). The consumers only count what they get.
+void engineSetWithStreams(benchmark::State& state, Backend backend, int streamsPerVBucket) {
+    Env env(backend, storage::SyncMode::None, true);
+    auto delivered = std::make_shared<std::atomic<std::uint64_t>>(0);
+    std::vector<std::shared_ptr<ChangeStream>> streams;
+    for (Vbid vb = 0; vb < 64; ++vb) {
+        for (int s = 0; s < streamsPerVBucket; ++s) {
+            streams.push_back(
+                env.bucket->openReplicationStream({vb, 0}, [delivered](const StreamEvent&) {
+                    delivered->fetch_add(1, std::memory_order_relaxed);
+                }));
+        }
+    }
+    const std::string value(kValueSize, 'v');
+    std::uint64_t n = 0;
+    for (auto _ : state) {
+        env.bucket->store(setOf(n++, value, DurabilityLevel::None), [&](const MutationResult& r) {
+            if (r.status != Status::Success) {
+                state.SkipWithError("set failed");
+            }
+        });
+    }
+    state.SetItemsProcessed(state.iterations());
+    state.counters["stream_events"] = static_cast<double>(delivered->load());
+    for (auto& stream : streams) {
+        stream->close();
+    }
+}
+
 // --- Floor -------------------------------------------------------------------
 void floorAppendFdatasync(benchmark::State& state) {
     BenchDir dir("kvexec-engine");
@@ -261,6 +293,15 @@ void registerAll(bool smoke) {
         finish(
             benchmark::RegisterBenchmark(("StreamLatency/" + name).c_str(), streamLatency, backend),
             100);
+        for (const int streams : {0, 1, 3}) {
+            std::string row = "EngineSetWithStreams/";
+            row += name;
+            row += "/Streams:";
+            row += std::to_string(streams);
+            finish(
+                benchmark::RegisterBenchmark(row.c_str(), engineSetWithStreams, backend, streams),
+                100);
+        }
     }
     finish(benchmark::RegisterBenchmark("Floor/Append4KiBFdatasync", floorAppendFdatasync), 10);
 }
