@@ -4,7 +4,8 @@
 // CRUD of 200 keys routes by the map (a node that is not a key's active
 // answers NOT_MY_VBUCKET, so a success is a write or read on the active).
 // Then durable writes at the three levels, which the active acknowledges
-// once its replica (over DCP) has the write, and getAllReplicas (the
+// once its replica (over DCP) has the write, a durable replace and remove,
+// and getAllReplicas (the
 // replica read, GET_REPLICA to the replica's node) of every acknowledged
 // Majority write: the active and the replica copy, same value and CAS.
 //   node sdk_cluster_test.js PORT0 PORT1 PORT2
