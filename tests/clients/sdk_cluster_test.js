@@ -5,9 +5,9 @@
 // answers NOT_MY_VBUCKET, so a success is a write or read on the active).
 // Then durable writes at the three levels, which the active acknowledges
 // once its replica (over DCP) has the write, a durable replace and remove,
-// and getAllReplicas (the
-// replica read, GET_REPLICA to the replica's node) of every acknowledged
-// Majority write: the active and the replica copy, same value and CAS.
+// and getAllReplicas (the replica read, GET_REPLICA to the replica's node)
+// of every acknowledged Majority write: the active and the replica copy,
+// same value and CAS.
 //   node sdk_cluster_test.js PORT0 PORT1 PORT2
 // Prints one "N passed, M failed" line; exits non-zero on any failure.
 'use strict';
