@@ -105,13 +105,62 @@ NodeAddress decodeNodeAddress(std::string_view text) {
 }
 
 std::string encodeNodeStatus(const NodeStatus& status) {
-    return json{{"mapRevision", status.mapRevision}}.dump();
+    json document = {{"mapRevision", status.mapRevision}};
+    if (const auto& replication = status.replication) {
+        // Pairs rather than objects keyed by vbid: the smallest JSON that
+        // stays readable.
+        const auto pairs = [](const std::vector<VBucketSeqno>& seqnos) {
+            json list = json::array();
+            for (const VBucketSeqno& entry : seqnos) {
+                list.push_back(json::array({entry.vbid, entry.seqno}));
+            }
+            return list;
+        };
+        document["replicaVBuckets"] = replication->replicaVBuckets;
+        document["streamsOpen"] = replication->streamsOpen;
+        document["active"] = pairs(replication->active);
+        document["replica"] = pairs(replication->replica);
+    }
+    return document.dump();
 }
 
 NodeStatus decodeNodeStatus(std::string_view text) {
-    const json document = parseObject(text, "node status");
-    return NodeStatus{unsignedField(document, "mapRevision",
-                                    std::numeric_limits<std::uint64_t>::max(), "node status")};
+    constexpr std::string_view kWhat = "node status";
+    constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
+    const json document = parseObject(text, kWhat);
+    NodeStatus status{unsignedField(document, "mapRevision", kMax, kWhat), std::nullopt};
+    if (!document.contains("replicaVBuckets")) {
+        return status;  // a node that does not replicate, or an older one
+    }
+    const auto seqnos = [&](const char* name) {
+        const auto found = document.find(name);
+        if (found == document.end() || !found->is_array()) {
+            std::string problem = "\"";
+            problem += name;
+            problem += "\" is not an array";
+            malformed(kWhat, problem);
+        }
+        std::vector<VBucketSeqno> list;
+        for (const json& entry : *found) {
+            if (!entry.is_array() || entry.size() != 2 || !entry[0].is_number_unsigned() ||
+                entry[0].get<std::uint64_t>() > std::numeric_limits<std::uint16_t>::max() ||
+                !entry[1].is_number_unsigned()) {
+                std::string problem = "\"";
+                problem += name;
+                problem += "\" holds something other than [vbid, seqno]";
+                malformed(kWhat, problem);
+            }
+            list.push_back({entry[0].get<std::uint16_t>(), entry[1].get<std::uint64_t>()});
+        }
+        return list;
+    };
+    ReplicationStatus replication;
+    replication.replicaVBuckets = unsignedField(document, "replicaVBuckets", kMax, kWhat);
+    replication.streamsOpen = unsignedField(document, "streamsOpen", kMax, kWhat);
+    replication.active = seqnos("active");
+    replication.replica = seqnos("replica");
+    status.replication = std::move(replication);
+    return status;
 }
 
 ClusterView readClusterView(const ClusterKeys& keys, const std::vector<KeyValue>& underRoot) {

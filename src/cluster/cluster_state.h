@@ -7,18 +7,23 @@
 //
 // Node values in etcd, JSON:
 //   <root>/nodes/<name>   NodeAddress: {"host", "kvPort", "mgmtPort"}
-//   <root>/status/<name>  NodeStatus: {"mapRevision"}
+//   <root>/status/<name>  NodeStatus: {"mapRevision"} and, from a node
+//                         that replicates, {"replicaVBuckets",
+//                         "streamsOpen", "active": [[vb, seqno], ...],
+//                         "replica": [[vb, seqno], ...]}
 //
 // Pure functions and plain values: no I/O, no locks, no global state; safe
 // from any thread. Text from etcd is never trusted: a value that does not
 // decode is reported (the view's `problems`), never a crash.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cluster/etcd_types.h"
@@ -40,11 +45,41 @@ std::string encodeNodeAddress(const NodeAddress& address);
 // Throws std::invalid_argument saying what is wrong.
 NodeAddress decodeNodeAddress(std::string_view json);
 
+// One vBucket's high seqno, as a node publishes it.
+struct VBucketSeqno {
+    std::uint16_t vbid = 0;
+    std::uint64_t seqno = 0;
+
+    bool operator==(const VBucketSeqno&) const = default;
+};
+
+// Where a node's replication stands. A node cannot know how far behind
+// its replicas are (that needs the active's seqno), so each node publishes
+// the high seqnos of the vBuckets it holds, and a reader of all statuses
+// (kvexec-cluster) joins each replica with its active. vBuckets at seqno 0
+// are left out: with 1024 vBuckets an idle node's value stays small.
+struct ReplicationStatus {
+    std::size_t replicaVBuckets = 0;    // replica vBuckets in the applied map
+    std::size_t streamsOpen = 0;        // of their DCP streams, those open
+    std::vector<VBucketSeqno> active;   // by vbid
+    std::vector<VBucketSeqno> replica;  // by vbid
+
+    bool operator==(const ReplicationStatus&) const = default;
+};
+
 // What a node has acted on, published under its lease: the revision of the
-// last map it applied (0: none yet). Replication lag joins it once DCP
-// streams exist.
+// last map it applied (0: none yet), and its replication once it has any
+// (absent in a status written by a node without it, which decodes as
+// before).
 struct NodeStatus {
+    // A constructor rather than an aggregate: {revision} alone, as written
+    // before replication joined, stays complete (no missing initializer).
+    NodeStatus() = default;
+    NodeStatus(std::uint64_t revision, std::optional<ReplicationStatus> replicationStatus = {})
+        : mapRevision(revision), replication(std::move(replicationStatus)) {}
+
     std::uint64_t mapRevision = 0;
+    std::optional<ReplicationStatus> replication;
 
     bool operator==(const NodeStatus&) const = default;
 };

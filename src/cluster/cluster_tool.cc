@@ -12,8 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kNoLag = "n/a (no DCP yet)";
-
 [[noreturn]] void refuse(std::string_view what, std::string_view detail = {},
                          std::string_view after = {}) {
     std::string message(what);
@@ -44,11 +42,16 @@ NodeReport nodeReport(const std::string& name, const ClusterView& view) {
     }
     if (const auto found = view.statuses.find(name); found != view.statuses.end()) {
         node.appliedRevision = found->second.mapRevision;
+        if (const auto& replication = found->second.replication) {
+            node.replicaVBucketsApplied = replication->replicaVBuckets;
+            node.streamsOpen = replication->streamsOpen;
+        }
     }
     if (view.map) {
         const NodeVBuckets held = vbucketsOf(*view.map, name);
         node.active = held.active.size();
         node.replica = held.replica.size();
+        node.replicationLag = replicationLag(*view.map, name, view.statuses);
     }
     return node;
 }
@@ -63,7 +66,64 @@ void countEmptySlots(const VBucketMap& map, StatusReport& report) {
     }
 }
 
+// A status's seqnos by vBucket; one left out is at 0.
+std::map<std::uint16_t, std::uint64_t> byVBucket(const std::vector<VBucketSeqno>& seqnos) {
+    std::map<std::uint16_t, std::uint64_t> out;
+    for (const VBucketSeqno& entry : seqnos) {
+        out[entry.vbid] = entry.seqno;
+    }
+    return out;
+}
+
+std::uint64_t seqnoAt(const std::map<std::uint16_t, std::uint64_t>& seqnos, std::size_t vb) {
+    const auto found = seqnos.find(static_cast<std::uint16_t>(vb));
+    return found == seqnos.end() ? 0 : found->second;
+}
+
+template <typename T>
+std::string optionalText(const std::optional<T>& value) {
+    return value ? std::to_string(*value) : "-";
+}
+
+template <typename T>
+json optionalJson(const std::optional<T>& value) {
+    return value ? json(*value) : json(nullptr);
+}
+
 }  // namespace
+
+std::optional<std::uint64_t> replicationLag(const VBucketMap& map, const std::string& node,
+                                            const std::map<std::string, NodeStatus>& statuses) {
+    const auto own = statuses.find(node);
+    const auto index = std::find(map.nodes.begin(), map.nodes.end(), node);
+    if (own == statuses.end() || !own->second.replication || index == map.nodes.end()) {
+        return std::nullopt;
+    }
+    const int self = static_cast<int>(index - map.nodes.begin());
+    const auto replicas = byVBucket(own->second.replication->replica);
+    std::map<int, std::map<std::uint16_t, std::uint64_t>> actives;  // by the active's map index
+    std::uint64_t lag = 0;
+    for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
+        const auto& chain = map.chains[vb];
+        if (chain.empty() || chain.front() == kNoNode ||
+            std::find(chain.begin() + 1, chain.end(), self) == chain.end()) {
+            continue;  // not a replica here, or nothing to replicate from
+        }
+        auto active = actives.find(chain.front());
+        if (active == actives.end()) {
+            const auto status = statuses.find(map.nodes[static_cast<std::size_t>(chain.front())]);
+            if (status == statuses.end() || !status->second.replication) {
+                return std::nullopt;
+            }
+            active =
+                actives.emplace(chain.front(), byVBucket(status->second.replication->active)).first;
+        }
+        const std::uint64_t ahead = seqnoAt(active->second, vb);
+        const std::uint64_t behind = seqnoAt(replicas, vb);
+        lag += ahead > behind ? ahead - behind : 0;
+    }
+    return lag;
+}
 
 std::string clusterToolUsage() {
     return "usage: kvexec-cluster --etcd http://HOST:PORT [--root /kvexec/default] status "
@@ -71,7 +131,9 @@ std::string clusterToolUsage() {
            "status: the cluster kept under --root (kvexec-server --cluster keeps a bucket B\n"
            "  under /kvexec/B): its nodes (name, address, alive = registered under a live\n"
            "  lease, the map revision each has applied), the map's revision and the leader\n"
-           "  that published it, and the vBuckets each node is active and replica for.\n"
+           "  that published it, the vBuckets each node is active and replica for, its\n"
+           "  replica streams open out of the replica vBuckets of the map it applied, and\n"
+           "  its replication lag: the seqnos its replicas are behind their actives.\n"
            "  --json: the same as one JSON object. Exit 1 if etcd cannot be read.\n";
 }
 
@@ -142,14 +204,18 @@ std::string statusText(const StatusReport& report) {
     out << "\nleader: " << report.leader.value_or("none") << "\n\n";
     out << std::left << std::setw(12) << "NODE" << std::setw(24) << "ADDRESS" << std::setw(7)
         << "ALIVE" << std::setw(9) << "APPLIED" << std::setw(8) << "ACTIVE" << std::setw(9)
-        << "REPLICA"
-        << "REPLICATION LAG\n";
+        << "REPLICA" << std::setw(10) << "STREAMS"
+        << "REPLICATION LAG (SEQNOS)\n";
     for (const NodeReport& node : report.nodes) {
         const std::string applied =
             node.appliedRevision ? std::to_string(*node.appliedRevision) : "-";
+        std::string streams = optionalText(node.streamsOpen);
+        streams += '/';
+        streams += optionalText(node.replicaVBucketsApplied);
         out << std::setw(12) << node.name << std::setw(24) << addressText(node.address)
             << std::setw(7) << (node.alive ? "yes" : "no") << std::setw(9) << applied
-            << std::setw(8) << node.active << std::setw(9) << node.replica << kNoLag << "\n";
+            << std::setw(8) << node.active << std::setw(9) << node.replica << std::setw(10)
+            << streams << optionalText(node.replicationLag) << "\n";
     }
     for (const std::string& problem : report.problems) {
         out << "problem: " << problem << "\n";
@@ -160,10 +226,15 @@ std::string statusText(const StatusReport& report) {
 std::string statusJson(const StatusReport& report) {
     json nodes = json::array();
     for (const NodeReport& node : report.nodes) {
-        json entry = {{"name", node.name},          {"alive", node.alive},
-                      {"active", node.active},      {"replica", node.replica},
-                      {"appliedRevision", nullptr}, {"address", nullptr},
-                      {"replicationLag", nullptr}};
+        json entry = {{"name", node.name},
+                      {"alive", node.alive},
+                      {"active", node.active},
+                      {"replica", node.replica},
+                      {"appliedRevision", nullptr},
+                      {"address", nullptr},
+                      {"replicaVBucketsApplied", optionalJson(node.replicaVBucketsApplied)},
+                      {"streamsOpen", optionalJson(node.streamsOpen)},
+                      {"replicationLag", optionalJson(node.replicationLag)}};
         if (node.appliedRevision) {
             entry["appliedRevision"] = *node.appliedRevision;
         }

@@ -7,7 +7,9 @@
 // one read from etcd.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +39,12 @@ struct NodeReport {
     std::optional<std::uint64_t> appliedRevision;  // its NodeStatus
     std::size_t active = 0;                        // vBuckets the map makes it active for
     std::size_t replica = 0;                       // and replica for
+    // From its status, once it replicates (absent from an older node):
+    std::optional<std::size_t> replicaVBucketsApplied;  // in the map it applied
+    std::optional<std::size_t> streamsOpen;             // of their DCP streams
+    // Seqnos its replica vBuckets are behind their actives; absent while
+    // it or one of those actives has published no seqnos.
+    std::optional<std::uint64_t> replicationLag;
 };
 
 struct StatusReport {
@@ -52,10 +60,18 @@ struct StatusReport {
     std::vector<std::string> problems;
 };
 
+// For each vBucket `node` is a replica of in `map`: the high seqno its
+// active published minus the one `node` published (0 where the replica is
+// ahead, as it is for a moment after a failover), summed. nullopt when
+// `node` or one of those actives has no ReplicationStatus.
+std::optional<std::uint64_t> replicationLag(const VBucketMap& map, const std::string& node,
+                                            const std::map<std::string, NodeStatus>& statuses);
+
 StatusReport statusReport(const std::string& root, const ClusterView& view);
-// A table for people; replication lag says "n/a (no DCP yet)".
+// A table for people: streams open / replica vBuckets applied, and the
+// lag in seqnos ("-" where unknown).
 std::string statusText(const StatusReport& report);
-// The same as one JSON object (keys as the struct's; lag null).
+// The same as one JSON object (keys as the struct's; null where unknown).
 std::string statusJson(const StatusReport& report);
 
 }  // namespace kvexec::cluster

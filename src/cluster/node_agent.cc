@@ -48,11 +48,13 @@ bool isRegistered(const ClusterView& view, const std::string& name) {
 
 }  // namespace
 
-NodeAgent::NodeAgent(NodeAgentConfig config, OnClusterState onClusterState, OnLeaseLost onLeaseLost)
+NodeAgent::NodeAgent(NodeAgentConfig config, OnClusterState onClusterState, OnLeaseLost onLeaseLost,
+                     StatusSource statusSource)
     : config_(checked(config)),
       keys_(config_.root),
       onClusterState_(std::move(onClusterState)),
       onLeaseLost_(std::move(onLeaseLost)),
+      statusSource_(std::move(statusSource)),
       etcd_(config_.etcd, config_.etcdTimeout),
       keepAliveEtcd_(config_.etcd, keepAliveTimeout(config_)) {
     join();
@@ -156,17 +158,30 @@ void NodeAgent::runAgent() {
 }
 
 NodeAgent::Pending NodeAgent::waitForWork() {
+    // Without a status source the status changes only with a pass: no timer.
+    const bool timed = static_cast<bool>(statusSource_);
     detail::UniqueLock lock(mutex_);
     for (;;) {
         const Pending& p = pending_;
-        if (p.stop || p.reread || p.watchEnded || p.leaseLost ||
-            (p.retryAt && Clock::now() >= *p.retryAt)) {
+        const auto now = Clock::now();
+        if (p.stop || p.reread || p.watchEnded || p.leaseLost || (p.retryAt && now >= *p.retryAt)) {
             break;
         }
+        if (timed && now >= nextStatusAt_) {
+            // Only the status is due: a later retry stays pending.
+            nextStatusAt_ = now + config_.statusInterval;
+            Pending work;
+            work.refreshStatus = true;
+            return work;
+        }
+        auto until = timed ? nextStatusAt_ : Clock::time_point::max();
         if (p.retryAt) {
-            workReady_.wait_until(lock.native(), *p.retryAt);
-        } else {
+            until = std::min(until, *p.retryAt);
+        }
+        if (until == Clock::time_point::max()) {
             workReady_.wait(lock.native());
+        } else {
+            workReady_.wait_until(lock.native(), until);
         }
     }
     Pending work = std::exchange(pending_, Pending{});
@@ -177,6 +192,14 @@ NodeAgent::Pending NodeAgent::waitForWork() {
 // One pass: whatever was asked, it ends with the whole root read and acted
 // on, so a retry is just another pass.
 void NodeAgent::handle(const Pending& work) {
+    if (work.refreshStatus) {
+        try {
+            refreshStatus();
+        } catch (const std::exception& error) {
+            retryLater(error.what());  // a whole pass, later
+        }
+        return;
+    }
     try {
         if (work.leaseLost) {
             leaveAfterLeaseLoss(*work.leaseLost);
@@ -202,7 +225,7 @@ void NodeAgent::leaveAfterLeaseLoss(const std::string& why) {
     }
     member_.reset();
     delivered_.reset();      // the owner dropped its state: deliver again
-    statusWritten_ = false;  // the status key goes with the lease
+    statusWritten_.clear();  // the status key goes with the lease
     // Whatever is left of the old lease (the leader key with it) goes now
     // rather than at its expiry.
     try {
@@ -278,15 +301,26 @@ void NodeAgent::deliver(const ClusterView& view) {
 }
 
 void NodeAgent::writeStatus(std::uint64_t mapRevision) {
-    const NodeStatus status{mapRevision};
+    NodeStatus status{mapRevision, std::nullopt};
+    if (statusSource_) {
+        status.replication = statusSource_();
+    }
     // Read back on the next pass (the write is a change under the root), so
     // comparing with the last pass's view would write twice; keep it here.
-    if (statusWritten_ && statusRevision_ == mapRevision) {
+    std::string encoded = encodeNodeStatus(status);
+    if (encoded == statusWritten_) {
         return;
     }
-    etcd_.put(keys_.status(config_.name), encodeNodeStatus(status), sessionLease_);
-    statusWritten_ = true;
-    statusRevision_ = mapRevision;
+    etcd_.put(keys_.status(config_.name), encoded, sessionLease_);
+    statusWritten_ = std::move(encoded);
+}
+
+// Only once a state was acted on and its status written: before that the
+// node has nothing to say, and after a lost lease the pass writes it.
+void NodeAgent::refreshStatus() {
+    if (delivered_ && sessionLease_ != 0 && !statusWritten_.empty()) {
+        writeStatus(delivered_->map ? delivered_->map->revision : 0);
+    }
 }
 
 void NodeAgent::retryLater(const std::string& why) {

@@ -15,12 +15,17 @@
 //   the agent thread never lets the lease lapse;
 // - the watch's own thread (etcd_watch.h) only marks work for the agent.
 //
-// Callbacks run on the agent thread, one at a time, never after stop()
-// has returned, and must not call stop() or destroy the agent. A lease
-// that cannot be renewed is reported (onLeaseLost) before etcd would let
-// another node take over the node's vBuckets (2/3 of the TTL without a
-// renewal), so the owner stops acting first; the agent then revokes it,
-// joins again under a new lease and delivers the state again.
+// The node's status key (cluster_state.h's NodeStatus) carries the map
+// revision it applied and, from an owner that gives a status source, its
+// replication: the agent thread asks the source again every status
+// interval and writes the key only when the value changed (every write
+// wakes every node's watch).
+//
+// Callbacks (the status source among them) run on the agent thread, one at a time, never after
+// stop() has returned, and must not call stop() or destroy the agent. A lease that cannot be
+// renewed is reported (onLeaseLost) before etcd would let another node take over the node's
+// vBuckets (2/3 of the TTL without a renewal), so the owner stops acting first; the agent then
+// revokes it, joins again under a new lease and delivers the state again.
 //
 // Thread safety: the constructor and stop() from the owner's thread; stop()
 // is idempotent and the destructor calls it.
@@ -56,6 +61,8 @@ struct NodeAgentConfig {
     // the agent tries again this much later.
     std::chrono::milliseconds retryInterval{500};
     std::chrono::milliseconds etcdTimeout = EtcdClient::kDefaultTimeout;
+    // How often the status source is asked again between passes.
+    std::chrono::milliseconds statusInterval{500};
 };
 
 class NodeAgent {
@@ -68,11 +75,15 @@ class NodeAgent {
     // The lease could not be renewed: the node is no longer a member and
     // must stop acting on the map it had.
     using OnLeaseLost = std::function<void(const std::string& why)>;
+    // What the node's status says of its replication now; asked only after
+    // a state was acted on. Must not block for long (it delays the agent).
+    using StatusSource = std::function<std::optional<ReplicationStatus>()>;
 
     // Joins at once (grants the lease, registers, opens the watch) and
     // throws EtcdError if etcd cannot be reached or refuses; then starts
     // the threads, whose first pass delivers the first state.
-    NodeAgent(NodeAgentConfig config, OnClusterState onClusterState, OnLeaseLost onLeaseLost = {});
+    NodeAgent(NodeAgentConfig config, OnClusterState onClusterState, OnLeaseLost onLeaseLost = {},
+              StatusSource statusSource = {});
     ~NodeAgent();
     NodeAgent(const NodeAgent&) = delete;
     NodeAgent& operator=(const NodeAgent&) = delete;
@@ -92,6 +103,7 @@ class NodeAgent {
         bool watchEnded = false;               // reopen the watch
         std::optional<std::string> leaseLost;  // why
         std::optional<std::chrono::steady_clock::time_point> retryAt;
+        bool refreshStatus = false;  // the status interval passed
     };
 
     void join();  // agent thread (or the constructor): a lease, the node key
@@ -105,6 +117,7 @@ class NodeAgent {
     void publishMap(const ClusterView& view);
     void deliver(const ClusterView& view);
     void writeStatus(std::uint64_t mapRevision);
+    void refreshStatus();  // between passes: the status again, if it changed
     void retryLater(const std::string& why) EXCLUDES(mutex_);
     void markReread() EXCLUDES(mutex_);
 
@@ -117,6 +130,7 @@ class NodeAgent {
     const ClusterKeys keys_;
     const OnClusterState onClusterState_;
     const OnLeaseLost onLeaseLost_;
+    const StatusSource statusSource_;
     EtcdClient etcd_;           // the agent thread's (and the constructor's)
     EtcdClient keepAliveEtcd_;  // the keep-alive thread's
 
@@ -125,8 +139,8 @@ class NodeAgent {
     std::unique_ptr<ClusterMember> member_;
     std::unique_ptr<EtcdWatch> watch_;
     std::optional<ClusterState> delivered_;
-    std::uint64_t statusRevision_ = 0;  // last NodeStatus written
-    bool statusWritten_ = false;
+    std::string statusWritten_;  // the last NodeStatus written, encoded; "": none
+    std::chrono::steady_clock::time_point nextStatusAt_;
     std::uint64_t highestRevisionSeen_ = 0;
     std::map<std::string, NodeAddress> remembered_;  // addresses of nodes once registered
     std::string lastError_;                          // logged once until it changes

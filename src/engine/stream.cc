@@ -236,7 +236,7 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
 // apply only if it got the prepare: then the prepare is sent.
 bool BucketImpl::completedPrepare(Vbid vbid, const storage::Document& doc,
                                   Seqno backfillEnd) const {
-    if (!isPrepareKey(doc.key) || doc.deleted) {
+    if (!isPrepareKey(doc.key) || isAbortTombstone(doc)) {
         return false;
     }
     const auto committed = store_->get(vbid, committedKeyOf(doc.key));

@@ -36,6 +36,11 @@ std::string_view committedKeyOf(std::string_view prepareKey) {
     return prepareKey.substr(1);
 }
 
+bool isAbortTombstone(const storage::Document& doc) {
+    return isPrepareKey(doc.key) && doc.deleted &&
+           doc.level == static_cast<std::uint8_t>(DurabilityLevel::None);
+}
+
 std::uint64_t VBucket::nextCasLocked() {
     const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
@@ -49,8 +54,9 @@ StreamEvent eventOf(Vbid vbid, const storage::Document& doc, Seqno preparedSeqno
     StreamEvent event;
     event.preparedSeqno = preparedSeqno;
     if (isPrepareKey(doc.key)) {
-        event.kind = doc.deleted ? StreamEventKind::Abort : StreamEventKind::Prepare;
-        if (doc.deleted) {
+        const bool abort = isAbortTombstone(doc);
+        event.kind = abort ? StreamEventKind::Abort : StreamEventKind::Prepare;
+        if (abort) {
             event.preparedSeqno = abortedPrepareOf(doc.value);
             event.item = itemOf(vbid, committedKeyOf(doc.key), {}, meta);
             return event;

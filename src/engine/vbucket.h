@@ -64,6 +64,10 @@ std::string prepareKeyOf(std::string_view storedKey);
 bool isPrepareKey(std::string_view key);
 // The stored key a prepare key stands for.
 std::string_view committedKeyOf(std::string_view prepareKey);
+// Under a prepare key, an abort is a tombstone at level None; a deleted
+// document with a level is the prepare of a durable delete, which must
+// stream and warm up as a prepare (its replicas acknowledge it).
+bool isAbortTombstone(const storage::Document& doc);
 
 struct StoredValue {
     std::string value;

@@ -114,7 +114,8 @@ void BucketImpl::loadVBucket(VBucket& vb) {
         vb.mutex.assertHeld();  // scan() calls back on this thread, under the lock
         vb.maxCas = std::max(vb.maxCas, doc.cas);
         if (isPrepareKey(doc.key)) {
-            if (!doc.deleted && vb.collections.contains(collectionOf(committedKeyOf(doc.key)))) {
+            if (!isAbortTombstone(doc) &&
+                vb.collections.contains(collectionOf(committedKeyOf(doc.key)))) {
                 prepares.push_back(doc);
             }
             return true;

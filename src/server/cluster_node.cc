@@ -91,7 +91,8 @@ ClusterNode::ClusterNode(ServerContext& context) : context_(context) {
     agent_ = std::make_unique<cluster::NodeAgent>(
         agentConfig(context_.config, address()),
         [this](const cluster::ClusterState& state) { return apply(state); },
-        [this](const std::string& why) { stopActing(why); });
+        [this](const std::string& why) { stopActing(why); },
+        [this] { return replicationStatus(); });
 }
 
 ClusterNode::~ClusterNode() {
@@ -144,6 +145,10 @@ bool ClusterNode::applyStates(const std::vector<cluster::VBucketChange>& changes
 void ClusterNode::updateReplication(const std::vector<cluster::VBucketChange>& changes,
                                     const cluster::ClusterState& state) {
     std::map<std::string, ReplicationPeer> peers;
+    replicaVBuckets_ = static_cast<std::size_t>(
+        std::count_if(changes.begin(), changes.end(), [](const cluster::VBucketChange& change) {
+            return change.role == cluster::VBucketRole::Replica;
+        }));
     for (const cluster::VBucketChange& change : changes) {
         if (change.role != cluster::VBucketRole::Replica || change.chain.empty() ||
             change.chain.front().empty()) {
@@ -174,6 +179,7 @@ void ClusterNode::stopActing(const std::string& why) {
     std::cerr << "kvexec-server: left the cluster (" << why << "): serving no vBucket until "
               << "it joins again\n";
     replication_->setPeers({});
+    replicaVBuckets_ = 0;
     std::vector<engine::VBucketStateChange> dead;
     for (std::size_t vb = 0; vb < context_.config.vbuckets; ++vb) {
         const auto vbid = static_cast<engine::Vbid>(vb);
@@ -185,6 +191,29 @@ void ClusterNode::stopActing(const std::string& why) {
     if (!dead.empty() && context_.bucket->setVBucketStates(dead) != engine::Status::Success) {
         std::cerr << "kvexec-server: could not set the vBuckets dead\n";
     }
+}
+
+// The agent asks every status interval: a walk over the vBuckets, each
+// under its own lock for a moment, so the front ends never wait on it.
+std::optional<cluster::ReplicationStatus> ClusterNode::replicationStatus() const {
+    cluster::ReplicationStatus status;
+    status.replicaVBuckets = replicaVBuckets_;
+    status.streamsOpen = replication_->openStreams();
+    for (std::size_t vb = 0; vb < context_.config.vbuckets; ++vb) {
+        const auto vbid = static_cast<engine::Vbid>(vb);
+        const auto held = context_.bucket->vbucketAssignment(vbid);
+        if (!held || (held->state != engine::VBucketState::Active &&
+                      held->state != engine::VBucketState::Replica)) {
+            continue;
+        }
+        const engine::ObserveSeqnoResult seqnos = context_.bucket->observeSeqno(vbid);
+        if (seqnos.status != engine::Status::Success || seqnos.currentSeqno == 0) {
+            continue;  // 0 is what a reader assumes for a vBucket left out
+        }
+        auto& list = held->state == engine::VBucketState::Active ? status.active : status.replica;
+        list.push_back({static_cast<std::uint16_t>(vbid), seqnos.currentSeqno});
+    }
+    return status;
 }
 
 }  // namespace kvexec::server

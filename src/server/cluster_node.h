@@ -3,7 +3,9 @@
 // bucket the vBucket states of each map, and keeps the config clients get
 // (ServerContext::clusterConfig) in step with it, and points this node's
 // DCP consumers (replication/replication_client.h) at the actives of its
-// replica vBuckets.
+// replica vBuckets. Its status in etcd says how many replica vBuckets the
+// applied map gives it, how many of their streams are open, and the high
+// seqno of every vBucket it holds (kvexec-cluster computes the lag).
 //
 // Thread safety: built and destroyed on the main thread (Server::run).
 // Everything else runs on the agent's thread, one callback at a time: the
@@ -11,7 +13,9 @@
 // read the config holder.
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +51,7 @@ class ClusterNode {
     // The agent's callbacks (its thread).
     bool apply(const cluster::ClusterState& state);
     void stopActing(const std::string& why);
+    std::optional<cluster::ReplicationStatus> replicationStatus() const;
     // Sets the states that differ from the bucket's; false if the bucket
     // refused (logged; the agent delivers the state again later).
     bool applyStates(const std::vector<cluster::VBucketChange>& changes);
@@ -58,6 +63,7 @@ class ClusterNode {
     ServerContext& context_;
     std::unique_ptr<ReplicationClient> replication_;
     std::unique_ptr<cluster::NodeAgent> agent_;
+    std::size_t replicaVBuckets_ = 0;  // in the applied map; the agent's thread only
 };
 
 }  // namespace kvexec::server

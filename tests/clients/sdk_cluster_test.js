@@ -3,7 +3,11 @@
 // node, learns all three and the map with one replica per vBucket, and
 // CRUD of 200 keys routes by the map (a node that is not a key's active
 // answers NOT_MY_VBUCKET, so a success is a write or read on the active).
-// Non-durable only: durable writes need DCP to the replicas.
+// Then durable writes at the three levels, which the active acknowledges
+// once its replica (over DCP) has the write, a durable replace and remove,
+// and getAllReplicas (the replica read, GET_REPLICA to the replica's node)
+// of every acknowledged Majority write: the active and the replica copy,
+// same value and CAS.
 //   node sdk_cluster_test.js PORT0 PORT1 PORT2
 // Prints one "N passed, M failed" line; exits non-zero on any failure.
 'use strict';
@@ -25,6 +29,13 @@ async function connect(port) {
   return { cluster, bucket, collection: bucket.defaultCollection() };
 }
 
+const DURABLE_KEYS = 50;
+const LEVELS = [
+  ['Majority', couchbase.DurabilityLevel.Majority],
+  ['MajorityAndPersistOnMaster', couchbase.DurabilityLevel.MajorityAndPersistOnMaster],
+  ['PersistToMajority', couchbase.DurabilityLevel.PersistToMajority],
+];
+
 function keys() {
   return Array.from({ length: KEYS }, (_, i) => `cluster-key-${i}`);
 }
@@ -42,6 +53,37 @@ async function expectThreeKvNodes(bucket) {
     if (up && JSON.stringify([...remotes].sort()) === expected) return;
     assert.ok(Date.now() < deadline, `not all three KV nodes answer: ${JSON.stringify(kv)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+// The active's copy and the replica's, once both hold `expected` with the
+// CAS the write returned. The replica applies the commit just after the
+// active acknowledges it, so a replica copy that is missing or older is
+// polled again until the deadline; what was last seen goes in the failure.
+async function expectReplicated(collection, key, expected, cas) {
+  const deadline = Date.now() + TIMEOUTS.kvTimeout;
+  let seen;
+  for (;;) {
+    try {
+      const copies = await collection.getAllReplicas(key);
+      seen = copies.map((copy) => ({
+        isReplica: copy.isReplica, content: copy.content, cas: String(copy.cas),
+      }));
+      const matching = (copy) =>
+        JSON.stringify(copy.content) === JSON.stringify(expected) && copy.cas === String(cas);
+      const active = seen.filter((copy) => !copy.isReplica);
+      const replica = seen.filter((copy) => copy.isReplica);
+      if (seen.length === 2 && active.length === 1 && replica.length === 1 &&
+          matching(active[0]) && matching(replica[0])) {
+        return;
+      }
+    } catch (e) {
+      seen = `${e.constructor.name}: ${e.message}`;
+    }
+    assert.ok(Date.now() < deadline,
+              `${key}: expected the active and one replica at ${cas} holding ` +
+              `${JSON.stringify(expected)}, last saw ${JSON.stringify(seen)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
@@ -73,6 +115,40 @@ async function main() {
         await expectError(first.collection.get(key), couchbase.DocumentNotFoundError);
       }
     });
+    const durable = {};  // level name -> [{ key, value, cas }]
+    for (const [name, level] of LEVELS) {
+      await check(`durable upsert (${name}) of ${DURABLE_KEYS} keys`, async () => {
+        durable[name] = await Promise.all(
+          Array.from({ length: DURABLE_KEYS }, async (_, i) => {
+            const key = `durable-${name}-${i}`;
+            const value = { i, level: name };
+            const result = await first.collection.upsert(key, value, { durabilityLevel: level });
+            return { key, value, cas: result.cas };
+          }),
+        );
+      });
+    }
+    await check('durable replace and remove (Majority)', async () => {
+      const key = 'durable-Majority-0';
+      const got = await last.collection.get(key);
+      const replaced = await last.collection.replace(key, { replaced: true }, {
+        cas: got.cas, durabilityLevel: couchbase.DurabilityLevel.Majority,
+      });
+      await expectReplicated(first.collection, key, { replaced: true }, replaced.cas);
+      await first.collection.remove(key, { durabilityLevel: couchbase.DurabilityLevel.Majority });
+      await expectError(last.collection.get(key), couchbase.DocumentNotFoundError);
+      const { value, cas } = await first.collection.upsert(key, { i: 0, level: 'Majority' }, {
+        durabilityLevel: couchbase.DurabilityLevel.Majority,
+      }).then((result) => ({ value: { i: 0, level: 'Majority' }, cas: result.cas }));
+      durable.Majority[0] = { key, value, cas };
+    });
+    await check('getAllReplicas of every Majority write: active and replica, same value and CAS',
+                async () => {
+                  assert.ok(durable.Majority, 'no Majority writes to read back');
+                  for (const { key, value, cas } of durable.Majority) {
+                    await expectReplicated(last.collection, key, value, cas);
+                  }
+                });
   } catch (e) {
     fail('setup', e);
   } finally {

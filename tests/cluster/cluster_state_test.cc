@@ -33,6 +33,21 @@ TEST(NodeValuesTest, StatusRoundTrips) {
     EXPECT_THROW(decodeNodeStatus(R"({"mapRevision":-1})"), std::invalid_argument);
 }
 
+TEST(NodeValuesTest, StatusWithReplicationRoundTripsAndAnOlderOneStillDecodes) {
+    const NodeStatus status{7, ReplicationStatus{3, 2, {{0, 10}, {5, 1}}, {{2, 9}}}};
+    const std::string encoded = encodeNodeStatus(status);
+    EXPECT_EQ(decodeNodeStatus(encoded), status);
+    EXPECT_NE(encoded.find(R"("active":[[0,10],[5,1]])"), std::string::npos) << encoded;
+    EXPECT_EQ(decodeNodeStatus(R"({"mapRevision":3})"), NodeStatus{3});
+    for (const char* bad : {R"({"mapRevision":1,"replicaVBuckets":1})",
+                            R"({"mapRevision":1,"replicaVBuckets":1,"streamsOpen":0,)"
+                            R"("active":[[70000,1]],"replica":[]})",
+                            R"({"mapRevision":1,"replicaVBuckets":1,"streamsOpen":0,)"
+                            R"("active":[[1]],"replica":[]})"}) {
+        EXPECT_THROW(decodeNodeStatus(bad), std::invalid_argument) << bad;
+    }
+}
+
 TEST(ClusterViewTest, ReadsEveryKindOfKeyAndReportsWhatDoesNotDecode) {
     const VBucketMap map = computeMap({"n1", "n2"}, 4, 1);
     const std::vector<KeyValue> kvs = {

@@ -66,12 +66,13 @@ TEST(StatusReportTest, ListsRegisteredAndMappedNodesWithTheirCounts) {
     EXPECT_EQ(report.nodes[1].appliedRevision, 3u);
 }
 
-TEST(StatusReportTest, TextSaysNoDcpForTheLagAndJsonCarriesTheSame) {
+TEST(StatusReportTest, TextAndJsonCarryTheSame) {
     const StatusReport report = statusReport("/kvexec/default", threeNodeView());
     const std::string text = statusText(report);
     EXPECT_NE(text.find("revision 4"), std::string::npos) << text;
     EXPECT_NE(text.find("127.0.0.1:12001"), std::string::npos) << text;
-    EXPECT_NE(text.find("n/a (no DCP yet)"), std::string::npos) << text;
+    EXPECT_NE(text.find("REPLICATION LAG"), std::string::npos) << text;
+    EXPECT_NE(text.find("-/-"), std::string::npos) << text;  // no node replicates yet
     const auto json = nlohmann::json::parse(statusJson(report));
     EXPECT_EQ(json["mapRevision"], 4);
     EXPECT_EQ(json["leader"], "n0");
@@ -81,6 +82,67 @@ TEST(StatusReportTest, TextSaysNoDcpForTheLagAndJsonCarriesTheSame) {
     EXPECT_TRUE(json["nodes"][2]["address"].is_null());
     EXPECT_TRUE(json["nodes"][2]["replicationLag"].is_null());
     EXPECT_EQ(json["nodes"][2]["alive"], false);
+}
+
+// Two nodes, four vBuckets, one replica: n0 active for 0 and 2, n1 for
+// 1 and 3 (computeMap's order), each the other's replica.
+ClusterView replicatingView() {
+    ClusterView view;
+    view.membership.nodes = {"n0", "n1"};
+    view.map = computeMap({"n0", "n1"}, 4, 1);
+    view.map->revision = 2;
+    return view;
+}
+
+std::vector<VBucketSeqno> seqnosOf(const VBucketMap& map, int node, bool active,
+                                   std::uint64_t base) {
+    std::vector<VBucketSeqno> out;
+    for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
+        if ((map.chains[vb].front() == node) == active) {
+            out.push_back({static_cast<std::uint16_t>(vb), base + vb});
+        }
+    }
+    return out;
+}
+
+TEST(ReplicationLagTest, SumsWhatEachReplicaIsBehindItsActive) {
+    ClusterView view = replicatingView();
+    const VBucketMap& map = *view.map;
+    // Actives at 100 + vb; n1's replicas caught up, n0's 100 + vb behind
+    // (they published nothing: at 0).
+    view.statuses["n0"] = {2, ReplicationStatus{2, 2, seqnosOf(map, 0, true, 100), {}}};
+    view.statuses["n1"] = {
+        2, ReplicationStatus{2, 1, seqnosOf(map, 1, true, 100), seqnosOf(map, 0, true, 100)}};
+    std::uint64_t n0Behind = 0;
+    for (const auto& entry : seqnosOf(map, 1, true, 100)) {
+        n0Behind += entry.seqno;
+    }
+    EXPECT_EQ(replicationLag(map, "n1", view.statuses), 0u);
+    EXPECT_EQ(replicationLag(map, "n0", view.statuses), n0Behind);
+    // A replica ahead of its active (just after a failover) counts as 0.
+    view.statuses["n1"].replication->replica = seqnosOf(map, 0, true, 500);
+    EXPECT_EQ(replicationLag(map, "n1", view.statuses), 0u);
+
+    const StatusReport report = statusReport("/kvexec/default", view);
+    ASSERT_EQ(report.nodes.size(), 2u);
+    EXPECT_EQ(report.nodes[1].streamsOpen, 1u);
+    EXPECT_EQ(report.nodes[1].replicaVBucketsApplied, 2u);
+    EXPECT_NE(statusText(report).find("1/2"), std::string::npos) << statusText(report);
+    const auto json = nlohmann::json::parse(statusJson(report));
+    EXPECT_EQ(json["nodes"][0]["replicationLag"], n0Behind);
+    EXPECT_EQ(json["nodes"][1]["streamsOpen"], 1);
+    EXPECT_EQ(json["nodes"][1]["replicaVBucketsApplied"], 2);
+}
+
+TEST(ReplicationLagTest, UnknownWhileANodeOrOneOfItsActivesPublishedNoSeqnos) {
+    ClusterView view = replicatingView();
+    view.statuses["n0"] = {2, ReplicationStatus{2, 2, {}, {}}};
+    view.statuses["n1"] = {2, std::nullopt};  // an older node: its revision only
+    EXPECT_FALSE(replicationLag(*view.map, "n0", view.statuses));
+    EXPECT_FALSE(replicationLag(*view.map, "n1", view.statuses));
+    EXPECT_FALSE(replicationLag(*view.map, "n2", view.statuses));
+    const StatusReport report = statusReport("/kvexec/default", view);
+    EXPECT_TRUE(nlohmann::json::parse(statusJson(report))["nodes"][1]["streamsOpen"].is_null());
 }
 
 TEST(StatusReportTest, AnEmptyClusterHasNoMapAndNoLeader) {

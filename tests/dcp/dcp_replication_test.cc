@@ -155,6 +155,22 @@ TEST_F(DcpReplicationTest, MajorityAndPersistToMajorityCommitOnTheReplicasAcknow
     }
 }
 
+// A durable delete's prepare is a deleted document at a level: it must
+// reach the replica as a prepare (not as an abort), which acknowledges it.
+TEST_F(DcpReplicationTest, ADurableRemoveCommitsOnTheReplicasAcknowledgement) {
+    connect();
+    engine::test::storeNow(*bucket, setRequest(kVb, "k", "v"));
+    engine::RemoveRequest remove{kVb, "k", 0, {}};
+    remove.durability.level = DurabilityLevel::Majority;
+    auto removed = pending<engine::MutationResult>();
+    bucket->remove(remove, removed->callback());
+    pump();
+    ASSERT_EQ(removed->calls(), 1);
+    EXPECT_EQ(removed->result().status, Status::Success);
+    EXPECT_EQ(replicaRead("k").status, Status::KeyNotFound);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, bucket->observeSeqno(kVb).currentSeqno);
+}
+
 TEST_F(DcpReplicationTest, WithoutTheReplicaAMajorityWriteWaitsForItsDeadline) {
     auto req = setRequest(kVb, "k", "v", DurabilityLevel::Majority);
     req.durability.timeout = std::chrono::milliseconds(1);
