@@ -99,6 +99,33 @@ std::vector<std::vector<int>> computeChains(int nodeCount, int numVBuckets, int 
     return chains;
 }
 
+// The previous chain's surviving members first (its first survivor leads:
+// it holds the data), then the balanced chain's nodes for what is left.
+void keepDataWhereItIs(VBucketMap& map, const VBucketMap& previous, int replicas) {
+    const auto indexOf = [&](const std::string& name) {
+        const auto it = std::find(map.nodes.begin(), map.nodes.end(), name);
+        return it == map.nodes.end() ? kNoNode : static_cast<int>(it - map.nodes.begin());
+    };
+    for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
+        std::vector<int> chain;
+        const auto add = [&](int node) {
+            if (node != kNoNode && static_cast<int>(chain.size()) < 1 + replicas &&
+                std::find(chain.begin(), chain.end(), node) == chain.end()) {
+                chain.push_back(node);
+            }
+        };
+        for (const int old : previous.chains[vb]) {
+            if (old != kNoNode && old < static_cast<int>(previous.nodes.size())) {
+                add(indexOf(previous.nodes[static_cast<std::size_t>(old)]));
+            }
+        }
+        for (const int balanced : map.chains[vb]) {
+            add(balanced);
+        }
+        map.chains[vb] = std::move(chain);
+    }
+}
+
 }  // namespace
 
 VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
@@ -122,6 +149,9 @@ VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
     map.numReplicas = numReplicas;
     map.nodes = std::move(nodes);
     map.chains = computeChains(nodeCount, numVBuckets, realReplicas);
+    if (previous != nullptr && previous->chains.size() == numVBuckets) {
+        keepDataWhereItIs(map, *previous, realReplicas);
+    }
     for (auto& chain : map.chains) {
         chain.resize(1 + numReplicas, kNoNode);
     }

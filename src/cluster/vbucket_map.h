@@ -51,6 +51,15 @@ struct VBucketMap {
 // - with `previous` over the same node set, replica count and vBucket
 //   count, the result is `*previous` unchanged (nothing to publish).
 //   Otherwise the revision is previous->revision + 1 (1 with no previous).
+// - with `previous` of the same vBucket count over another node set, the
+//   data stays where it is: each vBucket keeps the first node of its
+//   previous chain that is still a member as its active (its active, or
+//   the replica promoted in its place) and its other surviving members as
+//   replicas; only empty slots take nodes from the balanced map. A node
+//   that returns or joins holds no active until a rebalance (not built:
+//   issue 27) moves data to it, so it never serves a copy it does not
+//   have. The balance guarantee above then holds only for a map made
+//   without `previous`.
 //
 // Requires: nodes non-empty, no duplicate names, no empty name;
 // numVBuckets > 0; numReplicas <= kMaxReplicas. Throws std::invalid_argument otherwise.

@@ -184,8 +184,18 @@ bool DcpConsumer::onStreamResponse(const protocol::Response& response) {
                   << " refused (status 0x" << std::hex << static_cast<int>(decoded->status)
                   << std::dec << ")\n";
     }
-    kvexec::detail::MutexLock lock(mutex_);
-    streams_[vbid] = state;
+    {
+        kvexec::detail::MutexLock lock(mutex_);
+        streams_[vbid] = state;
+    }
+    if (state == StreamState::Open) {
+        // What the replica already holds is acknowledged again: an earlier
+        // acknowledgement may have gone with the previous connection, and
+        // the active (restarted, say) may be waiting for it.
+        if (const auto held = bucket_.replicaHighPrepared(vbid); held != 0) {
+            prepared(vbid, held);
+        }
+    }
     return true;
 }
 

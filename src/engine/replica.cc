@@ -176,6 +176,7 @@ Status BucketImpl::rollbackReplica(Vbid vbid, Seqno /*to: always 0 for now*/) {
         vb.replicaPrepares.clear();
         vb.locks.clear();
         vb.highSeqno = vb.persistedSeqno = vb.reportedHighPrepared = 0;
+        vb.durability = DurabilityMonitor(config_.nodeName);
         vb.discardFile = true;
         ++vb.discardGeneration;
     }

@@ -54,11 +54,13 @@ void BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change
     if (change.state == VBucketState::Active) {
         if (vb.state != VBucketState::Active) {
             vb.failover.branch(newVBucketUuid(), vb.highSeqno);
+            // Positions and acknowledgements from an earlier term (before a
+            // rollback, say) say nothing about this one.
+            vb.durability = DurabilityMonitor(config_.nodeName);
             adoptReplicaPreparesLocked(vb);
         }
         vb.durability.setTopology(change.topology);  // checked by the caller
-        std::vector<FinishedSyncWrite> none;
-        applyDecisionsLocked(vb, none);  // the new chain may already hold some
+        localProgressLocked(vb);                     // the new chain may already hold some
     } else if (vb.state == VBucketState::Active) {
         // No other node has these prepares to commit: end them here.
         abortAllLocked(vb, Status::SyncWriteAmbiguous, aborted);

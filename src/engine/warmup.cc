@@ -159,8 +159,8 @@ void BucketImpl::keepPendingPreparesLocked(VBucket& vb, std::vector<storage::Doc
         }
         SyncWrite write{
             key,
-            StoredValue{std::move(doc.value),
-                        ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry, doc.datatype, false}},
+            StoredValue{std::move(doc.value), ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry,
+                                                       doc.datatype, doc.deleted}},
             static_cast<DurabilityLevel>(doc.level),
             now,
             Clock::time_point::max(),
@@ -181,8 +181,10 @@ void BucketImpl::trackWarmedUpPreparesLocked(VBucket& vb) {
     if (vb.syncWrites.empty()) {
         return;
     }
-    if (vb.state == VBucketState::Replica || vb.state == VBucketState::Pending) {
-        // A replica's prepares wait for its active's commit or abort.
+    if (vb.state != VBucketState::Active) {
+        // A replica's prepares wait for its active's commit or abort (and a
+        // dead vBucket's too: it becomes a replica or active later, which
+        // adopts them).
         for (auto& [seqno, write] : vb.syncWrites) {
             accountMemory(
                 -static_cast<std::int64_t>(footprint(write.key.size(), write.value.value.size())));

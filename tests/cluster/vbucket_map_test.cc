@@ -173,3 +173,39 @@ TEST(VBucketMapTest, RefusesInputsNoMapCanBeMadeFrom) {
 
 }  // namespace
 }  // namespace kvexec::cluster
+
+namespace kvexec::cluster {
+namespace {
+
+// A node leaves: its vBuckets are led by the replicas that hold them; it
+// comes back: it gets replica slots only, never an active it has no data
+// for (moving actives to it is a rebalance's job).
+TEST(VBucketMapTest, AChangedNodeSetKeepsEachVBucketWithTheNodesThatHoldIt) {
+    const VBucketMap full = computeMap({"a", "b"}, 16, 1);
+    const VBucketMap withoutB = computeMap({"a"}, 16, 1, &full);
+    for (const auto& chain : withoutB.chains) {
+        EXPECT_EQ(chain, (std::vector<int>{0, kNoNode}));
+    }
+    const VBucketMap back = computeMap({"a", "b"}, 16, 1, &withoutB);
+    EXPECT_EQ(back.revision, withoutB.revision + 1);
+    for (const auto& chain : back.chains) {
+        EXPECT_EQ(chain, (std::vector<int>{0, 1})) << "b leads a vBucket it has no data for";
+    }
+    // A survivor keeps leading where it led, and replicas stay put.
+    const VBucketMap three = computeMap({"a", "b", "c"}, 64, 1);
+    const VBucketMap withoutC = computeMap({"a", "b"}, 64, 1, &three);
+    for (std::size_t vb = 0; vb < 64; ++vb) {
+        const auto& before = three.chains[vb];
+        const auto& after = withoutC.chains[vb];
+        ASSERT_NE(after[0], kNoNode);
+        if (three.nodes[before[0]] != "c") {
+            EXPECT_EQ(withoutC.nodes[after[0]], three.nodes[before[0]]) << vb;
+        } else {
+            EXPECT_EQ(withoutC.nodes[after[0]], three.nodes[before[1]]) << vb << ": not promoted";
+        }
+        EXPECT_NE(after[0], after[1]) << vb;
+    }
+}
+
+}  // namespace
+}  // namespace kvexec::cluster

@@ -113,3 +113,22 @@ TEST_F(PreparePersistenceTest, StreamsSeeCommitsAsMutationsAndNeverPrepares) {
 
 }  // namespace
 }  // namespace kvexec::engine
+
+namespace kvexec::engine {
+namespace {
+
+TEST_F(PreparePersistenceTest, ADurableDeletePendingAtACrashIsADeleteAfterWarmup) {
+    test::storeNow(*bucket, setRequest(0, "k", "old"));
+    settle();
+    auto removed = pending<MutationResult>();
+    RemoveRequest remove{0, "k", 0, {DurabilityLevel::PersistToMajority, {}}};
+    bucket->remove(remove, removed->callback());
+    pool.runReady(TaskType::Writer);  // the prepare reaches the disk; the commit never runs
+    auto crashed = openCrashCopy(copy);
+    EXPECT_EQ(test::getNow(*crashed, 0, "k").status, Status::KeyNotFound);
+    settle();
+    EXPECT_EQ(removed->result().status, Status::Success);
+}
+
+}  // namespace
+}  // namespace kvexec::engine

@@ -184,3 +184,31 @@ TEST_F(ReplicaDurabilityTest, AMapOfChangesAppliesWholeOrNotAtAll) {
 
 }  // namespace
 }  // namespace kvexec::engine
+
+namespace kvexec::engine {
+namespace {
+
+// Acknowledgements from before a rollback do not count after it: the
+// replica's old position names seqnos the new history reuses.
+TEST_F(ReplicaDurabilityTest, BecomingActiveAgainForgetsTheOldTermsAcknowledgements) {
+    ASSERT_EQ(bucket->setVBucketState(0, VBucketState::Active, {{"a", "b"}}), Status::Success);
+    for (int i = 0; i < 3; ++i) {
+        auto write = durableSet(0, storage::test::keyOf(i, "k"), DurabilityLevel::Majority);
+        ASSERT_EQ(bucket->seqnoAcknowledged(0, "b", highSeqno(0)), Status::Success);
+        settle();
+        ASSERT_EQ(write->result().status, Status::Success);
+    }
+    ASSERT_EQ(bucket->setVBucketState(0, VBucketState::Replica), Status::Success);
+    ASSERT_EQ(bucket->rollbackReplica(0, 0), Status::Success);
+    settle();
+    ASSERT_EQ(bucket->setVBucketState(0, VBucketState::Active, {{"a", "b"}}), Status::Success);
+    auto write = durableSet(0, "new", DurabilityLevel::Majority);
+    settle();
+    EXPECT_FALSE(write->done()) << "committed on an acknowledgement of the old history";
+    ASSERT_EQ(bucket->seqnoAcknowledged(0, "b", highSeqno(0)), Status::Success);
+    settle();
+    EXPECT_EQ(write->result().status, Status::Success);
+}
+
+}  // namespace
+}  // namespace kvexec::engine
