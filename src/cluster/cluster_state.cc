@@ -196,6 +196,28 @@ ClusterState clusterStateOf(const ClusterView& view, std::uint16_t numVBuckets,
     return state;
 }
 
+// A vBucket has data if a node's status lists it above seqno 0. Statuses
+// are refreshed every 500 ms, so data written within that window before a
+// membership change is not seen: the gap a rebalance with data movement
+// (issue 27) closes.
+std::vector<bool> vbucketsWithData(const ClusterView& view, std::uint16_t numVBuckets) {
+    std::vector<bool> withData(numVBuckets, false);
+    const auto mark = [&](const std::vector<VBucketSeqno>& held) {
+        for (const auto& entry : held) {
+            if (entry.vbid < numVBuckets && entry.seqno > 0) {
+                withData[entry.vbid] = true;
+            }
+        }
+    };
+    for (const auto& [node, status] : view.statuses) {
+        if (status.replication) {
+            mark(status.replication->active);
+            mark(status.replication->replica);
+        }
+    }
+    return withData;
+}
+
 std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t numVBuckets,
                                        std::uint32_t numReplicas,
                                        std::uint64_t highestRevisionSeen) {
@@ -203,7 +225,9 @@ std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t nu
         return std::nullopt;
     }
     const VBucketMap* previous = view.map ? &*view.map : nullptr;
-    VBucketMap next = computeMap(view.membership.nodes, numVBuckets, numReplicas, previous);
+    const std::vector<bool> withData = vbucketsWithData(view, numVBuckets);
+    VBucketMap next =
+        computeMap(view.membership.nodes, numVBuckets, numReplicas, previous, &withData);
     if (previous != nullptr && next == *previous) {
         return std::nullopt;
     }

@@ -101,12 +101,16 @@ std::vector<std::vector<int>> computeChains(int nodeCount, int numVBuckets, int 
 
 // The previous chain's surviving members first (its first survivor leads:
 // it holds the data), then the balanced chain's nodes for what is left.
-void keepDataWhereItIs(VBucketMap& map, const VBucketMap& previous, int replicas) {
+void keepDataWhereItIs(VBucketMap& map, const VBucketMap& previous, int replicas,
+                       const std::vector<bool>* withData) {
     const auto indexOf = [&](const std::string& name) {
         const auto it = std::find(map.nodes.begin(), map.nodes.end(), name);
         return it == map.nodes.end() ? kNoNode : static_cast<int>(it - map.nodes.begin());
     };
     for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
+        if (withData != nullptr && (vb >= withData->size() || !(*withData)[vb])) {
+            continue;  // nothing to keep: the balanced chain
+        }
         std::vector<int> chain;
         const auto add = [&](int node) {
             if (node != kNoNode && static_cast<int>(chain.size()) < 1 + replicas &&
@@ -129,7 +133,8 @@ void keepDataWhereItIs(VBucketMap& map, const VBucketMap& previous, int replicas
 }  // namespace
 
 VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
-                      std::uint32_t numReplicas, const VBucketMap* previous) {
+                      std::uint32_t numReplicas, const VBucketMap* previous,
+                      const std::vector<bool>* withData) {
     std::sort(nodes.begin(), nodes.end());
     checkNodes(nodes);
     if (numVBuckets == 0) {
@@ -150,7 +155,7 @@ VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
     map.nodes = std::move(nodes);
     map.chains = computeChains(nodeCount, numVBuckets, realReplicas);
     if (previous != nullptr && previous->chains.size() == numVBuckets) {
-        keepDataWhereItIs(map, *previous, realReplicas);
+        keepDataWhereItIs(map, *previous, realReplicas, withData);
     }
     for (auto& chain : map.chains) {
         chain.resize(1 + numReplicas, kNoNode);

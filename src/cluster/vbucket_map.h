@@ -52,19 +52,21 @@ struct VBucketMap {
 //   count, the result is `*previous` unchanged (nothing to publish).
 //   Otherwise the revision is previous->revision + 1 (1 with no previous).
 // - with `previous` of the same vBucket count over another node set, the
-//   data stays where it is: each vBucket keeps the first node of its
-//   previous chain that is still a member as its active (its active, or
-//   the replica promoted in its place) and its other surviving members as
-//   replicas; only empty slots take nodes from the balanced map. A node
-//   that returns or joins holds no active until a rebalance (not built:
-//   issue 27) moves data to it, so it never serves a copy it does not
-//   have. The balance guarantee above then holds only for a map made
-//   without `previous`.
+//   data stays where it is: each vBucket with data (`withData[vb]`; all of
+//   them when `withData` is null) keeps the first node of its previous
+//   chain that is still a member as its active (its active, or the replica
+//   promoted in its place) and its other surviving members as replicas;
+//   only empty slots take nodes from the balanced map. A node that returns
+//   or joins is never made active for a vBucket whose data it does not
+//   have: moving data to it is a rebalance's job (not built: issue 27).
+//   vBuckets without data take the balanced map's chains, so a cluster
+//   that forms before it holds data is balanced.
 //
 // Requires: nodes non-empty, no duplicate names, no empty name;
 // numVBuckets > 0; numReplicas <= kMaxReplicas. Throws std::invalid_argument otherwise.
 VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
-                      std::uint32_t numReplicas, const VBucketMap* previous = nullptr);
+                      std::uint32_t numReplicas, const VBucketMap* previous = nullptr,
+                      const std::vector<bool>* withData = nullptr);
 
 // What one node holds in a map, in vBucket order.
 struct NodeVBuckets {

@@ -126,6 +126,28 @@ TEST(MapToPublishTest, ARevisionNeverGoesBack) {
     EXPECT_EQ(next->revision, 42u);
 }
 
+// A node that returns gets no active for a vBucket that holds data
+// elsewhere: the node that took it over keeps it.
+TEST(MapToPublishTest, AReturningNodeLeadsNoVBucketThatHoldsData) {
+    ClusterView view;
+    view.membership.nodes = {"n1"};
+    view.map = mapToPublish(view, 4, 1, 0);  // n1 alone, active everywhere
+    ASSERT_TRUE(view.map);
+    ReplicationStatus n1;
+    n1.active = {{0, 7}, {1, 3}};  // vBuckets 0 and 1 hold data; 2 and 3 none
+    view.statuses["n1"] = NodeStatus(view.map->revision, n1);
+    view.membership.nodes = {"n1", "n2"};
+    const auto next = mapToPublish(view, 4, 1, view.map->revision);
+    ASSERT_TRUE(next);
+    for (const std::uint16_t vb : {0, 1}) {
+        EXPECT_EQ(next->nodes[next->chains[vb][0]], "n1") << vb;
+    }
+    const VBucketMap balanced = computeMap({"n1", "n2"}, 4, 1);
+    for (const std::uint16_t vb : {2, 3}) {
+        EXPECT_EQ(next->chains[vb], balanced.chains[vb]) << vb;
+    }
+}
+
 TEST(VBucketChangesTest, ActiveReplicaOrDeadByPlaceInTheChain) {
     VBucketMap map;
     map.revision = 3;

@@ -205,6 +205,10 @@ TEST(VBucketMapTest, AChangedNodeSetKeepsEachVBucketWithTheNodesThatHoldIt) {
         }
         EXPECT_NE(after[0], after[1]) << vb;
     }
+    // vBuckets without data anywhere are free to take the balanced chains.
+    const std::vector<bool> noData(16, false);
+    EXPECT_EQ(computeMap({"a", "b"}, 16, 1, &withoutB, &noData).chains,
+              computeMap({"a", "b"}, 16, 1).chains);
 }
 
 }  // namespace
