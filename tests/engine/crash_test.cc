@@ -107,27 +107,13 @@ TEST(EngineCrashTest, EveryAcknowledgedDurableWriteSurvivesSigkill) {
     std::uint64_t next = 1;
     for (int round = 0; round < kRounds; ++round) {
         SCOPED_TRACE("round " + std::to_string(round));
-        int fds[2];
-        ASSERT_EQ(::pipe(fds), 0);
-        const pid_t pid = ::fork();
-        ASSERT_GE(pid, 0);
-        if (pid == 0) {
-            ::close(fds[0]);
-            runChild(dir, fds[1], next);
-        }
-        ::close(fds[1]);
-        std::vector<Ack> acks;
-        const bool alive = kvexec::test::readReports(fds[0], 1 + rng() % 60, acks);
-        if (rng() % 2) {  // a random moment: at once, or within 5 ms
-            std::this_thread::sleep_for(std::chrono::microseconds(rng() % 5000));
-        }
-        ::kill(pid, SIGKILL);
-        int status = 0;
-        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-        ASSERT_TRUE(alive && WIFSIGNALED(status)) << "child ended early, status " << status;
-        kvexec::test::readReports(fds[0], 0, acks);  // acks written before it died
-        ::close(fds[0]);
-        for (const auto& ack : acks) {
+        // Killed at a random moment: at once, or within 5 ms.
+        const auto crash = kvexec::test::crashRound<Ack>(rng, 60, std::chrono::microseconds(5000),
+                                                         [&](int fd) { runChild(dir, fd, next); });
+        ASSERT_TRUE(crash.forked);
+        ASSERT_TRUE(crash.aliveAtKill && WIFSIGNALED(crash.status))
+            << "child ended early, status " << crash.status;
+        for (const auto& ack : crash.reports) {
             acked[ack.number] = ack.cas;
             next = std::max(next, ack.number + 1);
         }

@@ -133,30 +133,16 @@ TEST(CrashTest, AcknowledgedBatchesSurviveSigkill) {
     int tornTails = 0;
     for (int round = 0; round < kRounds; ++round) {
         SCOPED_TRACE("round " + std::to_string(round));
-        int fds[2];
-        ASSERT_EQ(::pipe(fds), 0);
-        const pid_t pid = ::fork();
-        ASSERT_GE(pid, 0);
-        if (pid == 0) {
-            ::close(fds[0]);
-            runChild(dir, fds[1]);
+        // Killed at a random moment: at once (the child is usually writing
+        // its next batch) or up to 3 ms later (usually syncing it).
+        const auto crash = kvexec::test::crashRound<Seqno>(rng, 40, std::chrono::microseconds(3000),
+                                                           [&](int fd) { runChild(dir, fd); });
+        ASSERT_TRUE(crash.forked);
+        if (!crash.aliveAtKill) {
+            ASSERT_TRUE(WIFSIGNALED(crash.status))
+                << "child exited with " << WEXITSTATUS(crash.status);
         }
-        ::close(fds[1]);
-        std::vector<Seqno> acks;
-        const bool alive = kvexec::test::readReports(fds[0], 1 + rng() % 40, acks);
-        // A random moment: at once (the child is usually writing its next
-        // batch) or up to 3 ms later (usually syncing it).
-        if (rng() % 2) {
-            std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
-        }
-        ::kill(pid, SIGKILL);
-        int status = 0;
-        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-        if (!alive) {
-            ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
-        }
-        kvexec::test::readReports(fds[0], 0, acks);  // acks written before it died
-        ::close(fds[0]);
+        const auto& acks = crash.reports;
         ASSERT_FALSE(acks.empty());
         ASSERT_GE(acks.front(), recovered + 1);
         verify(dir, acks.back(), recovered, tornTails);
