@@ -21,6 +21,24 @@ std::optional<std::string> wireKey(const engine::Item& item, bool collections) {
     return item.key;
 }
 
+// The fields a mutation and a prepare share: a whole document.
+template <typename Message>
+Message documentMessage(const StreamEvent& event, const EncodeOptions& o, const std::string& key) {
+    const auto& meta = event.item.meta;
+    Message message;
+    message.vbucket = o.vbucket;
+    message.opaque = o.opaque;
+    message.cas = meta.cas;
+    message.datatype = meta.datatype;
+    message.bySeqno = meta.seqno;
+    message.revSeqno = 1;
+    message.flags = meta.flags;
+    message.expiration = meta.expiry;
+    message.key = key;
+    message.value = event.item.value;
+    return message;
+}
+
 void encodeDocument(std::string& out, const StreamEvent& event, const EncodeOptions& o,
                     const std::string& key) {
     const auto& meta = event.item.meta;
@@ -35,18 +53,7 @@ void encodeDocument(std::string& out, const StreamEvent& event, const EncodeOpti
         wire::encodeDeletion(out, message);
         return;
     }
-    wire::Mutation message;
-    message.vbucket = o.vbucket;
-    message.opaque = o.opaque;
-    message.cas = meta.cas;
-    message.datatype = meta.datatype;
-    message.bySeqno = meta.seqno;
-    message.revSeqno = 1;
-    message.flags = meta.flags;
-    message.expiration = meta.expiry;
-    message.key = key;
-    message.value = event.item.value;
-    wire::encodeMutation(out, message);
+    wire::encodeMutation(out, documentMessage<wire::Mutation>(event, o, key));
 }
 
 void encodeSnapshot(std::string& out, const StreamEvent& event, const EncodeOptions& o) {
@@ -62,17 +69,8 @@ void encodeSnapshot(std::string& out, const StreamEvent& event, const EncodeOpti
 
 void encodePrepare(std::string& out, const StreamEvent& event, const EncodeOptions& o,
                    const std::string& key) {
-    const auto& meta = event.item.meta;
-    wire::Prepare message;
-    message.vbucket = o.vbucket;
-    message.opaque = o.opaque;
-    message.cas = meta.cas;
-    message.datatype = meta.datatype;
-    message.bySeqno = meta.seqno;
-    message.revSeqno = 1;
-    message.flags = meta.flags;
-    message.expiration = meta.expiry;
-    message.deleted = meta.deleted;
+    auto message = documentMessage<wire::Prepare>(event, o, key);
+    message.deleted = event.item.meta.deleted;
     message.level = static_cast<protocol::DurabilityLevel>(event.level);
     message.key = key;
     message.value = event.item.value;
