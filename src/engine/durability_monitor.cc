@@ -133,7 +133,7 @@ Seqno DurabilityMonitor::localHighPrepared() const {
 }
 
 Seqno DurabilityMonitor::acknowledged(std::string_view node) const {
-    const auto it = acks_.find(std::string(node));
+    const auto it = acks_.find(node);
     return it == acks_.end() ? 0 : it->second;
 }
 

@@ -33,7 +33,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "kvexec/engine/item.h"
@@ -100,7 +99,9 @@ class DurabilityMonitor {
     std::string localNode_;
     Topology topology_;
     std::map<Seqno, Prepare> prepares_;
-    std::unordered_map<std::string, Seqno> acks_;
+    // By node; looked up by string_view for every chain node on every
+    // decision, so without building a string each time.
+    std::map<std::string, Seqno, std::less<>> acks_;
     Seqno queued_ = 0, persisted_ = 0, highCompleted_ = 0;
     Seqno localHighPrepared_ = 0;  // monotonic: see highPrepared()
     std::vector<DurabilityDecision> decisions_;
