@@ -8,6 +8,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -35,6 +37,29 @@ RawRequest durableSet(const std::string& key, const std::string& value,
     r.framing = protocol::durabilityFrame(level, timeoutMs);
     r.vbucket = protocol::vbucketOfKey(key, kVBuckets);
     return r;
+}
+
+// SIGSTOP stops each of the process's threads as it is next scheduled:
+// wait until /proc shows every one of them stopped.
+bool waitUntilStopped(pid_t pid) {
+    const auto deadline = Clock::now() + kSocketDeadline;
+    const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+    while (Clock::now() < deadline) {
+        bool allStopped = true;
+        for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+            std::ifstream stat(task.path() / "stat");
+            std::string line;
+            std::getline(stat, line);
+            const auto close = line.rfind(')');
+            const char state = close + 2 < line.size() ? line[close + 2] : '?';
+            allStopped = allStopped && (state == 'T' || state == 't');
+        }
+        if (allStopped) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
 }
 
 class ReplicationSocketTest : public ::testing::Test {
@@ -175,6 +200,7 @@ TEST_F(ReplicationSocketTest, AStoppedReplicaMakesMajorityWritesAmbiguousUntilIt
     const auto replicaPort = portOf(key, 1);
     ServerProcess& replica = *nodes_[nodes_[0]->port() == replicaPort ? 0 : 1];
     ASSERT_EQ(::kill(replica.pid(), SIGSTOP), 0);
+    ASSERT_TRUE(waitUntilStopped(replica.pid()));
     for (const auto level :
          {protocol::DurabilityLevel::Majority, protocol::DurabilityLevel::PersistToMajority}) {
         Client client(portOf(key, 0));
