@@ -202,6 +202,10 @@ class BucketImpl final : public Bucket {
     // Writes every vBucket's state, topology and failover log to the data
     // directory (vbucket_state_file.h); throws on failure.
     void persistVBucketStates(bool cleanShutdown) EXCLUDES(vbucketStateFileMutex_);
+    // Has a Writer task persist them soon; changes made before that task
+    // runs share its one write. For what may be lost in a crash (a replica's
+    // adopted history: the stream it resumes then asks for a rollback).
+    void persistVBucketStatesSoon();
     // Gives the vBucket what the previous run persisted (warmup), starting
     // a new branch if that run crashed. Throws if its chain is not led by
     // this node.
@@ -276,6 +280,7 @@ class BucketImpl final : public Bucket {
     // warmup task before the shard tasks read it; nullopt: nothing).
     std::optional<PersistedVBuckets> persistedVBuckets_;
     kvexec::detail::Mutex vbucketStateFileMutex_;
+    std::atomic<bool> vbucketStatesWriteScheduled_{false};
     kvexec::detail::Mutex uuidMutex_;
     std::mt19937_64 uuidSource_ GUARDED_BY(uuidMutex_){std::random_device{}()};
 

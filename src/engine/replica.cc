@@ -143,11 +143,10 @@ Status BucketImpl::adoptFailoverLog(Vbid vbid, const FailoverLog& log) {
         }
         vb.failover = log;
     }
-    try {
-        persistVBucketStates(false);
-    } catch (const std::exception& error) {
-        return Status::Internal;
-    }
+    // Not waited for: one write per stream would make opening a node's
+    // hundreds of streams take seconds. Lost in a crash, the adopted log
+    // costs a rollback, never a wrong resume (docs/replication.md).
+    persistVBucketStatesSoon();
     return Status::Success;
 }
 

@@ -2,6 +2,7 @@
 // failover logs, persisting both (vbucket_state_file.h), and the replicas'
 // acknowledgements that feed each active's durability monitor.
 #include <iostream>
+#include <stdexcept>
 
 #include "engine/ep_bucket.h"
 
@@ -121,6 +122,31 @@ void BucketImpl::persistVBucketStates(bool cleanShutdown) {
             PersistedVBucket{vbPtr->state, vbPtr->durability.topology(), vbPtr->failover});
     }
     saveVBucketStates(config_.dataDir, states);
+}
+
+void BucketImpl::persistVBucketStatesSoon() {
+    if (shuttingDown_.load()) {
+        return;  // the destructor's last write takes this change
+    }
+    if (vbucketStatesWriteScheduled_.exchange(true)) {
+        return;  // the scheduled write has not started: it takes this change too
+    }
+    auto body = [this](LambdaTask&) {
+        vbucketStatesWriteScheduled_.store(false);
+        try {
+            persistVBucketStates(false);
+        } catch (const std::exception& error) {
+            std::cerr << "kvexec engine: the vBucket states were not persisted: " << error.what()
+                      << '\n';
+        }
+        return false;
+    };
+    try {
+        pool_.schedule(std::make_shared<LambdaTask>(*this, TaskType::Writer, "PersistVBucketStates",
+                                                    std::move(body)));
+    } catch (const std::logic_error&) {
+        vbucketStatesWriteScheduled_.store(false);  // unregistering: as above
+    }
 }
 
 void BucketImpl::restoreVBucketStateLocked(VBucket& vb) {

@@ -41,12 +41,15 @@ class ManualBucketTest : public ::testing::Test {
     }
     // Opens a second bucket (on `crashPool`) on a copy of the data
     // directory as it is on disk now, while this one runs: what a crash at
-    // this moment leaves.
+    // this moment leaves. `of`: another bucket of the test's (its config).
     std::unique_ptr<Bucket> openCrashCopy(const test::TempDir& copy) {
-        std::filesystem::copy(dir.path(), copy.path(),
+        return openCrashCopy(copy, config);
+    }
+    std::unique_ptr<Bucket> openCrashCopy(const test::TempDir& copy, const BucketConfig& of) {
+        std::filesystem::copy(of.dataDir, copy.path(),
                               std::filesystem::copy_options::recursive |
                                   std::filesystem::copy_options::overwrite_existing);
-        auto copyConfig = config;
+        auto copyConfig = of;
         copyConfig.dataDir = copy.path();
         auto crashed = Bucket::open(crashPool, copyConfig);
         crashPool.runReady(TaskType::Reader);

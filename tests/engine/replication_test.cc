@@ -224,6 +224,18 @@ TEST_F(ReplicationTest, AnAbortReadFromDiskStillNamesItsPrepare) {
     EXPECT_EQ(seen[1].item.key, "k");
 }
 
+TEST_F(ReplicationTest, AnAdoptedHistoryReachesDiskWithoutAShutdownInOneWrite) {
+    const auto activeLog = *bucket->failoverLog(kVb);
+    ASSERT_EQ(replica->setVBucketState(1, VBucketState::Replica), Status::Success);
+    ASSERT_EQ(replica->adoptFailoverLog(kVb, activeLog), Status::Success);
+    ASSERT_EQ(replica->adoptFailoverLog(1, activeLog), Status::Success);
+    EXPECT_EQ(pool.runReady(TaskType::Writer), 1u) << "both changes share one write";
+    test::TempDir copy;
+    const auto crashed = openCrashCopy(copy, replicaConfig);
+    EXPECT_EQ(*crashed->failoverLog(kVb), activeLog);
+    EXPECT_EQ(*crashed->failoverLog(1), activeLog);
+}
+
 TEST_F(ReplicationTest, AReplicaAdoptsItsActivesHistory) {
     const auto activeLog = *bucket->failoverLog(kVb);
     ASSERT_EQ(replica->adoptFailoverLog(kVb, activeLog), Status::Success);

@@ -209,7 +209,9 @@ class Bucket : public Taskable {
     virtual Seqno replicaHighPrepared(Vbid vbid) const = 0;
     // A replica takes its active's history (the failover log a stream
     // request answered with), so that it resumes on that history after a
-    // restart. Persisted. NotMyVbucket unless replica or pending.
+    // restart. Persisted soon after, by a Writer task: lost in a crash,
+    // the replica resumes from its older history and is rolled back, never
+    // resumed wrongly. NotMyVbucket unless replica or pending.
     virtual Status adoptFailoverLog(Vbid vbid, const FailoverLog& log) = 0;
     // A replica whose history diverged from its active's (a stream request
     // answered with ROLLBACK to `to`) discards it. Rolling back to a seqno
