@@ -12,6 +12,7 @@
 
 #include "pillowfight/subdoc_request.h"
 #include "protocol/binary_response.h"
+#include "protocol/cluster_map.h"
 #include "protocol/keys.h"
 
 namespace kvexec::pillowfight {
@@ -44,45 +45,56 @@ Connection::Connection(event_base* base, RunState& run, Workload& workload,
       run_(run),
       workload_(workload),
       onReady_(std::move(onReady)),
-      onFinished_(std::move(onFinished)),
-      handshake_(run.options) {}
+      onFinished_(std::move(onFinished)) {}
 
 Connection::~Connection() {
     if (timer_ != nullptr) {
         event_free(timer_);
     }
-    if (bev_ != nullptr) {
-        bufferevent_free(bev_);
+    for (const auto& link : links_) {
+        if (link->bev != nullptr) {
+            bufferevent_free(link->bev);
+        }
     }
 }
 
 void Connection::start() {
-    bev_ = bufferevent_socket_new(base_, -1, BEV_OPT_CLOSE_ON_FREE);
     timer_ = evtimer_new(base_, &Connection::onTimeout, this);
-    if (bev_ == nullptr || timer_ == nullptr) {
-        return fail("cannot create a libevent socket");
+    if (timer_ == nullptr) {
+        return fail("cannot create a libevent timer");
     }
-    bufferevent_setcb(bev_, &Connection::onRead, nullptr, &Connection::onEvent, this);
-    bufferevent_enable(bev_, EV_READ | EV_WRITE);
     const timeval connectTimeout{10, 0};
     evtimer_add(timer_, &connectTimeout);
-    if (bufferevent_socket_connect(bev_, reinterpret_cast<const sockaddr*>(&run_.address),
-                                   static_cast<int>(run_.addressLength)) != 0) {
+    connect(reinterpret_cast<const sockaddr*>(&run_.address), static_cast<int>(run_.addressLength));
+}
+
+// Adds a link and connects it; its bootstrap follows from onEvent.
+void Connection::connect(const sockaddr* address, int length) {
+    auto& link = *links_.emplace_back(std::make_unique<Link>(*this, run_.options));
+    ++bootstrapping_;
+    link.bev = bufferevent_socket_new(base_, -1, BEV_OPT_CLOSE_ON_FREE);
+    if (link.bev == nullptr) {
+        return fail("cannot create a libevent socket");
+    }
+    bufferevent_setcb(link.bev, &Connection::onRead, nullptr, &Connection::onEvent, &link);
+    bufferevent_enable(link.bev, EV_READ | EV_WRITE);
+    if (bufferevent_socket_connect(link.bev, address, length) != 0) {
         fail("connect failed");
     }
 }
 
 void Connection::onEvent(bufferevent* bev, short what, void* self) {
-    auto* c = static_cast<Connection*>(self);
+    auto& link = *static_cast<Link*>(self);
+    auto* c = &link.owner;
     if ((what & BEV_EVENT_CONNECTED) != 0) {
         const int one = 1;
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (c->run_.options.protocol == Protocol::Couchbase) {
             c->armTimeout();  // the handshake gets --timeout too
-            const std::string hello = c->handshake_.start();
+            const std::string hello = link.handshake.start();
             bufferevent_write(bev, hello.data(), hello.size());
         } else {
-            c->ready();
+            c->bootstrapped(link);
         }
         return;
     }
@@ -100,11 +112,12 @@ void Connection::onTimeout(int, short, void* self) {
 }
 
 void Connection::onRead(bufferevent*, void* self) {
-    static_cast<Connection*>(self)->readResponses();
+    auto& link = *static_cast<Link*>(self);
+    link.owner.readResponses(link);
 }
 
-void Connection::readResponses() {
-    evbuffer* input = bufferevent_get_input(bev_);
+void Connection::readResponses(Link& link) {
+    evbuffer* input = bufferevent_get_input(link.bev);
     while (!finished_) {
         const std::size_t available = evbuffer_get_length(input);
         if (available == 0) {
@@ -119,9 +132,9 @@ void Connection::readResponses() {
         if (parsed.outcome == protocol::ResponseOutcome::Invalid) {
             return fail("protocol error: not a binary response");
         }
-        if (handshake_.state() != Handshake::State::Done &&
+        if (link.handshake.state() != Handshake::State::Done &&
             run_.options.protocol == Protocol::Couchbase) {
-            handshakeResponse(parsed.response);
+            handshakeResponse(link, parsed.response);
         } else {
             loadResponse(parsed.response);
         }
@@ -129,18 +142,67 @@ void Connection::readResponses() {
     }
 }
 
-void Connection::handshakeResponse(const Response& r) {
-    const auto step = handshake_.onResponse(r);
+void Connection::handshakeResponse(Link& link, const Response& r) {
+    const auto step = link.handshake.onResponse(r);
     if (step.state == Handshake::State::Failed) {
         return fail(step.error);
     }
     if (step.state == Handshake::State::Done) {
-        vbucketCount_ = handshake_.vbucketCount();
-        keyPrefix_ = handshake_.keyPrefix();
-        run_.vbucketCount.store(vbucketCount_, std::memory_order_relaxed);
-        return ready();
+        return bootstrapped(link);
     }
-    bufferevent_write(bev_, step.send.data(), step.send.size());
+    bufferevent_write(link.bev, step.send.data(), step.send.size());
+}
+
+// The bootstrap node's map routes the load; the client is ready once every
+// node's link has bootstrapped too.
+void Connection::bootstrapped(Link& link) {
+    if (&link == links_.front().get() && run_.options.protocol == Protocol::Couchbase) {
+        route_ = link.handshake.route();
+        vbucketCount_ = route_.vbucketCount();
+        keyPrefix_ = link.handshake.keyPrefix();
+        run_.vbucketCount.store(vbucketCount_, std::memory_order_relaxed);
+        connectToEveryNode();
+    }
+    if (--bootstrapping_ == 0 && !finished_) {
+        ready();
+    }
+}
+
+void Connection::connectToEveryNode() {
+    if (route_.servers.size() <= 1) {
+        return;  // one node: the bootstrap link carries everything
+    }
+    const std::string bootstrapNode = protocol::hostPort(run_.options.host, run_.options.port);
+    // Links are added while routing to them is decided: indexes, not pointers, until done.
+    std::vector<std::size_t> indexes;
+    for (const auto& server : route_.servers) {
+        if (server == bootstrapNode) {
+            indexes.push_back(0);
+            continue;
+        }
+        sockaddr_storage address{};
+        int length = sizeof(address);
+        if (evutil_parse_sockaddr_port(server.c_str(), reinterpret_cast<sockaddr*>(&address),
+                                       &length) != 0) {
+            return fail("the cluster map names a server that is not an address: " + server);
+        }
+        indexes.push_back(links_.size());
+        connect(reinterpret_cast<const sockaddr*>(&address), length);
+        if (finished_) {
+            return;
+        }
+    }
+    for (const auto index : indexes) {
+        linkOfServer_.push_back(links_[index].get());
+    }
+}
+
+Connection::Link& Connection::linkFor(std::uint16_t vbucket) {
+    if (linkOfServer_.empty() || vbucket >= route_.activeOf.size() ||
+        route_.activeOf[vbucket] < 0) {
+        return *links_.front();  // a vBucket with no active: its node answers the error
+    }
+    return *linkOfServer_[static_cast<std::size_t>(route_.activeOf[vbucket])];
 }
 
 void Connection::armTimeout() {
@@ -183,6 +245,7 @@ void Connection::appendOp(const Op& op, std::uint32_t opaque) {
     const bool couchbase = run_.options.protocol == Protocol::Couchbase;
     // The vBucket is the key's without its collection prefix (the SDKs' rule).
     const std::uint16_t vbucket = couchbase ? protocol::vbucketOfKey(op.key, vbucketCount_) : 0;
+    std::string& out = linkFor(vbucket).out;
     const protocol::RequestHeader header{Opcode::Get, vbucket, opaque, 0, 0};
     std::string_view key = op.key;
     if (!keyPrefix_.empty()) {
@@ -191,14 +254,14 @@ void Connection::appendOp(const Op& op, std::uint32_t opaque) {
     }
     if (!op.specs.empty()) {
         if (op.kind == OpKind::Get) {
-            appendLookupIn(out_, header, key, op.specs);
+            appendLookupIn(out, header, key, op.specs);
         } else {
-            appendMutateIn(out_, header, writeFrames(), key, op.specs);
+            appendMutateIn(out, header, writeFrames(), key, op.specs);
         }
         return;
     }
     if (op.kind == OpKind::Get) {
-        protocol::appendRequest(out_, header, {}, {}, key);
+        protocol::appendRequest(out, header, {}, {}, key);
         return;
     }
     std::string extras;
@@ -206,7 +269,7 @@ void Connection::appendOp(const Op& op, std::uint32_t opaque) {
     protocol::appendBe32(extras, 0);  // no expiry
     // Datatype raw even for -J: the HELLO does not negotiate JSON, and the
     // server's sub-document code parses the body whatever the datatype says.
-    protocol::appendRequest(out_, {Opcode::Set, vbucket, opaque, 0, 0}, writeFrames(), extras, key,
+    protocol::appendRequest(out, {Opcode::Set, vbucket, opaque, 0, 0}, writeFrames(), extras, key,
                             workload_.value(op.valueSize));
 }
 
@@ -216,7 +279,9 @@ void Connection::sendBatch() {
     if (run_.stop.load(std::memory_order_relaxed) || (run_.phase == Phase::Load && !cyclesLeft)) {
         return finish();
     }
-    out_.clear();
+    for (const auto& link : links_) {
+        link->out.clear();
+    }
     const auto now = Clock::now();
     Op op;
     while (pending_.size() < o.batchSize && nextOp(op)) {
@@ -230,7 +295,11 @@ void Connection::sendBatch() {
     if (pending_.empty()) {
         return finish();  // population: the slice is stored
     }
-    bufferevent_write(bev_, out_.data(), out_.size());
+    for (const auto& link : links_) {
+        if (!link->out.empty()) {
+            bufferevent_write(link->bev, link->out.data(), link->out.size());
+        }
+    }
     armTimeout();
 }
 
@@ -283,8 +352,10 @@ void Connection::finish() {
     if (timer_ != nullptr) {
         evtimer_del(timer_);
     }
-    if (bev_ != nullptr) {
-        bufferevent_disable(bev_, EV_READ | EV_WRITE);
+    for (const auto& link : links_) {
+        if (link->bev != nullptr) {
+            bufferevent_disable(link->bev, EV_READ | EV_WRITE);
+        }
     }
     const auto now = Clock::now().time_since_epoch().count();
     auto seen = run_.lastFinish.load(std::memory_order_relaxed);

@@ -4,6 +4,12 @@
 // repeat for --num-cycles batches (load) or until its key slice is stored
 // (population), or until the run's stop flag is set.
 //
+// On a cluster (a map of several servers) the client also opens one
+// connection to each other node and sends each operation to its vBucket's
+// active, as an SDK does; a batch spans the nodes. The map is read once:
+// an operation the map sends to the wrong node is counted as the
+// NOT_MY_VBUCKET error it gets.
+//
 // Every operation is accounted for: answered (latency recorded, error
 // statuses counted by name) or, when the connection fails or a batch goes
 // unanswered for --timeout, counted as an error of that kind (a failure
@@ -20,6 +26,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +37,7 @@
 struct bufferevent;
 struct event;
 struct event_base;
+struct sockaddr;
 
 namespace kvexec::pillowfight {
 
@@ -55,13 +63,26 @@ class Connection {
         bool subdoc;  // a lookup or mutation, not a whole-document get or set
         Clock::time_point start;
     };
+    // One server's connection: its bootstrap and the bytes of the batch
+    // bound for it. links_[0] is the bootstrap node's.
+    struct Link {
+        Link(Connection& c, const Options& options) : owner(c), handshake(options) {}
+        Connection& owner;
+        bufferevent* bev = nullptr;
+        Handshake handshake;
+        std::string out;
+    };
 
-    static void onRead(bufferevent* bev, void* self);
-    static void onEvent(bufferevent* bev, short what, void* self);
+    static void onRead(bufferevent* bev, void* link);
+    static void onEvent(bufferevent* bev, short what, void* link);
     static void onTimeout(int fd, short what, void* self);
 
-    void readResponses();
-    void handshakeResponse(const protocol::Response& r);
+    void connect(const sockaddr* address, int length);
+    void readResponses(Link& link);
+    void handshakeResponse(Link& link, const protocol::Response& r);
+    void bootstrapped(Link& link);
+    void connectToEveryNode();
+    Link& linkFor(std::uint16_t vbucket);
     void loadResponse(const protocol::Response& r);
     void ready();
     void armTimeout();
@@ -77,16 +98,17 @@ class Connection {
     Workload& workload_;
     std::function<void(Connection&)> onReady_;
     std::function<void()> onFinished_;
-    bufferevent* bev_ = nullptr;
     event* timer_ = nullptr;
-    Handshake handshake_;
+    std::vector<std::unique_ptr<Link>> links_;
+    std::size_t bootstrapping_ = 0;    // links still connecting or in their handshake
+    ClusterRoute route_;               // from the bootstrap node's map
+    std::vector<Link*> linkOfServer_;  // route_.servers' links; empty: links_[0] for all
     std::uint16_t vbucketCount_ = 1;
     std::string keyPrefix_;  // the collection id in front of each key (--collection)
     std::string wireKey_;    // scratch: the prefixed key of the op being encoded
     std::vector<Pending> pending_;
     std::uint32_t nextOpaque_ = Handshake::kLastOpaque + 1;
     std::int64_t batchesDone_ = 0;
-    std::string out_;
     bool finished_ = false;
 };
 

@@ -1,7 +1,5 @@
 #include "pillowfight/handshake.h"
 
-#include <nlohmann/json.hpp>
-
 #include "kvexec/engine/collections.h"
 #include "protocol/binary_response.h"
 
@@ -11,23 +9,6 @@ using protocol::Feature;
 using protocol::Opcode;
 using protocol::Response;
 using protocol::Status;
-
-std::optional<std::uint16_t> vbucketCountOf(std::string_view clusterMap) {
-    const auto json = nlohmann::json::parse(clusterMap, nullptr, false);
-    if (json.is_discarded() || !json.is_object()) {
-        return std::nullopt;
-    }
-    const auto map = json.find("vBucketServerMap");
-    if (map == json.end() || !map->is_object()) {
-        return std::nullopt;
-    }
-    const auto vbuckets = map->find("vBucketMap");
-    if (vbuckets == map->end() || !vbuckets->is_array() || vbuckets->empty() ||
-        vbuckets->size() > 65535) {
-        return std::nullopt;
-    }
-    return static_cast<std::uint16_t>(vbuckets->size());
-}
 
 std::string Handshake::request(Opcode opcode, std::string_view key, std::string_view value) {
     std::string out;
@@ -126,11 +107,11 @@ Handshake::Step Handshake::onResponse(const Response& r) {
             if (r.status != Status::Success) {
                 return fail("GET_CLUSTER_CONFIG: " + std::string(protocol::statusText(r.status)));
             }
-            const auto count = vbucketCountOf(r.value);
-            if (!count) {
-                return fail("GET_CLUSTER_CONFIG: no vBucketServerMap.vBucketMap in the answer");
+            auto route = routeOf(r.value);
+            if (!route) {
+                return fail("GET_CLUSTER_CONFIG: no usable vBucketServerMap in the answer");
             }
-            vbucketCount_ = *count;
+            route_ = std::move(*route);
             if (!options_.collection.empty()) {
                 state_ = State::CollectionId;
                 return {state_, request(Opcode::GetCollectionId, {}, options_.collection), {}};

@@ -2,8 +2,8 @@
 // state machine without I/O: HELLO (alt_request_support, sync_replication,
 // xerror, select_bucket, tcp_nodelay), SASL (PLAIN or SCRAM-SHA*), then
 // SELECT_BUCKET and GET_CLUSTER_CONFIG, whose vBucket map tells how many
-// vBuckets keys hash over; with --collection, HELLO also asks for
-// Collections and GET_COLLECTION_ID resolves the collection's id.
+// vBuckets keys hash over and which node is each one's active; with --collection, HELLO also asks
+// for Collections and GET_COLLECTION_ID resolves the collection's id.
 //
 // The caller sends start()'s bytes, then feeds each response to
 // onResponse() and sends what it returns until it says Done or Failed.
@@ -14,15 +14,12 @@
 #include <optional>
 #include <string>
 
+#include "pillowfight/cluster_route.h"
 #include "pillowfight/options.h"
 #include "protocol/auth/scram_client.h"
 #include "protocol/client_codec.h"
 
 namespace kvexec::pillowfight {
-
-// The vBucket count of a cluster map (GET_CLUSTER_CONFIG's body): the
-// length of vBucketServerMap.vBucketMap. nullopt if the JSON has none.
-std::optional<std::uint16_t> vbucketCountOf(std::string_view clusterMap);
 
 class Handshake {
   public:
@@ -49,7 +46,8 @@ class Handshake {
     Step onResponse(const protocol::Response& response);
 
     State state() const { return state_; }
-    std::uint16_t vbucketCount() const { return vbucketCount_; }
+    // The cluster map's routing, once Done.
+    const ClusterRoute& route() const { return route_; }
     // The bytes every key gets in front: the collection id in LEB128 when
     // --collection was given, else none.
     const std::string& keyPrefix() const { return keyPrefix_; }
@@ -67,7 +65,7 @@ class Handshake {
     State state_ = State::Hello;
     std::uint32_t opaque_ = 0;
     std::optional<protocol::auth::ScramClient> scram_;
-    std::uint16_t vbucketCount_ = 0;
+    ClusterRoute route_;
     std::string keyPrefix_;
 };
 

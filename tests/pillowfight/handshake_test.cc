@@ -110,7 +110,8 @@ Outcome run(const Options& options, FakeServer& server) {
         EXPECT_EQ(parsed.outcome, protocol::ResponseOutcome::Ok);
         const auto step = handshake.onResponse(parsed.response);
         if (step.state == Handshake::State::Done || step.state == Handshake::State::Failed) {
-            return {step.state, step.error, handshake.vbucketCount(), handshake.keyPrefix()};
+            return {step.state, step.error, handshake.route().vbucketCount(),
+                    handshake.keyPrefix()};
         }
         next = step.send;
     }

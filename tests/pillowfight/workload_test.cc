@@ -96,6 +96,21 @@ TEST(PillowfightVbucketMap, TheClusterMapGivesTheCountKeysHashOver) {
     EXPECT_EQ(vbucketCountOf(R"({"vBucketServerMap":{"vBucketMap":[]}})"), std::nullopt);
 }
 
+TEST(PillowfightVbucketMap, AClusterMapRoutesEachVbucketToItsActive) {
+    protocol::ClusterMapInfo info;
+    info.vbucketCount = 4;
+    info.numReplicas = 1;
+    info.nodes = {{"127.0.0.1", 11210, 0, true}, {"127.0.0.1", 11211, 0, false}};
+    info.chains = {{0, 1}, {1, 0}, {-1, 0}, {1, -1}};
+    const auto route = routeOf(protocol::clusterMapJson(info));
+    ASSERT_TRUE(route);
+    EXPECT_EQ(route->servers, (std::vector<std::string>{"127.0.0.1:11210", "127.0.0.1:11211"}));
+    EXPECT_EQ(route->activeOf, (std::vector<int>{0, 1, -1, 1}));
+    EXPECT_EQ(routeOf(R"({"vBucketServerMap":{"serverList":["a:1"],"vBucketMap":[[1]]}})"),
+              std::nullopt)
+        << "a chain naming a server the list lacks";
+}
+
 TEST(PillowfightVbucketMap, KeysSpreadOverEveryVbucketByCrc32) {
     std::set<std::uint16_t> seen;
     for (std::uint64_t i = 0; i < 20000; ++i) {

@@ -1,0 +1,33 @@
+// pillowfight/cluster_route.h: where each vBucket's operations go, read
+// from a cluster map (GET_CLUSTER_CONFIG's body): the servers of
+// vBucketServerMap.serverList and, per vBucket, the index of its active
+// (the first of its vBucketMap chain). A one-node map routes everything to
+// its one server. Replicas are not used: the load reads and writes actives.
+//
+// A value type; parsing is a pure function. Safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvexec::pillowfight {
+
+struct ClusterRoute {
+    std::vector<std::string> servers;  // "host:port", serverList order
+    std::vector<int> activeOf;         // per vBucket: an index into servers, -1 if none
+
+    std::uint16_t vbucketCount() const { return static_cast<std::uint16_t>(activeOf.size()); }
+    bool operator==(const ClusterRoute&) const = default;
+};
+
+// nullopt when the JSON has no usable vBucketServerMap: no vBucketMap, more
+// than 65535 vBuckets, or a chain naming a server the list does not have.
+std::optional<ClusterRoute> routeOf(std::string_view clusterMap);
+
+// The vBucket count of a cluster map: routeOf(...)->vbucketCount().
+std::optional<std::uint16_t> vbucketCountOf(std::string_view clusterMap);
+
+}  // namespace kvexec::pillowfight
