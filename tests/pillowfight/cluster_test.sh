@@ -11,33 +11,13 @@ set -euo pipefail
 KVEXEC_SERVER="$1"
 KVEXEC_CLUSTER="$2"
 KVEXEC_PILLOWFIGHT="$3"
-repo="$(cd "$(dirname "$0")/../.." && pwd)"
+source "$(cd "$(dirname "$0")/../clients" && pwd)/cluster_lib.sh"
+trap kill_cluster EXIT
 
-log="$(mktemp)"
-run_pid=""
-cleanup() {
-    if [ -n "$run_pid" ]; then
-        kill -TERM "$run_pid" 2>/dev/null || true
-        wait "$run_pid" 2>/dev/null || true
-    fi
-    rm -f "$log"
-}
-trap cleanup EXIT
-
-"$repo/tools/cluster-run" --nodes 2 --replicas 1 --server "$KVEXEC_SERVER" \
-    --cluster-tool "$KVEXEC_CLUSTER" -- --sync none >"$log" 2>&1 &
-run_pid=$!
-deadline=$((SECONDS + 90))
-while ! grep -q '^cluster-run: etcd ' "$log"; do
-    if ! kill -0 "$run_pid" 2>/dev/null || [ $SECONDS -gt $deadline ]; then
-        echo "cluster-run did not become ready:" >&2
-        cat "$log" >&2
-        exit 1
-    fi
-    sleep 0.1
-done
-port=$(sed -n 's/^cluster-run: node n0 port \([0-9]*\) pid .*/\1/p' "$log")
-etcd=$(sed -n 's/^cluster-run: etcd \(http[^ ]*\) pid .*/\1/p' "$log")
+start_cluster --nodes 2 --replicas 1 --server "$KVEXEC_SERVER" --cluster-tool "$KVEXEC_CLUSTER" \
+    -- --sync none
+port=${CLUSTER_PORTS[0]}
+etcd=$CLUSTER_ETCD
 
 report="$(mktemp)"
 for durability in none majority; do
@@ -69,3 +49,4 @@ while lagging; do
     sleep 0.2
 done
 echo "pillowfight routed by the map over 2 nodes; the replicas caught up"
+stop_cluster
