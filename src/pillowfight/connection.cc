@@ -173,11 +173,9 @@ void Connection::connectToEveryNode() {
         return;  // one node: the bootstrap link carries everything
     }
     const std::string bootstrapNode = protocol::hostPort(run_.options.host, run_.options.port);
-    // Links are added while routing to them is decided: indexes, not pointers, until done.
-    std::vector<std::size_t> indexes;
     for (const auto& server : route_.servers) {
         if (server == bootstrapNode) {
-            indexes.push_back(0);
+            linkOfServer_.push_back(links_.front().get());
             continue;
         }
         sockaddr_storage address{};
@@ -186,14 +184,11 @@ void Connection::connectToEveryNode() {
                                        &length) != 0) {
             return fail("the cluster map names a server that is not an address: " + server);
         }
-        indexes.push_back(links_.size());
         connect(reinterpret_cast<const sockaddr*>(&address), length);
         if (finished_) {
             return;
         }
-    }
-    for (const auto index : indexes) {
-        linkOfServer_.push_back(links_[index].get());
+        linkOfServer_.push_back(links_.back().get());  // links are heap-held: the pointer stays
     }
 }
 
