@@ -498,11 +498,11 @@ void Connection::binaryHello(const Request& request) {
 }
 
 void Connection::binarySasl(const Request& request) {
-    if (!context_.credentials) {
+    if (context_.users.empty()) {
         return respondError(request, Status::NotSupported, "no authentication configured");
     }
     if (request.opcode == Opcode::SaslAuth || !sasl_) {
-        sasl_.emplace(*context_.credentials);
+        sasl_.emplace(context_.users);
     }
     protocol::auth::SaslReply reply = request.opcode == Opcode::SaslAuth
                                           ? sasl_->start(request.key, request.value)
@@ -510,12 +510,14 @@ void Connection::binarySasl(const Request& request) {
     switch (reply.outcome) {
         case protocol::auth::SaslOutcome::Success:
             authenticated_ = true;
+            role_ = reply.role;
             sasl_.reset();
             return respond(request, Status::Success, {}, {}, reply.payload);
         case protocol::auth::SaslOutcome::Continue:
             return respond(request, Status::AuthContinue, {}, {}, reply.payload);
         case protocol::auth::SaslOutcome::Failure:
             authenticated_ = false;
+            role_ = protocol::auth::Role::Client;
             sasl_.reset();
             return respondError(request, Status::AuthError, "authentication failed");
     }

@@ -83,8 +83,10 @@ ClusterNode::ClusterNode(ServerContext& context) : context_(context) {
     ReplicationSettings replication;
     replication.nodeName = context_.config.node;
     replication.bucket = context_.config.bucket;
-    replication.user = context_.config.user;
-    replication.password = context_.config.password;
+    if (context_.config.nodePassword) {
+        replication.user = std::string(kNodeUser);
+        replication.password = context_.config.nodePassword;
+    }
     replication_ =
         std::make_unique<ReplicationClient>(context_, *context_.bucket, std::move(replication));
     context_.replicaPrepared.set(replication_.get());

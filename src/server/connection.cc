@@ -70,7 +70,10 @@ Connection::Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     evutil_make_socket_nonblocking(fd);
     bev_ = bufferevent_socket_new(frontEnd.base(), fd, BEV_OPT_CLOSE_ON_FREE);
-    authenticated_ = !context_.credentials.has_value();
+    if (context_.users.empty()) {  // no authentication asked: anyone may do anything
+        authenticated_ = true;
+        role_ = protocol::auth::Role::Node;
+    }
     context_.counters.totalConnections.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -241,6 +241,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool json_ = false;
     bool couchbaseClient_ = false;  // sent HELLO: vBuckets come from the client
     bool authenticated_ = false;
+    protocol::auth::Role role_ = protocol::auth::Role::Client;  // once authenticated
     std::optional<protocol::auth::SaslSession> sasl_;
     bool bucketSelected_ = false;
     std::shared_ptr<dcp::DcpProducer> dcpProducer_;  // after DCP_OPEN

@@ -33,6 +33,10 @@ std::string consumerNameOf(std::string_view json) {
 
 void Connection::binaryDcp(const Request& request) {
     if (request.opcode == Opcode::DcpOpen) {
+        if (role_ != protocol::auth::Role::Node) {
+            // Couchbase's answer to a user without the DCP privilege.
+            return respondError(request, Status::NoAccess, "DCP is for the cluster's nodes");
+        }
         return binaryDcpOpen(request);
     }
     if (!dcpProducer_) {

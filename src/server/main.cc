@@ -121,7 +121,12 @@ int main(int argc, char** argv) {
     try {
         raiseDescriptorLimit(context.config.maxConnections);
         if (context.config.user) {
-            context.credentials.emplace(*context.config.user, *context.config.password);
+            context.users.add({*context.config.user, *context.config.password},
+                              protocol::auth::Role::Client);
+        }
+        if (context.config.nodePassword) {
+            context.users.add({std::string(server::kNodeUser), *context.config.nodePassword},
+                              protocol::auth::Role::Node);
         }
         auto pool = ExecutorPool::create(context.config.backend);
         auto bucket = openBucket(*pool, context);

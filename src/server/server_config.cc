@@ -48,6 +48,26 @@ void checkCluster(const ServerConfig& c, bool nodeGiven, bool replicasGiven) {
     }
 }
 
+// With users, a cluster's nodes need a password of their own: DCP streams
+// the whole bucket, so a client's credentials must not open it.
+void checkCredentials(const ServerConfig& c) {
+    if (c.user.has_value() != c.password.has_value()) {
+        throw std::invalid_argument("--user and --password go together");
+    }
+    if (c.nodePassword && !c.user) {
+        throw std::invalid_argument(
+            "--node-password goes with --user (without users no authentication is asked)");
+    }
+    if (c.cluster && c.user && !c.nodePassword) {
+        throw std::invalid_argument(
+            "--cluster with --user needs --node-password (the nodes' own password)");
+    }
+    if (c.user && *c.user == kNodeUser) {
+        throw std::invalid_argument("--user: " + std::string(kNodeUser) +
+                                    " is the nodes' own user name");
+    }
+}
+
 }  // namespace
 
 std::string clusterRoot(const ServerConfig& config) {
@@ -62,7 +82,7 @@ std::string usage() {
            "                     [--data-dir DIR] [--bucket default] [--vbuckets 1024]\n"
            "                     [--shards 4] [--sync fdatasync|none] [--file-cache on|off]\n"
            "                     [--backend wheel|classic] [--frontend-threads N]\n"
-           "                     [--user NAME --password PW]\n"
+           "                     [--user NAME --password PW [--node-password PW]]\n"
            "                     [--max-connections 4096] [--max-value-bytes 20971520]\n"
            "                     [--max-body-bytes 31457280]\n"
            "                     [--idle-timeout SECONDS (300) | --idle-timeout-ms MS]\n"
@@ -84,7 +104,10 @@ std::string usage() {
            "  NAME: registers under a lease, takes the vBucket states of the cluster's map\n"
            "  (computed by the elected node, with --replicas replicas per vBucket) and\n"
            "  answers NOT_MY_VBUCKET with the cluster's config for vBuckets it is not\n"
-           "  active for. Without it, a single node.\n";
+           "  active for. Without it, a single node.\n"
+           "--node-password: with --user, the password the members of a cluster use\n"
+           "  towards each other, as user @kvexec-node, the only user that may open DCP\n"
+           "  (a client's DCP_OPEN gets EACCESS); --cluster with --user needs it.\n";
 }
 
 ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) {
@@ -138,6 +161,8 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
             c.user = v;
         } else if (option == "--password") {
             c.password = v;
+        } else if (option == "--node-password") {
+            c.nodePassword = v;
         } else if (option == "--max-connections") {
             c.maxConnections = number<std::size_t>(option, v, 1, 1'000'000);
         } else if (option == "--idle-timeout") {
@@ -171,9 +196,7 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
         }
     }
     checkCluster(c, nodeGiven, replicasGiven);
-    if (c.user.has_value() != c.password.has_value()) {
-        throw std::invalid_argument("--user and --password go together");
-    }
+    checkCredentials(c);
     if (!bodyLimitGiven) {
         c.maxBodyLength = std::max(c.maxBodyLength, c.maxValueBytes + kBodyRoomBeyondValue);
     }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvexec/executor_pool.h"
@@ -30,8 +31,13 @@ struct ServerConfig {
     bool fileCache = true;
     Backend backend = Backend::Wheel;
     std::size_t frontendThreads = 2;
+    // The client user (--user/--password) and the password the members of
+    // a cluster authenticate to each other with as kNodeUser
+    // (--node-password), the only user that may open DCP. No user: no
+    // authentication is asked, and anyone may open DCP.
     std::optional<std::string> user;
     std::optional<std::string> password;
+    std::optional<std::string> nodePassword;
     // Limits against bad input and load. A value (binary, or a text data
     // block) may be maxValueBytes long (Couchbase's 20 MiB); a binary packet
     // body, with key, extras and framing extras, maxBodyLength (Couchbase's
@@ -48,6 +54,10 @@ struct ServerConfig {
     std::string node;
     std::uint32_t replicas = 0;
 };
+
+// The user name the members of a cluster authenticate to each other with.
+// '@' starts no user name a client is given (as Couchbase's "@ns_server").
+inline constexpr std::string_view kNodeUser = "@kvexec-node";
 
 // Where a cluster of buckets named `bucket` lives in etcd.
 std::string clusterRoot(const ServerConfig& config);

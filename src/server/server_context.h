@@ -54,7 +54,7 @@ struct ServerContext {
     ServerConfig config;
     ExecutorPool* pool = nullptr;
     engine::Bucket* bucket = nullptr;
-    std::optional<protocol::auth::Credentials> credentials;  // none: no authentication asked
+    protocol::auth::Users users;  // none: no authentication asked
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     ServerCounters counters;
     std::atomic<std::uint64_t> operationsInFlight{0};

@@ -146,7 +146,7 @@ StatList settings(const ServerContext& c) {
     add(out, "cas_enabled", "yes");
     add(out, "tcp_backlog", 1024);                   // Server::run's listen backlog
     add(out, "binding_protocol", "auto-negotiate");  // text or binary by the first byte
-    add(out, "auth_enabled_sasl", c.credentials ? "yes" : "no");
+    add(out, "auth_enabled_sasl", c.users.empty() ? "no" : "yes");
     add(out, "item_size_max", c.bucket->config().maxItemSize);
     add(out, "idle_time",
         std::chrono::duration_cast<std::chrono::seconds>(c.config.idleTimeout).count());

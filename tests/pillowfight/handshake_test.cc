@@ -20,7 +20,7 @@ using protocol::Status;
 // own SASL session and cluster map.
 class FakeServer {
   public:
-    explicit FakeServer(const protocol::auth::Credentials& credentials) : sasl_(credentials) {}
+    explicit FakeServer(const protocol::auth::Users& users) : sasl_(users) {}
 
     bool acceptSyncReplication = true;
     std::string bucket = "default";
@@ -120,7 +120,10 @@ Outcome run(const Options& options, FakeServer& server) {
 
 class PillowfightHandshake : public ::testing::Test {
   protected:
-    protocol::auth::Credentials credentials_{"Administrator", "asdasd", 64};
+    PillowfightHandshake() {
+        users_.add({"Administrator", "asdasd", 64}, protocol::auth::Role::Client);
+    }
+    protocol::auth::Users users_;
     Options options_ = [] {
         Options o;
         o.user = "Administrator";
@@ -132,7 +135,7 @@ class PillowfightHandshake : public ::testing::Test {
 
 TEST_F(PillowfightHandshake, ScramLoginSelectsTheBucketAndLearnsTheVbucketCount) {
     for (const char* mechanism : {"SCRAM-SHA512", "SCRAM-SHA256", "SCRAM-SHA1", "PLAIN"}) {
-        FakeServer server(credentials_);
+        FakeServer server(users_);
         options_.saslMechanism = mechanism;
         const Outcome o = run(options_, server);
         EXPECT_EQ(o.state, Handshake::State::Done) << mechanism << ": " << o.error;
@@ -143,7 +146,7 @@ TEST_F(PillowfightHandshake, ScramLoginSelectsTheBucketAndLearnsTheVbucketCount)
 }
 
 TEST_F(PillowfightHandshake, WithoutAUserThereIsNoSasl) {
-    FakeServer server(credentials_);
+    FakeServer server(users_);
     options_.user.clear();
     EXPECT_EQ(run(options_, server).state, Handshake::State::Done);
     EXPECT_EQ(server.seen,
@@ -151,7 +154,7 @@ TEST_F(PillowfightHandshake, WithoutAUserThereIsNoSasl) {
 }
 
 TEST_F(PillowfightHandshake, AWrongPasswordFailsNamingSasl) {
-    FakeServer server(credentials_);
+    FakeServer server(users_);
     options_.password = "wrong";
     const Outcome o = run(options_, server);
     EXPECT_EQ(o.state, Handshake::State::Failed);
@@ -159,7 +162,7 @@ TEST_F(PillowfightHandshake, AWrongPasswordFailsNamingSasl) {
 }
 
 TEST_F(PillowfightHandshake, DurableWritesNeedSyncReplication) {
-    FakeServer server(credentials_);
+    FakeServer server(users_);
     server.acceptSyncReplication = false;
     const Outcome o = run(options_, server);
     EXPECT_EQ(o.state, Handshake::State::Failed);
@@ -167,7 +170,7 @@ TEST_F(PillowfightHandshake, DurableWritesNeedSyncReplication) {
 }
 
 TEST_F(PillowfightHandshake, ACollectionIsResolvedToTheKeyPrefixOfItsId) {
-    FakeServer server(credentials_);
+    FakeServer server(users_);
     options_.collection = "app.orders";
     const Outcome o = run(options_, server);
     ASSERT_EQ(o.state, Handshake::State::Done) << o.error;
@@ -177,7 +180,7 @@ TEST_F(PillowfightHandshake, ACollectionIsResolvedToTheKeyPrefixOfItsId) {
 }
 
 TEST_F(PillowfightHandshake, WithoutACollectionKeysHaveNoPrefix) {
-    FakeServer server(credentials_);
+    FakeServer server(users_);
     const Outcome o = run(options_, server);
     ASSERT_EQ(o.state, Handshake::State::Done) << o.error;
     EXPECT_FALSE(server.helloCollections);
@@ -185,7 +188,7 @@ TEST_F(PillowfightHandshake, WithoutACollectionKeysHaveNoPrefix) {
 }
 
 TEST_F(PillowfightHandshake, AnUnknownCollectionFailsNamingIt) {
-    FakeServer server(credentials_);
+    FakeServer server(users_);
     options_.collection = "app.nope";
     const Outcome o = run(options_, server);
     EXPECT_EQ(o.state, Handshake::State::Failed);
@@ -193,7 +196,7 @@ TEST_F(PillowfightHandshake, AnUnknownCollectionFailsNamingIt) {
 }
 
 TEST_F(PillowfightHandshake, AnUnknownBucketFailsNamingIt) {
-    FakeServer server(credentials_);
+    FakeServer server(users_);
     options_.bucket = "travel";
     const Outcome o = run(options_, server);
     EXPECT_EQ(o.state, Handshake::State::Failed);

@@ -43,12 +43,16 @@ TEST(SaslCrypto, Base64RoundTripAndRejectsGarbage) {
 
 class SaslSessionTest : public ::testing::Test {
   protected:
-    // Few iterations: the test checks the exchange, not PBKDF2's cost.
-    Credentials credentials_{"Administrator", "password", 64};
+    SaslSessionTest() {
+        // Few iterations: the test checks the exchange, not PBKDF2's cost.
+        users_.add({"Administrator", "password", 64}, Role::Client);
+        users_.add({"@node", "node-secret", 64}, Role::Node);
+    }
+    Users users_;
 };
 
 TEST_F(SaslSessionTest, PlainAcceptsTheRightPasswordOnly) {
-    SaslSession session(credentials_);
+    SaslSession session(users_);
     using namespace std::string_literals;
     EXPECT_EQ(session.start("PLAIN", "\0Administrator\0password"s).outcome, SaslOutcome::Success);
     EXPECT_EQ(session.start("PLAIN", "\0Administrator\0wrong"s).outcome, SaslOutcome::Failure);
@@ -99,23 +103,23 @@ TEST_F(SaslSessionTest, ScramSucceedsWithEveryHash) {
         {"SCRAM-SHA512", HashAlgorithm::Sha512},
     };
     for (const auto& [name, hash] : mechanisms) {
-        SaslSession session(credentials_);
+        SaslSession session(users_);
         EXPECT_EQ(scramLogin(session, name, hash, "password").outcome, SaslOutcome::Success)
             << name;
     }
 }
 
 TEST_F(SaslSessionTest, ScramRefusesAWrongPasswordOrNonce) {
-    SaslSession a(credentials_);
+    SaslSession a(users_);
     EXPECT_EQ(scramLogin(a, "SCRAM-SHA512", HashAlgorithm::Sha512, "wrong").outcome,
               SaslOutcome::Failure);
-    SaslSession b(credentials_);
+    SaslSession b(users_);
     EXPECT_EQ(scramLogin(b, "SCRAM-SHA256", HashAlgorithm::Sha256, "password", true).outcome,
               SaslOutcome::Failure);
 }
 
 TEST_F(SaslSessionTest, ScramRefusesUnknownUsersStepsWithoutStartAndChannelBinding) {
-    SaslSession session(credentials_);
+    SaslSession session(users_);
     EXPECT_EQ(session.start("SCRAM-SHA1", "n,,n=nobody,r=abc").outcome, SaslOutcome::Failure);
     EXPECT_EQ(session.step("SCRAM-SHA1", "c=biws,r=abc,p=AAAA").outcome, SaslOutcome::Failure);
     EXPECT_EQ(session.start("SCRAM-SHA1", "p=tls-unique,,n=Administrator,r=abc").outcome,
@@ -128,7 +132,7 @@ TEST_F(SaslSessionTest, ScramRefusesUnknownUsersStepsWithoutStartAndChannelBindi
 TEST_F(SaslSessionTest, ScramClientLogsInAndVerifiesTheServer) {
     for (const auto& [mechanism, hash] : {std::pair{"SCRAM-SHA512", HashAlgorithm::Sha512},
                                           std::pair{"SCRAM-SHA1", HashAlgorithm::Sha1}}) {
-        SaslSession session(credentials_);
+        SaslSession session(users_);
         ScramClient client(hash, "Administrator", "password");
         SaslReply first = session.start(mechanism, client.clientFirst());
         ASSERT_EQ(first.outcome, SaslOutcome::Continue);
@@ -140,13 +144,39 @@ TEST_F(SaslSessionTest, ScramClientLogsInAndVerifiesTheServer) {
         EXPECT_TRUE(client.verifyServerFinal(done.payload));
         EXPECT_FALSE(client.verifyServerFinal("v=AAAA"));
     }
-    SaslSession session(credentials_);
+    SaslSession session(users_);
     ScramClient wrong(HashAlgorithm::Sha256, "Administrator", "wrong");
     SaslReply first = session.start("SCRAM-SHA256", wrong.clientFirst());
     std::string error;
     auto final = wrong.clientFinal(first.payload, error);
     ASSERT_TRUE(final);
     EXPECT_EQ(session.step("SCRAM-SHA256", *final).outcome, SaslOutcome::Failure);
+}
+
+// The role that comes back is the one of the user who logged in, whichever
+// mechanism: a client's password never yields a node's role.
+TEST_F(SaslSessionTest, EachUserLogsInWithItsOwnPasswordAndRole) {
+    using namespace std::string_literals;
+    SaslSession session(users_);
+    const auto client = session.start("PLAIN", "\0Administrator\0password"s);
+    ASSERT_EQ(client.outcome, SaslOutcome::Success);
+    EXPECT_EQ(client.role, Role::Client);
+    const auto node = session.start("PLAIN", "\0@node\0node-secret"s);
+    ASSERT_EQ(node.outcome, SaslOutcome::Success);
+    EXPECT_EQ(node.role, Role::Node);
+    EXPECT_EQ(session.start("PLAIN", "\0@node\0password"s).outcome, SaslOutcome::Failure);
+
+    ScramClient scram(HashAlgorithm::Sha256, "@node", "node-secret");
+    const SaslReply first = session.start("SCRAM-SHA256", scram.clientFirst());
+    ASSERT_EQ(first.outcome, SaslOutcome::Continue);
+    std::string error;
+    const auto final = scram.clientFinal(first.payload, error);
+    ASSERT_TRUE(final) << error;
+    const SaslReply done = session.step("SCRAM-SHA256", *final);
+    ASSERT_EQ(done.outcome, SaslOutcome::Success);
+    EXPECT_EQ(done.role, Role::Node);
+
+    EXPECT_THROW(users_.add({"@node", "other", 64}, Role::Client), std::invalid_argument);
 }
 
 TEST(ScramClient, RefusesAChallengeThatDoesNotExtendItsNonce) {

@@ -50,6 +50,26 @@ TEST(ClusterConfigTest, BadCombinationsAndValuesAreRefused) {
     }
 }
 
+// With users, a cluster's members need their own password (DCP must not
+// open with a client's); without users nothing asks for one.
+TEST(ClusterConfigTest, AClusterWithUsersNeedsTheNodesOwnPassword) {
+    const std::string etcd = "http://127.0.0.1:2379";
+    const std::vector<std::string> member = {"--cluster", etcd, "--node", "n1"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = member;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return args;
+    };
+    EXPECT_THROW(parse(with({"--user", "u", "--password", "p"})), std::invalid_argument);
+    const auto config = parse(with({"--user", "u", "--password", "p", "--node-password", "n"}));
+    EXPECT_EQ(config.nodePassword, "n");
+    EXPECT_THROW(parse({"--node-password", "n"}), std::invalid_argument);  // no users
+    EXPECT_THROW(parse({"--user", std::string(kNodeUser), "--password", "p"}),
+                 std::invalid_argument);
+    EXPECT_NO_THROW(parse(member));
+    EXPECT_NO_THROW(parse({"--user", "u", "--password", "p", "--node-password", "n"}));
+}
+
 TEST(TopologyOfTest, BeforeTheFirstMapThisNodeAloneAtRevisionZero) {
     const auto topology = topologyOf({}, "n1", {"10.0.0.1", 11210, 8091});
     ASSERT_EQ(topology->nodes.size(), 1u);

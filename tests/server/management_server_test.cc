@@ -127,7 +127,7 @@ class RunningServer {
         context_.config.vbuckets = 16;
         context_.config.frontendThreads = 1;
         if (withCredentials) {
-            context_.credentials.emplace("admin", "s3cret", 64);
+            context_.users.add({"admin", "s3cret", 64}, protocol::auth::Role::Client);
         }
         context_.pool = pool_.get();
         context_.bucket = bucket_.get();

@@ -433,16 +433,28 @@ RawRequest dcpOpen(const std::string& name) {
     return request(Opcode::DcpOpen, name, extras);
 }
 
-TEST_F(ServerSocketTest, DcpOpenNeedsAuthenticationAndMalformedDcpClosesOnlyThatConnection) {
-    start({"--user", "alice", "--password", "secret"});
+TEST_F(ServerSocketTest, DcpOpenNeedsTheNodesCredentialsAndMalformedDcpClosesOnlyThatConnection) {
+    start({"--user", "alice", "--password", "secret", "--node-password", "node-secret"});
     Client stranger(port());
     auto refused = stranger.call(dcpOpen("replication:x"));
     ASSERT_TRUE(refused.has_value());
     EXPECT_EQ(refused->status, kAuthError);
 
+    // A client's credentials read and write documents, never open DCP (it
+    // streams the whole bucket).
+    Client client(port());
+    ASSERT_EQ(
+        client.call(request(Opcode::SaslAuth, "PLAIN", "", std::string("\0alice\0secret", 13)))
+            ->status,
+        kSuccess);
+    auto clientOpen = client.call(dcpOpen("replication:client"));
+    ASSERT_TRUE(clientOpen.has_value());
+    EXPECT_EQ(clientOpen->status, static_cast<std::uint16_t>(Status::NoAccess));
+    expectServed(client, "client-after-dcp-refused");
+
     Client peer(port());
-    auto auth =
-        peer.call(request(Opcode::SaslAuth, "PLAIN", "", std::string("\0alice\0secret", 13)));
+    const std::string nodeLogin = std::string("\0@kvexec-node\0node-secret", 25);
+    auto auth = peer.call(request(Opcode::SaslAuth, "PLAIN", "", nodeLogin));
     ASSERT_TRUE(auth.has_value());
     ASSERT_EQ(auth->status, kSuccess);
     auto opened = peer.call(dcpOpen("replication:peer"));

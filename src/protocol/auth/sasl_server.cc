@@ -1,6 +1,7 @@
 #include "protocol/auth/sasl_server.h"
 
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 namespace kvexec::protocol::auth {
@@ -25,6 +26,10 @@ std::optional<HashAlgorithm> scramHash(std::string_view mechanism) {
 
 SaslReply failure(std::string why) {
     return {SaslOutcome::Failure, {}, std::move(why)};
+}
+
+SaslReply success(std::string payload, Role role) {
+    return {SaslOutcome::Success, std::move(payload), {}, role};
 }
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
@@ -101,6 +106,22 @@ bool Credentials::checkPassword(std::string_view password) const {
     return constantTimeEqual(digest(HashAlgorithm::Sha512, password), passwordDigest_);
 }
 
+void Users::add(Credentials credentials, Role role) {
+    if (find(credentials.user())) {
+        throw std::invalid_argument("user " + credentials.user() + " is given twice");
+    }
+    users_.push_back({std::move(credentials), role});
+}
+
+const Users::User* Users::find(std::string_view name) const {
+    for (const User& user : users_) {
+        if (user.credentials.user() == name) {
+            return &user;
+        }
+    }
+    return nullptr;
+}
+
 SaslReply SaslSession::start(std::string_view mechanism, std::string_view payload) {
     scramPending_ = false;
     if (mechanism == "PLAIN") {
@@ -127,10 +148,11 @@ SaslReply SaslSession::plain(std::string_view payload) {
     if (parts.size() != 3) {
         return failure("malformed PLAIN message");
     }
-    if (parts[1] != credentials_.user() || !credentials_.checkPassword(parts[2])) {
+    const Users::User* user = users_.find(parts[1]);
+    if (!user || !user->credentials.checkPassword(parts[2])) {
         return failure("PLAIN: wrong user or password");
     }
-    return {SaslOutcome::Success, {}, {}};
+    return success({}, user->role);
 }
 
 SaslReply SaslSession::scramFirst(HashAlgorithm hash, std::string_view payload) {
@@ -146,14 +168,16 @@ SaslReply SaslSession::scramFirst(HashAlgorithm hash, std::string_view payload) 
     if (!user || !clientNonce || clientNonce->empty()) {
         return failure("SCRAM: malformed client-first message");
     }
-    if (*user != credentials_.user()) {
+    scramUser_ = users_.find(*user);
+    if (!scramUser_) {
         return failure("SCRAM: unknown user");
     }
+    const Credentials& credentials = scramUser_->credentials;
     hash_ = hash;
     nonce_ = std::string(*clientNonce) + base64Encode(randomBytes(18));
-    const auto& keys = credentials_.scram(hash);
+    const auto& keys = credentials.scram(hash);
     serverFirst_ = "r=" + nonce_ + ",s=" + base64Encode(keys.salt) +
-                   ",i=" + std::to_string(credentials_.iterations());
+                   ",i=" + std::to_string(credentials.iterations());
     scramPending_ = true;
     return {SaslOutcome::Continue, serverFirst_, {}};
 }
@@ -173,7 +197,7 @@ SaslReply SaslSession::scramFinal(std::string_view payload) {
         !proof) {
         return failure("SCRAM: malformed client-final message or wrong nonce");
     }
-    const auto& keys = credentials_.scram(hash_);
+    const auto& keys = scramUser_->credentials.scram(hash_);
     const std::string authMessage =
         clientFirstBare_ + "," + serverFirst_ + "," + std::string(withoutProof);
     const std::string clientSignature = hmac(hash_, keys.storedKey, authMessage);
@@ -183,7 +207,7 @@ SaslReply SaslSession::scramFinal(std::string_view payload) {
         return failure("SCRAM: wrong password");
     }
     const std::string serverSignature = hmac(hash_, keys.serverKey, authMessage);
-    return {SaslOutcome::Success, "v=" + base64Encode(serverSignature), {}};
+    return success("v=" + base64Encode(serverSignature), scramUser_->role);
 }
 
 }  // namespace kvexec::protocol::auth

@@ -2,22 +2,23 @@
 // and SCRAM-SHA1 / SHA256 / SHA512 (RFC 5802, no channel binding), the way
 // memcached's SASL_AUTH / SASL_STEP carry them.
 //
-// Credentials is built once at start-up (it runs PBKDF2 per mechanism so
-// that a login costs HMACs only) and is then read-only: share it across
-// threads. A SaslSession belongs to one connection and is used from that
-// connection's event loop only.
+// Credentials and Users are built once at start-up (Credentials runs
+// PBKDF2 per mechanism so that a login costs HMACs only) and are then
+// read-only: share them across threads. A SaslSession belongs to one
+// connection and is used from that connection's event loop only.
 #pragma once
 
 #include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "protocol/auth/crypto.h"
 
 namespace kvexec::protocol::auth {
 
-// The one user the server knows, with SCRAM's stored and server keys per
-// hash (the password itself is kept for PLAIN).
+// One user the server knows, with SCRAM's stored and server keys per hash
+// (only a digest of the password is kept, for PLAIN).
 class Credentials {
   public:
     Credentials(std::string user, std::string password, int iterations = 4096);
@@ -40,6 +41,30 @@ class Credentials {
     std::array<ScramKeys, 3> scram_;
 };
 
+// What an authenticated user may do. A client reads and writes documents;
+// a node (another member of the cluster) may also open DCP, which streams
+// every document of the bucket.
+enum class Role { Client, Node };
+
+// The users a server knows, each with its role; names are unique.
+class Users {
+  public:
+    struct User {
+        Credentials credentials;
+        Role role;
+    };
+
+    // Throws std::invalid_argument when the name is taken.
+    void add(Credentials credentials, Role role);
+    // The user with that name; nullptr when there is none.
+    const User* find(std::string_view name) const;
+    // No users: the server asks for no authentication.
+    bool empty() const { return users_.empty(); }
+
+  private:
+    std::vector<User> users_;
+};
+
 // What SASL_LIST_MECHS answers, strongest first.
 inline constexpr std::string_view kSaslMechanisms = "SCRAM-SHA512 SCRAM-SHA256 SCRAM-SHA1 PLAIN";
 
@@ -47,13 +72,14 @@ enum class SaslOutcome { Success, Continue, Failure };
 
 struct SaslReply {
     SaslOutcome outcome = SaslOutcome::Failure;
-    std::string payload;  // challenge (Continue) or server-final (Success)
-    std::string error;    // why, for Failure (logged, not sent)
+    std::string payload;       // challenge (Continue) or server-final (Success)
+    std::string error;         // why, for Failure (logged, not sent)
+    Role role = Role::Client;  // the user's, on Success
 };
 
 class SaslSession {
   public:
-    explicit SaslSession(const Credentials& credentials) : credentials_(credentials) {}
+    explicit SaslSession(const Users& users) : users_(users) {}
 
     // SASL_AUTH: the mechanism and the client's first message.
     SaslReply start(std::string_view mechanism, std::string_view payload);
@@ -65,9 +91,10 @@ class SaslSession {
     SaslReply scramFirst(HashAlgorithm hash, std::string_view payload);
     SaslReply scramFinal(std::string_view payload);
 
-    const Credentials& credentials_;
+    const Users& users_;
     // SCRAM state between the two steps.
     bool scramPending_ = false;
+    const Users::User* scramUser_ = nullptr;
     HashAlgorithm hash_ = HashAlgorithm::Sha512;
     std::string mechanism_;
     std::string clientFirstBare_;

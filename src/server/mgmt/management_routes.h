@@ -51,7 +51,7 @@ struct HttpResponse {
 };
 
 // Answers one request (authentication included: HTTP Basic against
-// context.credentials, when there are any).
+// context.users, when there are any).
 HttpResponse handle(const HttpRequest& request, ServerContext& context);
 
 // Splits a request path ("/a/b%2Fc/") into percent-decoded segments
@@ -60,8 +60,9 @@ HttpResponse handle(const HttpRequest& request, ServerContext& context);
 std::optional<std::vector<std::string>> splitPath(const std::string& path);
 
 // Whether `authorization` (an Authorization header, or none) carries HTTP
-// Basic credentials that match `credentials`. Compared in constant time.
+// Basic credentials of one of `users` (the password compared in constant
+// time; whether a user name exists is no secret, as with SCRAM).
 bool authorized(const std::optional<std::string>& authorization,
-                const protocol::auth::Credentials& credentials);
+                const protocol::auth::Users& users);
 
 }  // namespace kvexec::server::mgmt
