@@ -5,88 +5,54 @@
 // syncs, renames "<vbid>.kv.<N+1>.compact" to "<vbid>.kv.<N+1>" (the atomic
 // switch: after a crash, open() keeps the highest revision), publishes the
 // new index and revision, and drops N's cached handle before anyone can use
-// it again; N's file is removed last.
-#include <fcntl.h>
-
-#include <cerrno>
+// it again; N's file is removed last (revision_switch.h). A rollback or a
+// delete-and-recreate meanwhile changes the revision: compaction gives up.
+#include <string>
 #include <utility>
 #include <vector>
 
-#include "storage/file_io.h"
 #include "storage/kv_store_impl.h"
-#include "storage/record_format.h"
+#include "storage/revision_switch.h"
 
 namespace kvexec::storage {
 namespace {
 
-constexpr std::size_t kFlushBytes = 1 << 20;
-
-// Appends records to the new file through a buffer and remembers where each
+// Writes the new revision as batches of documents and remembers where each
 // document went.
 class CompactionWriter {
   public:
-    CompactionWriter(KVStore::Impl& store, std::string path, Vbid vbid, Revision revision)
-        : ops_(*store.ops), path_(std::move(path)) {
-        fd_ = store.openUncached(path_, O_RDWR | O_CREAT | O_TRUNC);
-        buffer_ = format::encodeFileHeader({vbid, revision});
-        batchStart_ = format::kFileHeaderSize;
-    }
-    ~CompactionWriter() {
-        if (fd_ >= 0) {
-            ops_.close(fd_);
-        }
-        if (!renamed_) {
-            ops_.unlink(path_);
-        }
-    }
-    CompactionWriter(const CompactionWriter&) = delete;
-    CompactionWriter& operator=(const CompactionWriter&) = delete;
+    CompactionWriter(KVStore::Impl& store, Vbid vbid, Revision revision)
+        : out_(store, vbid, revision, kCompactionSuffix), batchStart_(out_.size()) {}
 
     void add(Document&& doc) {
-        const auto offset = written_ + buffer_.size();
-        const auto size = format::appendDocument(buffer_, doc);
+        const auto offset = out_.size();
+        const auto size = out_.appendDocument(doc);
         ++batchCount_;
         docs_.emplace_back(std::move(doc.key), IndexEntry{offset, static_cast<std::uint32_t>(size),
                                                           doc.seqno, doc.deleted});
-        if (buffer_.size() >= kFlushBytes) {
-            flush();
-        }
     }
 
     void commit(Seqno highSeqno) {
-        format::appendCommit(buffer_, {highSeqno, batchStart_, batchCount_});
+        out_.appendCommit({highSeqno, batchStart_, batchCount_});
+        out_.flush();
         batchCount_ = 0;
-        flush();
-        batchStart_ = written_;
+        batchStart_ = out_.size();
     }
 
-    void syncAndRename(const std::string& finalPath) {
-        io::sync(ops_, fd_, path_);
-        ops_.close(fd_);
-        fd_ = -1;
-        if (const int r = ops_.rename(path_, finalPath); r < 0) {
-            io::throwIo("rename to " + finalPath, path_, r);
+    // The index of what was written (in seqno order: later versions win).
+    VBucketIndex index() const {
+        VBucketIndex index;
+        for (const auto& [key, entry] : docs_) {
+            index.apply(key, entry);
         }
-        renamed_ = true;
+        return index;
     }
 
-    std::uint64_t size() const noexcept { return written_ + buffer_.size(); }
-    std::vector<std::pair<std::string, IndexEntry>>& docs() noexcept { return docs_; }
+    RevisionWriter& file() noexcept { return out_; }
 
   private:
-    void flush() {
-        io::writeAll(ops_, fd_, path_, buffer_, written_);
-        written_ += buffer_.size();
-        buffer_.clear();
-    }
-
-    FileOps& ops_;
-    std::string path_;
-    int fd_ = -1;
-    bool renamed_ = false;
-    std::string buffer_;
-    std::uint64_t written_ = 0;
-    std::uint64_t batchStart_ = 0;
+    RevisionWriter out_;
+    std::uint64_t batchStart_;
     std::uint32_t batchCount_ = 0;
     std::vector<std::pair<std::string, IndexEntry>> docs_;
 };
@@ -119,20 +85,6 @@ void copyDocuments(KVStore::Impl& store, const Snapshot& snap, Seqno purgeBefore
     }
 }
 
-void publish(VBucketState& vb, Revision revision, std::string path, CompactionWriter& out)
-    REQUIRES(vb.writeMutex) {
-    VBucketIndex index;
-    for (const auto& [key, entry] : out.docs()) {
-        index.apply(key, entry);  // in seqno order: later versions win
-    }
-    detail::WriterLock state(vb.stateMutex);
-    vb.index = std::move(index);
-    vb.revision = revision;
-    vb.path = std::move(path);
-    vb.committedEnd = out.size();
-    vb.tailDirty = false;
-}
-
 }  // namespace
 
 CompactionResult compactVBucket(KVStore::Impl& store, Vbid vbid, Seqno purgeBeforeSeqno) {
@@ -142,7 +94,7 @@ CompactionResult compactVBucket(KVStore::Impl& store, Vbid vbid, Seqno purgeBefo
 
     const auto snap = takeSnapshot(store, vbid, vb, 0);
     const Revision next = snap.revision + 1;
-    CompactionWriter out(store, store.pathOf(vbid, next) + ".compact", vbid, next);
+    CompactionWriter out(store, vbid, next);
     copyDocuments(store, snap, purgeBeforeSeqno, out, result);
     out.commit(snap.highSeqno);
 
@@ -151,7 +103,8 @@ CompactionResult compactVBucket(KVStore::Impl& store, Vbid vbid, Seqno purgeBefo
     {
         detail::ReaderLock state(vb.stateMutex);
         if (!vb.exists || vb.revision != snap.revision || vb.openError) {
-            result.aborted = true;  // deleted or recreated meanwhile: out removes its file
+            // Deleted, recreated or rolled back meanwhile: out removes its file.
+            result.aborted = true;
             return result;
         }
         oldPath = vb.path;
@@ -161,19 +114,12 @@ CompactionResult compactVBucket(KVStore::Impl& store, Vbid vbid, Seqno purgeBefo
         copyDocuments(store, since, 0, out, result);
         out.commit(since.highSeqno);
     }
-    auto newPath = store.pathOf(vbid, next);
-    out.syncAndRename(newPath);
-    const bool dirSynced = store.ops->syncDirectory(store.dir) == 0;
-    publish(vb, next, std::move(newPath), out);
-    store.cache.erase(vbid, snap.revision);
-    if (dirSynced) {
-        // If the rename might not be durable yet, keep revision N: open()
-        // removes it once N+1 is there for sure.
-        store.ops->unlink(oldPath);
-    }
+    // since.highSeqno: the current one (writeMutex is held).
+    switchRevision(store, vbid, vb, snap.revision, oldPath, out.file(), out.index(),
+                   since.highSeqno);
     result.newRevision = next;
     result.bytesBefore = snap.size;
-    result.bytesAfter = out.size();
+    result.bytesAfter = out.file().size();
     return result;
 }
 

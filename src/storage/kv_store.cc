@@ -1,4 +1,5 @@
-// kv_store.cc: KVStore: open the directory, create/delete vBuckets, save, get, scan, compact.
+// kv_store.cc: KVStore: open the directory, create/delete vBuckets, save, get, scan, compact,
+// rollback.
 #include "kvexec/storage/kv_store.h"
 
 #include <fcntl.h>
@@ -12,16 +13,18 @@
 #include "storage/file_io.h"
 #include "storage/kv_store_impl.h"
 #include "storage/record_format.h"
+#include "storage/revision_switch.h"
 #include "storage/vbucket_loader.h"
 
 namespace kvexec::storage {
 namespace {
 
-// Parses "<vbid>.kv.<revision>" (compacting: with ".compact" after it).
+// Parses "<vbid>.kv.<revision>" (temporary: with ".compact" or ".rollback"
+// after it, unfinished output of a revision switch).
 struct FileName {
     Vbid vbid = 0;
     Revision revision = 0;
-    bool compacting = false;
+    bool temporary = false;
 };
 
 template <typename T>
@@ -32,10 +35,12 @@ bool parseNumber(std::string_view text, T& out) {
 
 std::optional<FileName> parseFileName(std::string_view name) {
     FileName out;
-    constexpr std::string_view kTmp = ".compact";
-    if (name.ends_with(kTmp)) {
-        out.compacting = true;
-        name.remove_suffix(kTmp.size());
+    for (const auto suffix : kTemporarySuffixes) {
+        if (name.ends_with(suffix)) {
+            out.temporary = true;
+            name.remove_suffix(suffix.size());
+            break;
+        }
     }
     const auto dot = name.find(".kv.");
     if (dot == std::string_view::npos || !parseNumber(name.substr(0, dot), out.vbid) ||
@@ -120,8 +125,8 @@ void KVStore::Impl::openDirectory() {
         if (!name || name->vbid >= config.numVBuckets) {
             continue;
         }
-        if (name->compacting) {
-            stale.push_back(entry.path().string());  // unfinished compaction output
+        if (name->temporary) {
+            stale.push_back(entry.path().string());  // unfinished compaction or rollback
             continue;
         }
         auto [it, inserted] = newest.try_emplace(name->vbid, name->revision);
@@ -376,6 +381,10 @@ std::size_t KVStore::scan(Vbid vbid, Seqno fromSeqno, const ScanCallback& fn) co
 
 CompactionResult KVStore::compact(Vbid vbid, Seqno purgeBeforeSeqno) {
     return compactVBucket(*impl_, vbid, purgeBeforeSeqno);
+}
+
+Seqno KVStore::rollback(Vbid vbid, Seqno toSeqno) {
+    return rollbackVBucket(*impl_, vbid, toSeqno);
 }
 
 Seqno KVStore::highSeqno(Vbid vbid) const {

@@ -1,10 +1,13 @@
 // storage/kv_store_impl.h: KVStore's internals, shared by kv_store.cc
-// (open, saves, reads, create/delete) and compaction.cc.
+// (open, saves, reads, create/delete), compaction.cc, rollback.cc and
+// revision_switch.cc.
 //
 // Locking, per vBucket (never two vBuckets at once):
-//   compactionMutex  one compaction at a time; taken first.
-//   writeMutex       serialises saves, compaction's switch, create, delete;
-//                    held across a save's write and sync.
+//   compactionMutex  one compaction at a time; taken first. Rollback does
+//                    not take it (a compaction gives up instead).
+//   writeMutex       serialises saves, compaction's switch, rollback,
+//                    create, delete; held across a save's write and sync
+//                    and across a whole rollback.
 //   stateMutex       (shared) guards the published state below; a save takes
 //                    it exclusively only to publish a synced batch.
 // FileCache's own lock is taken under these, never the other way round.
@@ -77,5 +80,6 @@ class KVStore::Impl {
 };
 
 CompactionResult compactVBucket(KVStore::Impl& store, Vbid vbid, Seqno purgeBeforeSeqno);
+Seqno rollbackVBucket(KVStore::Impl& store, Vbid vbid, Seqno toSeqno);
 
 }  // namespace kvexec::storage

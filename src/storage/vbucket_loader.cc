@@ -2,6 +2,7 @@
 #include "storage/vbucket_loader.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -137,7 +138,10 @@ struct PendingDoc {
 
 class Replayer {
   public:
-    Replayer(ChunkReader& reader, const std::string& path) : reader_(reader), path_(path) {}
+    // Commits whose high seqno exceeds maxSeqno end the replay unapplied.
+    Replayer(ChunkReader& reader, const std::string& path,
+             Seqno maxSeqno = std::numeric_limits<Seqno>::max())
+        : reader_(reader), path_(path), maxSeqno_(maxSeqno) {}
 
     // Replays from the end of the header; returns where reading stopped.
     std::uint64_t run(LoadedVBucket& out) {
@@ -150,13 +154,16 @@ class Replayer {
             }
             if (rec->header.type == RecordType::Document) {
                 addDoc(*rec, pos, out);
-            } else {
-                commit(*rec, pos, out);
+            } else if (!commit(*rec, pos, out)) {
+                break;
             }
             pos += rec->header.size();
         }
         return pos;
     }
+
+    // Whether run() stopped at a commit above maxSeqno.
+    bool reachedLimit() const noexcept { return reachedLimit_; }
 
   private:
     void addDoc(const Record& rec, std::uint64_t pos, const LoadedVBucket& out) {
@@ -171,12 +178,17 @@ class Replayer {
                                        rec.header.seqno, rec.header.deleted}});
     }
 
-    void commit(const Record& rec, std::uint64_t pos, LoadedVBucket& out) {
+    // Applies the batch; false (nothing applied) if it is past maxSeqno.
+    bool commit(const Record& rec, std::uint64_t pos, LoadedVBucket& out) {
         const auto info = decodeCommit(rec.header, rec.bytes);
         const Seqno last = pending_.empty() ? out.highSeqno : pending_.back().entry.seqno;
         if (!info || info->batchStart != out.committedEnd || info->docCount != pending_.size() ||
             info->highSeqno < last) {
             io::throwCorrupt(path_, pos, "commit record does not match its batch");
+        }
+        if (info->highSeqno > maxSeqno_) {
+            reachedLimit_ = true;
+            return false;
         }
         for (const auto& doc : pending_) {
             out.index.apply(doc.key, doc.entry);
@@ -184,10 +196,13 @@ class Replayer {
         pending_.clear();
         out.highSeqno = info->highSeqno;
         out.committedEnd = pos + rec.header.size();
+        return true;
     }
 
     ChunkReader& reader_;
     const std::string& path_;
+    const Seqno maxSeqno_;
+    bool reachedLimit_ = false;
     std::vector<PendingDoc> pending_;
 };
 
@@ -221,6 +236,19 @@ LoadedVBucket loadVBucketFile(FileOps& ops, int fd, const std::string& path, Vbi
         out.tornBytes = reader.fileSize() - out.committedEnd;
         io::truncate(ops, fd, path, out.committedEnd);
         io::sync(ops, fd, path);
+    }
+    return out;
+}
+
+LoadedVBucket replayCommitsUpTo(FileOps& ops, int fd, const std::string& path, std::uint64_t end,
+                                Seqno maxSeqno) {
+    LoadedVBucket out;
+    ChunkReader reader(ops, fd, path, end);
+    Replayer replayer(reader, path, maxSeqno);
+    const std::uint64_t stoppedAt = replayer.run(out);
+    if (!replayer.reachedLimit() && stoppedAt < end) {
+        // Read back intact when the file was opened: damaged since.
+        io::throwCorrupt(path, stoppedAt, "damaged record in committed data");
     }
     return out;
 }

@@ -13,10 +13,16 @@
 // holds the vBucket's write lock only to copy what was saved meanwhile and
 // switch; a save therefore never writes to a stale revision, a cached handle
 // of revision N is never used again, and a compaction that finds the vBucket
-// deleted or recreated under it gives up (CompactionResult::aborted).
+// deleted, recreated or rolled back under it gives up
+// (CompactionResult::aborted).
+//
+// rollback() cuts a vBucket back to a commit (a DCP replica whose history
+// diverged from its active's): the file's prefix up to that commit becomes
+// revision N+1, switched to as compaction does.
 //
 // Opening: the constructor loads every vBucket file of `dir`, keeping the
-// highest revision and removing older ones and unfinished compaction output.
+// highest revision and removing older ones and unfinished compaction or
+// rollback output.
 // A torn tail (bytes after the last intact commit, with no intact commit
 // after them) is cut off and listed in recoveryEvents(). Corruption before
 // an intact commit is not repaired: that vBucket refuses every operation
@@ -28,11 +34,11 @@
 // vBucket's high seqno.
 //
 // Thread safety: every member may be called from any thread. Saves,
-// compaction, create and delete of one vBucket are serialised by that
-// vBucket's write lock; get() and scan() never wait for a save's I/O or sync
-// (only for the moment a batch is published). Different vBuckets are
-// independent. scan() reads a snapshot: documents saved after it started are
-// not included, and compaction does not disturb it.
+// compaction's switch, rollback, create and delete of one vBucket are
+// serialised by that vBucket's write lock; get() and scan() never wait for
+// a save's I/O or sync (only for the moment a batch is published).
+// Different vBuckets are independent. scan() reads a snapshot: documents saved after it started are
+// not included, and compaction or rollback does not disturb it.
 #pragma once
 
 #include <cstddef>
@@ -71,7 +77,7 @@ struct RecoveryEvent {
 };
 
 struct CompactionResult {
-    bool aborted = false;  // the vBucket was deleted or recreated meanwhile
+    bool aborted = false;  // the vBucket was deleted, recreated or rolled back meanwhile
     Revision newRevision = 0;
     std::uint64_t bytesBefore = 0, bytesAfter = 0;
     std::size_t documentsKept = 0, tombstonesPurged = 0;
@@ -108,6 +114,20 @@ class KVStore {
     // Rewrites the vBucket into a new revision without the tombstones whose
     // seqno is below purgeBeforeSeqno.
     CompactionResult compact(Vbid vbid, Seqno purgeBeforeSeqno = 0);
+
+    // Rolls the vBucket back to its newest commit whose high seqno is at
+    // most toSeqno: that prefix of the file is copied into revision N+1,
+    // which replaces revision N atomically (rename, directory synced), as
+    // compact() does; a crash leaves either the old file or the rolled-back
+    // one, whole. Returns the vBucket's high seqno afterwards: <= toSeqno,
+    // and 0 when no commit qualifies (a compaction folds the history before
+    // it into one commit, so rolling back below a compaction's high seqno
+    // gives an empty vBucket). toSeqno >= highSeqno(vbid): nothing is done,
+    // returns highSeqno(vbid). A compaction running meanwhile gives up
+    // (aborted). A vBucket that does not exist: returns 0 and creates
+    // nothing. Throws StorageError on I/O failure (the old revision then
+    // stays in place).
+    Seqno rollback(Vbid vbid, Seqno toSeqno);
 
     Seqno highSeqno(Vbid vbid) const;
     Revision revision(Vbid vbid) const;
