@@ -171,12 +171,7 @@ bool DcpConsumer::onStreamResponse(const protocol::Response& response) {
             return false;  // a malformed log from the producer
         }
     } else if (decoded->status == Status::Rollback) {
-        // The replica's history diverged: discard it and stream again
-        // (from 0: rolling back to a seqno is not built).
-        std::cerr << "kvexec dcp: " << options_.connectionName << ": vb:" << vbid
-                  << " rolls back (asked: to " << decoded->rollbackSeqno << ")\n";
-        if (bucket_.rollbackReplica(vbid, decoded->rollbackSeqno) == engine::Status::Success) {
-            requestStream(vbid);
+        if (rollBack(vbid, decoded->rollbackSeqno)) {
             return true;
         }
     } else {
@@ -197,6 +192,37 @@ bool DcpConsumer::onStreamResponse(const protocol::Response& response) {
         }
     }
     return true;
+}
+
+// The replica's history diverged: its flusher rolls it back to where the
+// histories are shared (or below), and the stream is asked for again from
+// there once that is on disk, so that a crash never pairs the diverged copy
+// with the active's history (adopted when the stream opens).
+bool DcpConsumer::rollBack(engine::Vbid vbid, engine::Seqno to) {
+    std::cerr << "kvexec dcp: " << options_.connectionName << ": vb:" << vbid
+              << " rolls back (asked: to " << to << ")\n";
+    {
+        kvexec::detail::MutexLock lock(mutex_);
+        streams_[vbid] = StreamState::RollingBack;
+    }
+    std::weak_ptr<DcpConsumer> self = weak_from_this();
+    const auto status = bucket_.rollbackReplica(vbid, to, [self, vbid](engine::Status done) {
+        const auto consumer = self.lock();
+        if (!consumer) {
+            return;  // the connection closed: the next one asks from where the replica stands
+        }
+        if (done == engine::Status::Success) {
+            consumer->requestStream(vbid);
+        } else {
+            consumer->setStreamState(vbid, StreamState::Failed);
+        }
+    });
+    return status == engine::Status::Success;
+}
+
+void DcpConsumer::setStreamState(engine::Vbid vbid, StreamState state) {
+    kvexec::detail::MutexLock lock(mutex_);
+    streams_[vbid] = state;
 }
 
 bool DcpConsumer::onRequest(const protocol::Request& request) {

@@ -12,18 +12,21 @@
 // A malformed message, or one the replica refuses (out of order, a commit
 // of a prepare it does not hold), makes receive() return false: the
 // connection closes and is opened again from where the replica stands. A
-// stream request answered with ROLLBACK discards the replica's copy
-// (Bucket::rollbackReplica) and asks again from 0.
+// stream request answered with ROLLBACK rolls the replica back
+// (Bucket::rollbackReplica) and asks again from where that left it.
 //
-// Thread safety: receive(), open() and requestStream() from the
-// connection's thread; prepared() and takeOutput() from any thread. State
-// under one mutex; the bucket is called without it.
+// Thread safety: receive(), open() from the connection's thread;
+// requestStream(), prepared() and takeOutput() from any thread (a rollback
+// asks for its stream again from the flusher's). State under one mutex;
+// the bucket is called without it. Held by a shared_ptr (a rollback's
+// completion holds it weakly).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,9 +45,9 @@ struct ConsumerOptions {
     bool collections = true;  // keys carry their collection id (HELLO collections)
 };
 
-class DcpConsumer {
+class DcpConsumer : public std::enable_shared_from_this<DcpConsumer> {
   public:
-    enum class StreamState : std::uint8_t { Requested, Open, Failed, Ended };
+    enum class StreamState : std::uint8_t { Requested, Open, RollingBack, Failed, Ended };
 
     DcpConsumer(engine::Bucket& bucket, ConsumerOptions options, std::function<void()> wakeWriter);
 
@@ -68,6 +71,8 @@ class DcpConsumer {
     bool onResponse(const protocol::Response& response);
     bool onRequest(const protocol::Request& request);
     bool onStreamResponse(const protocol::Response& response);
+    bool rollBack(engine::Vbid vbid, engine::Seqno to);
+    void setStreamState(engine::Vbid vbid, StreamState state);
     void send(std::string bytes);
     void creditLocked(std::size_t bytes) REQUIRES(mutex_);
 

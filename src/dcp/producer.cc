@@ -156,9 +156,9 @@ bool DcpProducer::streamRequest(const protocol::Request& request) {
         return true;
     }
     const auto log = bucket_.failoverLog(vb);
-    const auto high = bucket_.observeSeqno(vb).currentSeqno;
+    const auto seqnos = bucket_.observeSeqno(vb);
     const auto decision = engine::decideRollback(
-        *log, high, 0,
+        *log, seqnos.currentSeqno, seqnos.purgeSeqno,
         {decoded->vbucketUuid, decoded->start, decoded->snapStart, decoded->snapEnd});
     wire::StreamRequestResponse answer;
     answer.opaque = request.opaque;
@@ -182,12 +182,27 @@ bool DcpProducer::streamRequest(const protocol::Request& request) {
         stream->opaque = request.opaque;
         stream->lastSent = decoded->start;
         auto& added = *streams_.emplace(vb, std::move(stream)).first->second;
-        startLocked(added);
+        if (!startLocked(added)) {
+            endLocked(vb, protocol::dcp::StreamEndReason::StateChanged);
+        }
     }
     return true;
 }
 
-void DcpProducer::startLocked(Stream& stream) {
+// A stream the engine cannot serve ends, and the consumer is told: it asks
+// again (and is refused until its vBucket is active here again).
+void DcpProducer::endLocked(std::uint16_t vbucket, protocol::dcp::StreamEndReason reason) {
+    const auto it = streams_.find(vbucket);
+    if (it == streams_.end()) {
+        return;
+    }
+    std::string bytes;
+    wire::encodeStreamEnd(bytes, {vbucket, it->second->opaque, reason});
+    appendLocked(std::move(bytes));
+    streams_.erase(it);
+}
+
+bool DcpProducer::startLocked(Stream& stream) {
     stream.paused = false;
     const auto generation = ++stream.generation;
     const auto vb = stream.vbucket;
@@ -204,7 +219,9 @@ void DcpProducer::startLocked(Stream& stream) {
     if (!stream.engineStream) {
         std::cerr << "kvexec dcp: cannot stream vb:" << vb << " to " << options_.connectionName
                   << ": " << engine::to_string(status) << '\n';
+        return false;
     }
+    return true;
 }
 
 void DcpProducer::onEvent(std::uint16_t vbucket, std::uint64_t generation,
@@ -248,10 +265,14 @@ bool DcpProducer::bufferAcknowledged(const protocol::Request& request) {
     if (windowFullLocked()) {
         return true;
     }
+    std::vector<std::uint16_t> ended;
     for (auto& [vbucket, stream] : streams_) {
-        if (stream->paused) {
-            startLocked(*stream);
+        if (stream->paused && !startLocked(*stream)) {
+            ended.push_back(vbucket);
         }
+    }
+    for (const auto vbucket : ended) {
+        endLocked(vbucket, protocol::dcp::StreamEndReason::StateChanged);
     }
     return true;
 }

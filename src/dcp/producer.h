@@ -35,6 +35,7 @@
 #include "executor/thread_annotations.h"
 #include "kvexec/engine/bucket.h"
 #include "protocol/binary_request.h"
+#include "protocol/dcp_types.h"
 
 namespace kvexec::dcp {
 
@@ -74,7 +75,11 @@ class DcpProducer : public std::enable_shared_from_this<DcpProducer> {
                  std::string_view value = {});
     void appendLocked(std::string bytes) REQUIRES(mutex_);
     // Opens (or reopens, after a pause) the stream's engine stream.
-    void startLocked(Stream& stream) REQUIRES(mutex_);
+    // Opens the stream's engine stream from its last sent seqno; false if
+    // the engine refused (the vBucket is no longer active here).
+    bool startLocked(Stream& stream) REQUIRES(mutex_);
+    // Sends DCP_STREAM_END and forgets the stream.
+    void endLocked(std::uint16_t vbucket, protocol::dcp::StreamEndReason reason) REQUIRES(mutex_);
     void onEvent(std::uint16_t vbucket, std::uint64_t generation, const engine::StreamEvent& event);
     bool windowFullLocked() const REQUIRES(mutex_);
 

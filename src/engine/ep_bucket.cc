@@ -287,6 +287,7 @@ ObserveSeqnoResult BucketImpl::observeSeqno(Vbid vbid) const {
     out.vbucketUuid = vb.failover.uuid();
     out.persistedSeqno = vb.persistedSeqno;
     out.currentSeqno = vb.highSeqno;
+    out.purgeSeqno = vb.purgeSeqno;
     return out;
 }
 

@@ -76,7 +76,7 @@ class BucketImpl final : public Bucket {
     Status applyReplicated(Vbid vbid, const StreamEvent& event) override;
     Seqno replicaHighPrepared(Vbid vbid) const override;
     Status adoptFailoverLog(Vbid vbid, const FailoverLog& log) override;
-    Status rollbackReplica(Vbid vbid, Seqno to) override;
+    Status rollbackReplica(Vbid vbid, Seqno to, StatusCallback done) override;
     BucketStats stats() const override;
     const BucketConfig& config() const override { return config_; }
     Manifest manifest() const override;
@@ -185,6 +185,7 @@ class BucketImpl final : public Bucket {
     void armTimeoutLocked(VBucket& vb) REQUIRES(vb.mutex);
     // warmup.cc
     void loadVBucket(VBucket& vb);
+    void loadVBucketLocked(VBucket& vb) REQUIRES(vb.mutex);
     void keepPendingPreparesLocked(VBucket& vb, std::vector<storage::Document>& prepares)
         REQUIRES(vb.mutex);
     void trackWarmedUpPreparesLocked(VBucket& vb) REQUIRES(vb.mutex);
@@ -198,6 +199,11 @@ class BucketImpl final : public Bucket {
     std::optional<Seqno> replicaProgressLocked(VBucket& vb) REQUIRES(vb.mutex);
     // Calls onReplicaPrepared, with no lock held.
     void reportReplicaProgress(Vbid vbid, std::optional<Seqno> moved);
+    // The flusher's part of rollbackReplica, before the vBucket's next
+    // save; false if the store failed (retried with the flush).
+    bool finishPendingRollback(VBucket& vb);
+    // Empties the vBucket's memory (documents, queue, prepares, locks).
+    void forgetContentsLocked(VBucket& vb) REQUIRES(vb.mutex);
     // vbucket_states.cc
     // Writes every vBucket's state, topology and failover log to the data
     // directory (vbucket_state_file.h); throws on failure.

@@ -137,16 +137,15 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete) {
         return true;
     }
+    if (!finishPendingRollback(vb)) {
+        return false;
+    }
     std::vector<storage::Document> items;
     Seqno batchHigh = 0;
-    bool discardFile = false;
-    std::uint64_t generation = 0;
     {
         kvexec::detail::MutexLock lock(vb.mutex);
-        discardFile = std::exchange(vb.discardFile, false);
-        generation = vb.discardGeneration;
         const std::size_t n = std::min(vb.dirty.size(), kMaxBatchItems);
-        if (n == 0 && !discardFile) {
+        if (n == 0) {
             return true;
         }
         items.reserve(n);
@@ -157,9 +156,6 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     }
     const auto batch = deduplicated(std::move(items));
     try {
-        if (discardFile && store_->exists(vb.id)) {
-            store_->deleteVBucket(vb.id);  // a replica rolled back (rollbackReplica)
-        }
         if (batch.empty()) {
             return true;
         }
@@ -175,9 +171,6 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
         std::vector<FinishedSyncWrite> failed;
         {
             kvexec::detail::MutexLock lock(vb.mutex);
-            if (discardFile && vb.discardGeneration == generation) {
-                vb.discardFile = true;  // the delete may not have happened: again
-            }
             std::vector<Seqno> inBatch;
             for (const auto& [seqno, write] : vb.syncWrites) {
                 if (seqno <= batchHigh && !write.resolved) {
@@ -202,12 +195,10 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     bool moreDirty = false;
     std::optional<Seqno> replicaMoved;
     {
+        // A rollback asked for while saving is done by the next flush,
+        // which cuts this batch off the file again: the batch still counts
+        // as saved until then.
         kvexec::detail::MutexLock lock(vb.mutex);
-        if (vb.discardGeneration != generation) {
-            // Rolled back while saving: this batch went to a file the next
-            // flush deletes, and the queue holds the new history.
-            return true;
-        }
         const auto now = Clock::now();
         while (!vb.dirty.empty() && vb.dirty.front().doc.seqno <= batchHigh) {
             const auto& item = vb.dirty.front();
@@ -247,13 +238,21 @@ void BucketImpl::compact(Vbid vbid, StatusCallback done) {
     }
     auto body = [this, vbid, done = std::move(done)](LambdaTask&) {
         Seqno purgeBefore = 0;
+        bool purgeMoved = false;
         {
             auto& vb = vbucket(vbid);
             kvexec::detail::MutexLock lock(vb.mutex);
             purgeBefore = vb.persistedSeqno;
+            purgeMoved = purgeBefore > vb.purgeSeqno;
+            vb.purgeSeqno = std::max(vb.purgeSeqno, purgeBefore);
         }
         Status status = Status::Success;
         try {
+            if (purgeMoved && !shuttingDown_.load()) {
+                // On disk before any tombstone is gone: a crash after the
+                // purge must not forget it (a larger one only costs rollbacks).
+                persistVBucketStates(false);
+            }
             if (store_->exists(vbid)) {
                 store_->compact(vbid, purgeBefore);
             }

@@ -3,6 +3,8 @@
 // prepares wait for their commit or abort, and the replica's high
 // prepared seqno is reported as it moves (after applying, and after the
 // flusher persisted a PersistToMajority prepare).
+#include <iostream>
+
 #include "engine/ep_bucket.h"
 
 namespace kvexec::engine {
@@ -150,37 +152,84 @@ Status BucketImpl::adoptFailoverLog(Vbid vbid, const FailoverLog& log) {
     return Status::Success;
 }
 
-Status BucketImpl::rollbackReplica(Vbid vbid, Seqno /*to: always 0 for now*/) {
+Status BucketImpl::rollbackReplica(Vbid vbid, Seqno to, StatusCallback done) {
     if (vbid >= vbuckets_.size()) {
         return Status::NotMyVbucket;
     }
     auto& vb = vbucket(vbid);
+    StatusCallback replaced;
     {
         kvexec::detail::MutexLock lock(vb.mutex);
         if (!isReplicaState(vb.state)) {
             return Status::NotMyVbucket;
         }
-        std::vector<std::string> keys;
-        for (const auto& [key, value] : vb.committed) {
-            keys.push_back(key);
+        if (vb.pendingRollback) {
+            replaced = std::move(vb.pendingRollback->done);
         }
-        for (const auto& key : keys) {
-            accountMemory(vb.eraseCommittedLocked(key));
-        }
-        for (const auto& item : vb.dirty) {
-            accountMemory(
-                -static_cast<std::int64_t>(footprint(item.doc.key.size(), item.doc.value.size())));
-        }
-        vb.dirty.clear();
-        vb.replicaPrepares.clear();
-        vb.locks.clear();
-        vb.highSeqno = vb.persistedSeqno = vb.reportedHighPrepared = 0;
-        vb.durability = DurabilityMonitor(config_.nodeName);
-        vb.discardFile = true;
-        ++vb.discardGeneration;
+        vb.pendingRollback = VBucket::PendingRollback{to, std::move(done)};
+    }
+    if (replaced) {
+        replaced(Status::TempFail);
     }
     notifyFlusher(vb);
     return Status::Success;
+}
+
+// Under the vBucket's lock from the state check to the reload: a
+// promotion cannot come between the file's rollback and the memory's,
+// and nothing streams into a replica while it waits for this. The lock is
+// held across the store's I/O, as warmup holds it; only this replica
+// vBucket's readers wait.
+bool BucketImpl::finishPendingRollback(VBucket& vb) {
+    StatusCallback done;
+    Status status = Status::Success;
+    {
+        kvexec::detail::MutexLock lock(vb.mutex);
+        if (!vb.pendingRollback) {
+            return true;
+        }
+        if (isReplicaState(vb.state)) {
+            try {
+                store_->rollback(vb.id, vb.pendingRollback->to);
+                forgetContentsLocked(vb);
+                loadVBucketLocked(vb);
+                trackWarmedUpPreparesLocked(vb);
+            } catch (const std::exception& error) {
+                flushFailures_.fetch_add(1, std::memory_order_relaxed);
+                std::cerr << "kvexec engine: rollback of vb:" << vb.id
+                          << " failed: " << error.what() << '\n';
+                return false;
+            }
+        } else {
+            status = Status::NotMyVbucket;
+        }
+        done = std::move(vb.pendingRollback->done);
+        vb.pendingRollback.reset();
+    }
+    if (done) {
+        done(status);
+    }
+    return true;
+}
+
+void BucketImpl::forgetContentsLocked(VBucket& vb) {
+    std::vector<std::string> keys;
+    keys.reserve(vb.committed.size());
+    for (const auto& [key, value] : vb.committed) {
+        keys.push_back(key);
+    }
+    for (const auto& key : keys) {
+        accountMemory(vb.eraseCommittedLocked(key));
+    }
+    for (const auto& item : vb.dirty) {
+        accountMemory(
+            -static_cast<std::int64_t>(footprint(item.doc.key.size(), item.doc.value.size())));
+    }
+    vb.dirty.clear();
+    vb.replicaPrepares.clear();
+    vb.locks.clear();
+    vb.highSeqno = vb.persistedSeqno = vb.reportedHighPrepared = 0;
+    vb.durability = DurabilityMonitor(config_.nodeName);
 }
 
 Seqno BucketImpl::replicaHighPrepared(Vbid vbid) const {

@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,6 +42,7 @@
 #include "kvexec/engine/change_stream.h"
 #include "kvexec/engine/failover_log.h"
 #include "kvexec/engine/item.h"
+#include "kvexec/engine/operations.h"
 #include "kvexec/engine/vbucket_state.h"
 #include "kvexec/storage/types.h"
 #include "kvexec/task.h"
@@ -147,15 +149,21 @@ class VBucket {
     DurabilityMonitor durability GUARDED_BY(mutex);
     // Its history branches; the newest one's uuid is in mutation tokens.
     FailoverLog failover GUARDED_BY(mutex);
+    // Compaction may have purged tombstones below it: a stream that would
+    // resume from below it may have missed deletions (rolled back to 0).
+    Seqno purgeSeqno GUARDED_BY(mutex) = 0;
     // As a replica: the prepares of its active not yet ended, by seqno,
     // and the high prepared seqno last reported (onReplicaPrepared).
     std::map<Seqno, ReplicaPrepare> replicaPrepares GUARDED_BY(mutex);
     Seqno reportedHighPrepared GUARDED_BY(mutex) = 0;
-    // A replica rolled back to 0: its flusher deletes the vBucket's file
-    // first (discardFile), and a save that was under way when it happened
-    // (an older generation) is not taken for part of the new history.
-    bool discardFile GUARDED_BY(mutex) = false;
-    std::uint64_t discardGeneration GUARDED_BY(mutex) = 0;
+    // A rollback a stream asked for (rollbackReplica), done by the
+    // vBucket's flusher before its next save: the file is cut back to `to`
+    // (or below) and the contents reloaded from it; then `done`.
+    struct PendingRollback {
+        Seqno to = 0;
+        StatusCallback done;
+    };
+    std::optional<PendingRollback> pendingRollback GUARDED_BY(mutex);
     std::unordered_map<std::string, StoredValue> committed GUARDED_BY(mutex);
     std::unordered_map<std::string, Seqno> pendingByKey GUARDED_BY(mutex);
     std::map<Seqno, SyncWrite> syncWrites GUARDED_BY(mutex);

@@ -29,6 +29,7 @@ PersistedVBucket vbucketFromJson(const json& doc) {
         entries.push_back({entry.at("uuid").get<std::uint64_t>(), entry.at("seqno").get<Seqno>()});
     }
     vb.failover = FailoverLog(std::move(entries));
+    vb.purgeSeqno = doc.value("purgeSeqno", Seqno{0});  // absent in older files
     return vb;
 }
 
@@ -37,8 +38,10 @@ json vbucketToJson(const PersistedVBucket& vb) {
     for (const auto& entry : vb.failover.entries()) {
         failover.push_back({{"uuid", entry.uuid}, {"seqno", entry.seqno}});
     }
-    return {
-        {"state", to_string(vb.state)}, {"topology", vb.topology.chain}, {"failover", failover}};
+    return {{"state", to_string(vb.state)},
+            {"topology", vb.topology.chain},
+            {"failover", failover},
+            {"purgeSeqno", vb.purgeSeqno}};
 }
 
 }  // namespace

@@ -24,6 +24,8 @@ struct PersistedVBucket {
     VBucketState state = VBucketState::Active;
     Topology topology;
     FailoverLog failover{1};
+    // Tombstones below it may have been purged by compaction (0: none).
+    Seqno purgeSeqno = 0;
 };
 
 struct PersistedVBuckets {

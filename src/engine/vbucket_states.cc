@@ -118,8 +118,8 @@ void BucketImpl::persistVBucketStates(bool cleanShutdown) {
     states.cleanShutdown = cleanShutdown;
     for (const auto& vbPtr : vbuckets_) {
         kvexec::detail::MutexLock lock(vbPtr->mutex);
-        states.vbuckets.push_back(
-            PersistedVBucket{vbPtr->state, vbPtr->durability.topology(), vbPtr->failover});
+        states.vbuckets.push_back(PersistedVBucket{vbPtr->state, vbPtr->durability.topology(),
+                                                   vbPtr->failover, vbPtr->purgeSeqno});
     }
     saveVBucketStates(config_.dataDir, states);
 }
@@ -156,6 +156,7 @@ void BucketImpl::restoreVBucketStateLocked(VBucket& vb) {
     const auto& persisted = persistedVBuckets_->vbuckets[vb.id];
     vb.state = persisted.state;
     vb.failover = persisted.failover;
+    vb.purgeSeqno = persisted.purgeSeqno;
     if (vb.durability.setTopology(persisted.topology) != Status::Success &&
         vb.state == VBucketState::Active) {
         throw std::runtime_error("vb:" + std::to_string(vb.id) +

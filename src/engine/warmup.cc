@@ -99,14 +99,20 @@ void BucketImpl::nudgeFlushersOfDirtyVBuckets() {
 }
 
 // Nobody else touches the vBucket before warmup completes; the lock is
-// taken for the rule's sake (and for TSan). Documents of a collection the
+// taken for the rule's sake (and for TSan).
+void BucketImpl::loadVBucket(VBucket& vb) {
+    kvexec::detail::MutexLock lock(vb.mutex);
+    loadVBucketLocked(vb);
+}
+
+// The vBucket's documents and pending prepares as the store holds them
+// (warmup, and a replica's rollback). Documents of a collection the
 // manifest no longer holds (dropped just before a crash, before their
 // tombstones were persisted) are not loaded, and are deleted on disk.
-void BucketImpl::loadVBucket(VBucket& vb) {
+void BucketImpl::loadVBucketLocked(VBucket& vb) {
     if (!store_->exists(vb.id)) {
         return;
     }
-    kvexec::detail::MutexLock lock(vb.mutex);
     std::uint64_t items = 0;
     std::vector<std::string> dropped;
     std::vector<storage::Document> prepares;

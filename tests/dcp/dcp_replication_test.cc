@@ -48,7 +48,7 @@ class DcpReplicationTest : public engine::ManualBucketTest {
     void connect(std::size_t bufferSize = std::size_t{1} << 20) {
         producer = std::make_shared<DcpProducer>(*bucket, ProducerOptions{"repl:b", kReplica, true},
                                                  [] {});
-        consumer = std::make_unique<DcpConsumer>(
+        consumer = std::make_shared<DcpConsumer>(
             *replica, ConsumerOptions{"repl:b", kReplica, bufferSize, true}, [] {});
         consumer->open();
         consumer->requestStream(kVb);
@@ -92,7 +92,9 @@ class DcpReplicationTest : public engine::ManualBucketTest {
     void pump() {
         for (int round = 0; round < 10'000; ++round) {
             settle();
-            toConsumer += producer->takeOutput();
+            const std::string sent = producer->takeOutput();
+            bytesToConsumer += sent.size();
+            toConsumer += sent;
             std::size_t consumed = 0;
             ASSERT_TRUE(consumer->receive(toConsumer, consumed)) << "the consumer closed";
             maxUnacked = std::max(maxUnacked, producer->unacknowledgedBytes());
@@ -116,9 +118,10 @@ class DcpReplicationTest : public engine::ManualBucketTest {
     engine::BucketConfig replicaConfig;
     std::unique_ptr<engine::Bucket> replica;
     std::shared_ptr<DcpProducer> producer;
-    std::unique_ptr<DcpConsumer> consumer;
+    std::shared_ptr<DcpConsumer> consumer;
     std::string toConsumer, toProducer;
     std::size_t maxUnacked = 0;
+    std::size_t bytesToConsumer = 0;
 };
 
 TEST_F(DcpReplicationTest, DocumentsReplicateWithTheActivesSeqnosAndCas) {
@@ -207,6 +210,23 @@ TEST_F(DcpReplicationTest, ASlowConsumerBoundsWhatTheProducerHasInFlight) {
     EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 300u);
 }
 
+// A stream paused by a full window resumes only where its vBucket is still
+// active: demoted meanwhile, it ends with STREAM_END and the consumer knows
+// (it asks again, and is refused until the vBucket is active there again).
+TEST_F(DcpReplicationTest, AStreamThatCannotResumeEndsAndTheConsumerIsTold) {
+    connect(8 * 1024);
+    for (int i = 0; i < 50; ++i) {
+        engine::test::storeNow(
+            *bucket, setRequest(kVb, storage::test::keyOf(i, "k"), std::string(1000, 'x')));
+    }
+    settle();  // the window fills: the stream pauses
+    ASSERT_EQ(producer->openStreams(), 1u);
+    ASSERT_EQ(bucket->setVBucketState(kVb, engine::VBucketState::Replica), Status::Success);
+    pump();  // the consumer's credit comes back; the stream cannot resume
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Ended);
+    EXPECT_EQ(producer->openStreams(), 0u);
+}
+
 TEST_F(DcpReplicationTest, AReconnectedReplicaResumesWhereItStood) {
     connect();
     for (int i = 0; i < 10; ++i) {
@@ -219,6 +239,72 @@ TEST_F(DcpReplicationTest, AReconnectedReplicaResumesWhereItStood) {
     // One new document: the stream started at the replica's seqno 10.
     EXPECT_EQ(replicaRead("later").item.value, "v");
     EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 11u);
+}
+
+// The replica holds changes its active never had (on the same history): the
+// producer answers ROLLBACK to the active's seqno, the replica goes back to
+// its commit there, on disk and in memory, and resumes from it: nothing it
+// shares with the active is sent again.
+TEST_F(DcpReplicationTest, ADivergedReplicaRollsBackToTheSharedSeqnoAndResumesFromThere) {
+    const std::string big(2000, 'v');
+    connect();
+    for (int i = 0; i < 5; ++i) {
+        engine::test::storeNow(*bucket, setRequest(kVb, storage::test::keyOf(i, "k"), big));
+    }
+    pump();
+    engine::test::storeNow(*bucket, setRequest(kVb, storage::test::keyOf(0, "k"), "second"));
+    pump();
+    disconnect();
+    // Changes only the replica has (seqnos 7 and 8), persisted.
+    for (const auto& [key, seqno] : {std::pair{std::string("only-on-replica"), 7},
+                                     std::pair{storage::test::keyOf(0, "k"), 8}}) {
+        engine::StreamEvent event;
+        event.kind = engine::StreamEventKind::Mutation;
+        event.item = engine::Item{
+            kVb, key, "diverged",
+            engine::ItemMeta{1000u + seqno, static_cast<engine::Seqno>(seqno), 0, 0, 0, false}};
+        ASSERT_EQ(replica->applyReplicated(kVb, event), Status::Success);
+    }
+    pool.runReady(TaskType::Writer);
+    ASSERT_EQ(replica->observeSeqno(kVb).persistedSeqno, 8u);
+
+    bytesToConsumer = 0;
+    connect();
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Open);
+    EXPECT_LT(bytesToConsumer, big.size()) << "the shared history was sent again";
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 6u);
+    EXPECT_EQ(replica->observeSeqno(kVb).persistedSeqno, 6u);
+    EXPECT_EQ(replicaRead("only-on-replica").status, Status::KeyNotFound);
+    EXPECT_EQ(replicaRead(storage::test::keyOf(0, "k")).item.value, "second");
+    EXPECT_EQ(replicaRead(storage::test::keyOf(4, "k")).item.value, big);
+    // And it streams on from there.
+    engine::test::storeNow(*bucket, setRequest(kVb, "later", "v"));
+    pump();
+    EXPECT_EQ(replicaRead("later").item.value, "v");
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 7u);
+}
+
+// Compaction purged a tombstone the replica never saw: resuming from below
+// the purge seqno would miss the deletion, so the replica starts over.
+TEST_F(DcpReplicationTest, AReplicaBehindThePurgeSeqnoStartsOver) {
+    connect();
+    engine::test::storeNow(*bucket, setRequest(kVb, "deleted", "v"));
+    pump();
+    disconnect();
+    bucket->remove(engine::RemoveRequest{kVb, "deleted", 0, {}},
+                   [](const engine::MutationResult&) {});
+    engine::test::storeNow(*bucket, setRequest(kVb, "kept", "v"));
+    settle();
+    std::optional<Status> compacted;
+    bucket->compact(kVb, [&](Status s) { compacted = s; });
+    pool.runReady(TaskType::AuxIO);
+    ASSERT_EQ(compacted, Status::Success);
+    ASSERT_EQ(bucket->observeSeqno(kVb).purgeSeqno, 3u);
+    connect();
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Open);
+    EXPECT_EQ(replicaRead("deleted").status, Status::KeyNotFound);
+    EXPECT_EQ(replicaRead("kept").item.value, "v");
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 3u);
 }
 
 TEST_F(DcpReplicationTest, MalformedBytesCloseTheConnectionNotTheNode) {

@@ -426,9 +426,13 @@ TEST_F(ManualBucketTest, CompactionRunsOnAuxIOAndKeepsLiveDocuments) {
     EXPECT_EQ(pool.runReady(TaskType::AuxIO), 1u);
     EXPECT_EQ(compacted, Status::Success);
     EXPECT_LT(std::filesystem::file_size(dir.path() / "0.kv.2"), before);
+    // Tombstones up to the persisted seqno may be gone: the purge seqno says
+    // so to streams (kept across a restart).
+    EXPECT_EQ(bucket->observeSeqno(0).purgeSeqno, 22u);
     reopen();
     EXPECT_EQ(getNow(*bucket, 0, "live").item.value, "v");
     EXPECT_EQ(getNow(*bucket, 0, "k").status, Status::KeyNotFound);
+    EXPECT_EQ(bucket->observeSeqno(0).purgeSeqno, 22u);
 }
 
 TEST_F(ManualBucketTest, WarmupRestoresValuesCasSeqnosAndTombstones) {

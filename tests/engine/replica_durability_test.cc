@@ -199,7 +199,7 @@ TEST_F(ReplicaDurabilityTest, BecomingActiveAgainForgetsTheOldTermsAcknowledgeme
         ASSERT_EQ(write->result().status, Status::Success);
     }
     ASSERT_EQ(bucket->setVBucketState(0, VBucketState::Replica), Status::Success);
-    ASSERT_EQ(bucket->rollbackReplica(0, 0), Status::Success);
+    ASSERT_EQ(bucket->rollbackReplica(0, 0, {}), Status::Success);
     settle();
     ASSERT_EQ(bucket->setVBucketState(0, VBucketState::Active, {{"a", "b"}}), Status::Success);
     auto write = durableSet(0, "new", DurabilityLevel::Majority);

@@ -4,6 +4,8 @@
 // to a as its acknowledgement. Deterministic on one Manual pool.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "executor/test_support.h"
 #include "manual_bucket_fixture.h"
 
@@ -294,35 +296,64 @@ namespace kvexec::engine {
 namespace {
 
 // The active lost what the replica had seen (a crash before its flush):
-// the replica discards its copy and takes the active's history from 0.
-TEST_F(ReplicationTest, AReplicaRolledBackStreamsTheActivesHistoryAgain) {
+// the replica goes back to its commit at the seqno the histories share,
+// on disk and in memory, before its stream is asked for again; then it
+// streams on from there.
+TEST_F(ReplicationTest, AReplicaRolledBackKeepsTheSharedHistoryOnDiskAndInMemory) {
     connect();
     for (int i = 0; i < 5; ++i) {
         test::storeNow(*bucket, setRequest(kVb, storage::test::keyOf(i, "k"), "v"));
     }
     settle();
     stream->close();
-    // The replica holds a change the active will never have.
-    StreamEvent extra;
-    extra.kind = StreamEventKind::Mutation;
-    extra.item = Item{kVb, "only-on-replica", "x", ItemMeta{7, 6, 0, 0, 0, false}};
-    ASSERT_EQ(replica->applyReplicated(kVb, extra), Status::Success);
-    pool.runReady(TaskType::Writer);  // and persisted it
-    ASSERT_EQ(replica->rollbackReplica(kVb, 5), Status::Success);
-    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 0u);
-    EXPECT_EQ(replicaRead("only-on-replica").status, Status::KeyNotFound);
-    events.clear();
-    connect(0);
-    settle();
+    // The replica holds changes the active will never have, persisted.
+    for (const auto& [key, seqno] : {std::pair{std::string("only-on-replica"), Seqno{6}},
+                                     std::pair{storage::test::keyOf(0, "k"), Seqno{7}}}) {
+        StreamEvent extra;
+        extra.kind = StreamEventKind::Mutation;
+        extra.item = Item{kVb, key, "x", ItemMeta{100 + seqno, seqno, 0, 0, 0, false}};
+        ASSERT_EQ(replica->applyReplicated(kVb, extra), Status::Success);
+    }
+    pool.runReady(TaskType::Writer);
+    std::optional<Status> rolledBack;
+    ASSERT_EQ(replica->rollbackReplica(kVb, 5, [&](Status s) { rolledBack = s; }), Status::Success);
+    EXPECT_FALSE(rolledBack) << "done before the flusher ran";
+    pool.runReady(TaskType::Writer);
+    ASSERT_EQ(rolledBack, Status::Success);
     EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 5u);
-    EXPECT_EQ(replicaRead(storage::test::keyOf(4, "k")).item.value, "v");
+    EXPECT_EQ(replica->observeSeqno(kVb).persistedSeqno, 5u);
+    EXPECT_EQ(replicaRead("only-on-replica").status, Status::KeyNotFound);
+    EXPECT_EQ(replicaRead(storage::test::keyOf(0, "k")).item.value, "v") << "the older version";
+    events.clear();
+    connect(5);
+    test::storeNow(*bucket, setRequest(kVb, "later", "v"));
+    settle();
+    EXPECT_EQ(std::count(events.begin(), events.end(), StreamEventKind::Mutation), 1)
+        << "the shared history was streamed again";
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 6u);
     // On disk too: a restart finds the active's history only.
     stream->close();
     replica.reset();
     openReplica();
     EXPECT_EQ(replicaRead("only-on-replica").status, Status::KeyNotFound);
-    EXPECT_EQ(replica->observeSeqno(kVb).persistedSeqno, 5u);
-    EXPECT_EQ(bucket->rollbackReplica(kVb, 0), Status::NotMyVbucket);
+    EXPECT_EQ(replicaRead(storage::test::keyOf(0, "k")).item.value, "v");
+    EXPECT_EQ(replica->observeSeqno(kVb).persistedSeqno, 6u);
+    EXPECT_EQ(bucket->rollbackReplica(kVb, 0, {}), Status::NotMyVbucket);
+}
+
+// A replica promoted before its flusher got to the rollback keeps what it
+// holds (it is the active's history now), and the stream is told.
+TEST_F(ReplicationTest, ARollbackOvertakenByAPromotionIsDropped) {
+    connect();
+    test::storeNow(*bucket, setRequest(kVb, "k", "v"));
+    settle();
+    stream->close();
+    std::optional<Status> rolledBack;
+    ASSERT_EQ(replica->rollbackReplica(kVb, 0, [&](Status s) { rolledBack = s; }), Status::Success);
+    ASSERT_EQ(replica->setVBucketState(kVb, VBucketState::Active, {{kReplica}}), Status::Success);
+    pool.runReady(TaskType::Writer);
+    EXPECT_EQ(rolledBack, Status::NotMyVbucket);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 1u);
 }
 
 }  // namespace

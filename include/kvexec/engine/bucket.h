@@ -214,12 +214,16 @@ class Bucket : public Taskable {
     // resumed wrongly. NotMyVbucket unless replica or pending.
     virtual Status adoptFailoverLog(Vbid vbid, const FailoverLog& log) = 0;
     // A replica whose history diverged from its active's (a stream request
-    // answered with ROLLBACK to `to`) discards it. Rolling back to a seqno
-    // is not built: everything is discarded, in memory at once and on disk
-    // by the vBucket's flusher, and the replica streams again from 0 (a
-    // consumer may always roll back further than asked). Inline.
-    // NotMyVbucket unless replica or pending.
-    virtual Status rollbackReplica(Vbid vbid, Seqno to) = 0;
+    // answered with ROLLBACK to `to`) goes back to its newest persisted
+    // commit at or below `to` (storage::KVStore::rollback; 0 when a
+    // compaction folded that history), on disk and then in memory, done by
+    // the vBucket's flusher. `done` runs there once both hold the rolled-back
+    // copy (observeSeqno then gives the seqno to stream from): Success, or
+    // NotMyVbucket if the vBucket stopped being a replica first. A second
+    // call before that replaces the first, whose `done` gets TempFail.
+    // Returns NotMyVbucket at once (and never calls `done`) unless replica
+    // or pending.
+    virtual Status rollbackReplica(Vbid vbid, Seqno to, StatusCallback done) = 0;
 
     virtual BucketStats stats() const = 0;
 

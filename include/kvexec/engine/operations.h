@@ -106,6 +106,7 @@ struct ObserveSeqnoResult {
     std::uint64_t vbucketUuid = 0;
     Seqno persistedSeqno = 0;
     Seqno currentSeqno = 0;
+    Seqno purgeSeqno = 0;  // tombstones below it may be gone (compaction)
 };
 
 using MutationCallback = std::function<void(const MutationResult&)>;

@@ -162,15 +162,18 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
         evtimer_add(streamRetry_, &every);
     }
 
-    // A refused stream (its vBucket not active on the peer yet: the nodes
-    // apply a new map at their own pace) is asked for again.
+    // A refused or ended stream (its vBucket not active on the peer yet, or
+    // no longer: the nodes apply a new map at their own pace) is asked for
+    // again while the map says the peer is its active.
     static void onStreamRetry(evutil_socket_t, short, void* self) {
         auto& link = *static_cast<Link*>(self);
         if (!link.consumer_) {
             return;
         }
         for (const auto vb : link.peer_.vbuckets) {
-            if (link.consumer_->streamState(vb) == dcp::DcpConsumer::StreamState::Failed) {
+            const auto state = link.consumer_->streamState(vb);
+            if (state == dcp::DcpConsumer::StreamState::Failed ||
+                state == dcp::DcpConsumer::StreamState::Ended) {
                 link.consumer_->requestStream(vb);
             }
         }
