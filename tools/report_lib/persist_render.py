@@ -2,10 +2,13 @@
 the summary the report (tools/report) shows of the latest run.
 
 results.json: {"mode", "machine", "settings",
-  "runs": [{"name", "cache", "backend", "pillowfight" (its --json),
+  "runs": [{"name", "nodes", "cache", "backend", "pillowfight" (its --json),
             "fdatasyncs", "serverCpuSeconds",
             "floor": {"one": F, "parallel": F}}],  F: us_mean, us_p99, syncs_per_second
-  "none": [{"name", "pillowfight"}]}"""
+  "none": [{"name", "pillowfight"}]}
+A run on a cluster ("nodes" > 1) has every node's fdatasyncs and CPU summed,
+and its pillowfight "server" merged over the nodes (each node's under
+"nodes"). Older results have no "nodes": one node."""
 
 import glob
 import os
@@ -28,6 +31,20 @@ def client_histogram(run):
     return run["pillowfight"]["load"]["histograms"]["SET"]
 
 
+def nodes_of(run):
+    return run.get("nodes", 1)
+
+
+def label(run):
+    return "%s, %d node%s" % (run["name"], nodes_of(run), "" if nodes_of(run) == 1 else "s")
+
+
+def by_nodes(runs):
+    """The runs grouped by node count, fewest nodes first."""
+    counts = sorted({nodes_of(r) for r in runs})
+    return [(n, [r for r in runs if nodes_of(r) == n]) for n in counts]
+
+
 def durable_rate(run):
     return run["pillowfight"]["load"]["opsPerSecond"]
 
@@ -41,13 +58,14 @@ def representative_runs(data):
     """One run per configuration, in the order first run: the one with the
     median durable throughput of its rounds (the disk is shared: a single
     round can land on someone else's burst of fsyncs)."""
-    names = []
+    configurations = []
     for r in data["runs"]:
-        if r["name"] not in names:
-            names.append(r["name"])
+        if label(r) not in configurations:
+            configurations.append(label(r))
     chosen = []
-    for name in names:
-        rounds = sorted((r for r in data["runs"] if r["name"] == name), key=durable_rate)
+    for configuration in configurations:
+        rounds = sorted((r for r in data["runs"] if label(r) == configuration),
+                        key=durable_rate)
         chosen.append(rounds[(len(rounds) - 1) // 2])
     return chosen
 
@@ -56,9 +74,9 @@ def rounds_lines(data):
     """Every round's throughput and commit mean, per configuration."""
     lines = []
     for rep in representative_runs(data):
-        rounds = [r for r in data["runs"] if r["name"] == rep["name"]]
+        rounds = [r for r in data["runs"] if label(r) == label(rep)]
         if len(rounds) > 1:
-            lines.append("  %-20s %s" % (rep["name"], ", ".join(
+            lines.append("  %-28s %s" % (label(rep), ", ".join(
                 "%.0f/s (mean %s)" % (durable_rate(r), _fmt_us(server_histogram(r)["mean"]))
                 for r in rounds)))
     if not lines:
@@ -119,6 +137,13 @@ def comparison_table(runs):
                  [1e6 * r["serverCpuSeconds"] / max(1, server_histogram(r)["count"])
                   for r in runs], lambda v: "%.0f" % v),
              row("errors", [r["pillowfight"]["load"]["errorCount"] for r in runs], str)]
+    return "\n".join(lines + ratio_lines(runs))
+
+
+def ratio_lines(runs):
+    """The ratios the seed reports: cache off / cache on, and Classic /
+    Wheel (both cache on)."""
+    lines = []
     by_name = {(r["cache"], r["backend"]): r for r in runs}
     off, on = by_name.get((False, "wheel")), by_name.get((True, "wheel"))
     classic = by_name.get((True, "classic"))
@@ -133,6 +158,31 @@ def comparison_table(runs):
             _ratio(server_histogram(classic)["mean"], server_histogram(on)["mean"]),
             _ratio(server_histogram(classic)["p99"], server_histogram(on)["p99"]),
             _ratio(durable_rate(classic), durable_rate(on))))
+    return lines
+
+
+def nodes_table(runs):
+    """Each configuration on one node and on N nodes, row under row, with
+    the N-node row's ratios to the one-node row: throughput, the server's
+    commit mean and p99 (the seed's figures)."""
+    def cells(r):
+        sh, ch = server_histogram(r), client_histogram(r)
+        return "  %-20s %5d %10.0f %12s %12s %12s" % (
+            r["name"], nodes_of(r), durable_rate(r), _fmt_us(sh.get("mean", 0)),
+            _fmt_us(sh.get("p99", 0)), _fmt_us(ch.get("p99", 0)))
+    lines = ["  %-20s %5s %10s %12s %12s %12s   %s" % (
+        "configuration", "nodes", "writes/s", "commit mean", "commit p99", "client p99",
+        "vs 1 node: writes/s, mean, p99")]
+    names = list(dict.fromkeys(r["name"] for r in runs))
+    for r in sorted(runs, key=lambda r: (names.index(r["name"]), nodes_of(r))):
+        one = next((o for o in runs if o["name"] == r["name"] and nodes_of(o) == 1), None)
+        if one is None or r is one:
+            lines.append(cells(r))
+            continue
+        lines.append(cells(r) + "   %s, %s, %s" % (
+            _ratio(durable_rate(r), durable_rate(one)),
+            _ratio(server_histogram(r)["mean"], server_histogram(one)["mean"]),
+            _ratio(server_histogram(r)["p99"], server_histogram(one)["p99"])))
     return "\n".join(lines)
 
 
@@ -149,13 +199,13 @@ def bound_lines(data):
         floor = r.get("floor", data.get("floor"))
         one, par = floor["one"], floor["parallel"]
         spw = syncs_per_write(r)
-        lines.append("  %-20s floor: one file %.0f us mean (p99 %.0f us) = %.0f/s, %d files "
-                     "%.0f/s" % (r["name"], one["us_mean"], one["us_p99"],
+        lines.append("  %-28s floor: one file %.0f us mean (p99 %.0f us) = %.0f/s, %d files "
+                     "%.0f/s" % (label(r), one["us_mean"], one["us_p99"],
                                  one["syncs_per_second"], par["files"], par["syncs_per_second"]))
         if not spw:
             continue
         bound = par["syncs_per_second"] / spw
-        lines.append("  %-20s %.0f durable writes/s = %.0f%% of the floor's bound %.0f/s "
+        lines.append("  %-28s %.0f durable writes/s = %.0f%% of the floor's bound %.0f/s "
                      "(%.0f fdatasyncs/s, %.2f writes per fdatasync)" % (
                          "", durable_rate(r), 100.0 * durable_rate(r) / bound, bound,
                          durable_rate(r) * spw, 1 / spw))
@@ -190,8 +240,21 @@ def render(data):
     machine = "machine: %s CPUs, %s, data on %s (%s)" % (
         m.get("cpus"), m.get("kernel"), m.get("filesystem"), m.get("device"))
     runs = representative_runs(data)
-    parts = [head, machine, "", side_by_side(runs), "", comparison_table(runs),
-             "", "What bounds durable throughput:", bound_lines(data)]
+    groups = by_nodes(runs)
+    parts = [head, machine]
+    for nodes, group in groups:
+        if len(groups) > 1:
+            parts += ["", "One node:" if nodes == 1 else (
+                "%d nodes (tools/cluster-run, %d replica%s: PersistToMajority waits for every "
+                "node; the histogram merges each node's, which counts its active vBuckets' "
+                "writes; fdatasyncs and CPU: all nodes):" % (
+                    nodes, nodes - 1, "" if nodes == 2 else "s"))]
+        parts += ["", side_by_side(group), "", comparison_table(group)]
+    if len(groups) > 1:
+        parts += ["", "The same configurations on one node and on %s nodes (each one's median "
+                      "round; server commit = sync_write_commit_persist_to_majority):" %
+                  " and ".join(str(n) for n, _ in groups[1:]), nodes_table(runs)]
+    parts += ["", "What bounds durable throughput:", bound_lines(data)]
     if rounds_lines(data):
         parts += ["", rounds_lines(data)]
     none = none_lines(data)
@@ -219,8 +282,8 @@ def plot(data, outdir):
                 seen += count
                 xs.append(max(upper, 1) / 1e6)
                 ys.append(100.0 * seen / total)
-            ax.step(xs, ys, where="post", label="%s (mean %s)" % (r["name"],
-                                                                   _fmt_us(h.get("mean", 0))))
+            ax.step(xs, ys, where="post", linestyle="-" if nodes_of(r) == 1 else "--",
+                    label="%s (mean %s)" % (label(r), _fmt_us(h.get("mean", 0))))
         ax.set_xscale("log")
         ax.set_xlabel("latency (ms)")
         ax.set_ylabel("cumulative %")
@@ -252,7 +315,12 @@ def report_block(repo):
     machine = tables.machine_note({"cores": data.get("machine", {}).get("cpus")})
     lines = [tables.titled("Seed 002 persistence latency (tools/persist-latency, %s, %s mode):"
                            % (os.path.basename(os.path.dirname(path)), data["mode"]), machine)]
-    lines += comparison_table(representative_runs(data)).splitlines()[-2:]
+    groups = by_nodes(representative_runs(data))
+    for nodes, group in groups:
+        prefix = "%d node%s: " % (nodes, "" if nodes == 1 else "s") if len(groups) > 1 else ""
+        lines += ["  " + prefix + line.strip() for line in ratio_lines(group)]
+    if len(groups) > 1:
+        lines += nodes_table(representative_runs(data)).splitlines()
     lines += bound_lines(data).splitlines()
     none = none_lines(data).splitlines()
     if none:

@@ -64,10 +64,8 @@ class Server:
             self.log.write(line)
 
     def cpu_seconds(self):
-        """utime + stime of the server so far (from /proc)."""
-        with open("/proc/%d/stat" % self.proc.pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """utime + stime of the server so far."""
+        return cpu_seconds(self.proc.pid)
 
     def stop(self, deadline=60.0):
         if self.proc.poll() is None:
@@ -79,6 +77,13 @@ class Server:
                 self.proc.wait()
         self.log.close()
         return self.proc.returncode
+
+
+def cpu_seconds(pid):
+    """utime + stime of process `pid` so far (from /proc)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port():
