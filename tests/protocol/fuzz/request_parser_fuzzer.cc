@@ -173,8 +173,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
 
     // SASL: the input as a SCRAM client-first, then as its client-final.
-    static const protocol::auth::Credentials credentials("user", "pencil", 16);
-    protocol::auth::SaslSession session(credentials);
+    static const protocol::auth::Users users = [] {
+        protocol::auth::Users u;
+        u.add({"user", "pencil", 16}, protocol::auth::Role::Client);
+        return u;
+    }();
+    protocol::auth::SaslSession session(users);
     const std::size_t half = size / 2;
     (void)session.start("SCRAM-SHA256", input.substr(0, half));
     (void)session.step("SCRAM-SHA256", input.substr(half));
