@@ -56,10 +56,11 @@ void DcpConsumer::open() {
     // value may carry a name only on a consumer's own open).
     wire::encodeOpen(bytes, {kOpenOpaque, wire::kOpenProducer, options_.connectionName, {}});
     const std::string bufferSize = std::to_string(options_.bufferSize);
+    const std::string noopInterval = std::to_string(options_.noopInterval.count());
     const std::pair<std::string_view, std::string_view> controls[] = {
-        {"connection_buffer_size", bufferSize},
-        {"enable_sync_writes", "true"},
-        {"consumer_name", options_.consumerName},
+        {"connection_buffer_size", bufferSize},   {"enable_sync_writes", "true"},
+        {"consumer_name", options_.consumerName}, {"enable_noop", "true"},
+        {"set_noop_interval", noopInterval},
     };
     for (const auto& [key, value] : controls) {
         wire::encodeControl(bytes, {kControlOpaque, key, value});
@@ -94,6 +95,10 @@ void DcpConsumer::requestStream(engine::Vbid vbid) {
 
 bool DcpConsumer::receive(std::string_view input, std::size_t& consumed) {
     consumed = 0;
+    if (!input.empty()) {
+        kvexec::detail::MutexLock lock(mutex_);
+        bytesReceived_ += input.size();  // anything heard: the producer is alive
+    }
     while (consumed < input.size()) {
         const auto rest = input.substr(consumed);
         if (isResponseMagic(rest.front())) {
@@ -286,6 +291,16 @@ std::optional<DcpConsumer::StreamState> DcpConsumer::streamState(engine::Vbid vb
         return std::nullopt;
     }
     return it->second;
+}
+
+bool DcpConsumer::tick(std::chrono::steady_clock::time_point now) {
+    kvexec::detail::MutexLock lock(mutex_);
+    if (!lastHeard_ || bytesReceived_ != bytesSeenByTick_) {
+        bytesSeenByTick_ = bytesReceived_;
+        lastHeard_ = now;
+        return true;
+    }
+    return now - *lastHeard_ < 2 * options_.noopInterval;
 }
 
 bool DcpConsumer::established() const {

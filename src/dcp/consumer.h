@@ -22,6 +22,7 @@
 // completion holds it weakly).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -43,6 +44,9 @@ struct ConsumerOptions {
     std::string consumerName;    // this node, as the active's chain names it
     std::size_t bufferSize = std::size_t{10} << 20;
     bool collections = true;  // keys carry their collection id (HELLO collections)
+    // The producer sends a noop this often (DCP_CONTROL set_noop_interval);
+    // a connection silent for two intervals is taken for dead.
+    std::chrono::seconds noopInterval{5};
 };
 
 class DcpConsumer : public std::enable_shared_from_this<DcpConsumer> {
@@ -66,6 +70,9 @@ class DcpConsumer : public std::enable_shared_from_this<DcpConsumer> {
     std::optional<StreamState> streamState(engine::Vbid vbid) const;
     // Every control was accepted (the connection is usable).
     bool established() const;
+    // Called about every second: false when nothing arrived for two noop
+    // intervals (the producer or the path to it is gone: reconnect).
+    bool tick(std::chrono::steady_clock::time_point now);
 
   private:
     bool onResponse(const protocol::Response& response);
@@ -85,6 +92,9 @@ class DcpConsumer : public std::enable_shared_from_this<DcpConsumer> {
     bool failed_ GUARDED_BY(mutex_) = false;
     std::size_t uncredited_ GUARDED_BY(mutex_) = 0;  // bytes processed, not yet acknowledged
     std::map<engine::Vbid, StreamState> streams_ GUARDED_BY(mutex_);
+    std::uint64_t bytesReceived_ GUARDED_BY(mutex_) = 0;
+    std::uint64_t bytesSeenByTick_ GUARDED_BY(mutex_) = 0;
+    std::optional<std::chrono::steady_clock::time_point> lastHeard_ GUARDED_BY(mutex_);
 };
 
 }  // namespace kvexec::dcp

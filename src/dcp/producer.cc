@@ -23,6 +23,9 @@ std::optional<std::size_t> parseSize(std::string_view text) {
     return value;
 }
 
+// The opaque of the producer's noops (the consumer echoes it).
+constexpr std::uint32_t kNoopOpaque = 0xd0c0'0000;
+
 }  // namespace
 
 // One vBucket's stream on this connection. `generation` changes whenever
@@ -96,6 +99,34 @@ bool DcpProducer::handle(const protocol::Request& request) {
     }
 }
 
+bool DcpProducer::handleResponse(protocol::Opcode opcode, std::uint32_t opaque) {
+    if (opcode != Opcode::DcpNoop || opaque != kNoopOpaque) {
+        return false;
+    }
+    kvexec::detail::MutexLock lock(mutex_);
+    noopAnswered_ = true;
+    return true;
+}
+
+bool DcpProducer::tick(std::chrono::steady_clock::time_point now) {
+    kvexec::detail::MutexLock lock(mutex_);
+    if (!noopEnabled_ || closed_) {
+        return true;
+    }
+    if (noopSentAt_ && now - *noopSentAt_ < noopInterval_) {
+        return true;
+    }
+    if (!noopAnswered_) {
+        return false;  // a whole interval without the answer: the consumer is gone
+    }
+    std::string bytes;
+    wire::encodeNoop(bytes, {kNoopOpaque});
+    appendLocked(std::move(bytes));
+    noopSentAt_ = now;
+    noopAnswered_ = false;
+    return true;
+}
+
 void DcpProducer::respond(const protocol::Request& request, Status status, std::string_view value) {
     std::string bytes;
     protocol::appendResponse(bytes, {request.opcode, status, request.opaque, 0, 0}, {}, {}, value);
@@ -132,9 +163,18 @@ bool DcpProducer::control(const protocol::Request& request) {
             syncWrites_ = value == "true";
         } else if (key == "consumer_name") {
             options_.consumerName = std::string(value);
-        } else if (key == "enable_noop" || key == "set_noop_interval" || key == "set_priority" ||
-                   key == "supports_cursor_dropping_vulcan" || key == "enable_expiry_opcode") {
-            // accepted; this producer sends no noops and has no priorities
+        } else if (key == "enable_noop") {
+            noopEnabled_ = value == "true";
+        } else if (key == "set_noop_interval") {
+            const auto seconds = parseSize(value);
+            status = seconds && *seconds > 0 && *seconds <= 3600 ? Status::Success
+                                                                 : Status::InvalidArguments;
+            if (status == Status::Success) {
+                noopInterval_ = std::chrono::seconds(*seconds);
+            }
+        } else if (key == "set_priority" || key == "supports_cursor_dropping_vulcan" ||
+                   key == "enable_expiry_opcode") {
+            // accepted; this producer has no priorities
         } else {
             status = Status::InvalidArguments;
         }

@@ -15,6 +15,11 @@
 // acknowledgements free room: it resumes from disk if it fell behind
 // memory. So a slow consumer bounds the producer's memory.
 //
+// Liveness: with DCP_CONTROL enable_noop true, tick() (the connection calls
+// it about every second) sends DCP_NOOP once per set_noop_interval seconds
+// (default 5) and says the connection is dead when a noop went a whole
+// interval unanswered.
+//
 // Acknowledgements: DCP_SEQNO_ACKNOWLEDGED goes to the bucket as the
 // acknowledgement of the node the consumer named (DCP_OPEN's
 // consumer_name or DCP_CONTROL consumer_name).
@@ -25,11 +30,13 @@
 // engine streams (lock order: the producer's mutex, then the engine's).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "executor/thread_annotations.h"
@@ -56,6 +63,12 @@ class DcpProducer : public std::enable_shared_from_this<DcpProducer> {
     // output. False when it is malformed or not for a producer: the
     // connection should close.
     bool handle(const protocol::Request& request);
+    // A response from the consumer: only the answer to a noop is expected.
+    // False for any other (the connection should close).
+    bool handleResponse(protocol::Opcode opcode, std::uint32_t opaque);
+    // Sends a noop when one is due; false when the consumer left the last
+    // one unanswered for a whole interval (the connection should close).
+    bool tick(std::chrono::steady_clock::time_point now);
     // Everything sent since the last call.
     std::string takeOutput();
     // Ends every stream; nothing is sent afterwards.
@@ -91,6 +104,10 @@ class DcpProducer : public std::enable_shared_from_this<DcpProducer> {
     std::size_t bufferSize_ GUARDED_BY(mutex_) = 0;  // 0: no flow control
     std::size_t unacked_ GUARDED_BY(mutex_) = 0;
     bool closed_ GUARDED_BY(mutex_) = false;
+    bool noopEnabled_ GUARDED_BY(mutex_) = false;
+    std::chrono::seconds noopInterval_ GUARDED_BY(mutex_){5};
+    std::optional<std::chrono::steady_clock::time_point> noopSentAt_ GUARDED_BY(mutex_);
+    bool noopAnswered_ GUARDED_BY(mutex_) = true;
     std::string output_ GUARDED_BY(mutex_);
     std::map<std::uint16_t, std::unique_ptr<Stream>> streams_ GUARDED_BY(mutex_);
 };

@@ -87,6 +87,9 @@ Connection::~Connection() {
     if (requestTimer_ != nullptr) {
         event_free(requestTimer_);
     }
+    if (dcpTick_ != nullptr) {
+        event_free(dcpTick_);
+    }
 }
 
 void Connection::start() {
@@ -117,6 +120,10 @@ void Connection::close() {
     held_.reset();  // its bytes went with the input buffer
     event_free(requestTimer_);
     requestTimer_ = nullptr;
+    if (dcpTick_ != nullptr) {
+        event_free(dcpTick_);
+        dcpTick_ = nullptr;
+    }
     auto keepAlive = shared_from_this();  // forget() may drop the last owner
     frontEnd_.forget(this);
 }
@@ -258,6 +265,10 @@ void Connection::discardInput(std::size_t length) {
 }
 
 bool Connection::handleBinary(std::string_view bytes) {
+    if (dcpProducer_ && static_cast<std::uint8_t>(bytes.front()) ==
+                            static_cast<std::uint8_t>(protocol::Magic::ClientResponse)) {
+        return handleDcpResponse(bytes);
+    }
     auto result = protocol::parseRequest(bytes, limits_.binary);
     if (result.outcome == protocol::ParseOutcome::Invalid &&
         result.status == protocol::Status::ValueTooLarge) {

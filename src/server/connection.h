@@ -204,6 +204,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // DCP (dcp_commands.cc): DCP_OPEN makes this a producer's connection.
     void binaryDcp(const protocol::Request& request);
     void binaryDcpOpen(const protocol::Request& request);
+    // A consumer's response (to a noop), on a producer's connection.
+    bool handleDcpResponse(std::string_view bytes);
+    static void onDcpTick(evutil_socket_t, short, void* self);
     // Moves what the producer has to send into the output.
     void flushDcp();
 
@@ -212,6 +215,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const protocol::FramingLimits limits_;
     bufferevent* bev_ = nullptr;
     event* requestTimer_ = nullptr;
+    event* dcpTick_ = nullptr;  // a producer's noops (dcp_commands.cc)
     timeval idle_{};
     std::string localHost_;
     std::string peerAddress_;   // "tcp:host:port", for stats conns

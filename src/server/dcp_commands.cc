@@ -4,7 +4,10 @@
 // the front end's loop.
 #include <nlohmann/json.hpp>
 
+#include <iostream>
+
 #include "dcp/producer.h"
+#include "protocol/client_codec.h"
 #include "protocol/dcp.h"
 #include "server/connection.h"
 #include "server/front_end.h"
@@ -73,9 +76,37 @@ void Connection::binaryDcpOpen(const Request& request) {
             });
         });
     // A replication connection is quiet while nothing changes: it is not
-    // idle, and the idle timeout must not drop it.
+    // idle, and the idle timeout must not drop it. Its noops (if the
+    // consumer enables them) tell a dead one instead.
     bufferevent_set_timeouts(bev_, nullptr, nullptr);
+    dcpTick_ = event_new(frontEnd_.base(), -1, EV_PERSIST, &Connection::onDcpTick, this);
+    const timeval second{1, 0};
+    evtimer_add(dcpTick_, &second);
     respond(request, Status::Success);
+}
+
+void Connection::onDcpTick(evutil_socket_t, short, void* self) {
+    auto& connection = *static_cast<Connection*>(self);
+    if (connection.closed_ || !connection.dcpProducer_) {
+        return;
+    }
+    if (!connection.dcpProducer_->tick(std::chrono::steady_clock::now())) {
+        std::cerr << "kvexec-server: DCP consumer " << connection.peerAddress_
+                  << " left a noop unanswered; closing its connection\n";
+        return connection.close();
+    }
+    connection.flushDcp();
+}
+
+bool Connection::handleDcpResponse(std::string_view bytes) {
+    const auto parsed = protocol::parseResponse(bytes, limits_.binary.maxBodyLength);
+    if (parsed.outcome != protocol::ResponseOutcome::Ok ||
+        !dcpProducer_->handleResponse(parsed.response.opcode, parsed.response.opaque)) {
+        close();  // malformed DCP closes this connection, never the node
+        return false;
+    }
+    releaseRequest(bytes.substr(0, parsed.consumed));
+    return true;
 }
 
 void Connection::flushDcp() {

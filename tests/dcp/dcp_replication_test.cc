@@ -8,6 +8,7 @@
 #include "engine/manual_bucket_fixture.h"
 #include "executor/test_support.h"
 #include "protocol/binary_response.h"
+#include "protocol/client_codec.h"
 #include "protocol/dcp.h"
 
 namespace kvexec::dcp {
@@ -67,6 +68,19 @@ class DcpReplicationTest : public engine::ManualBucketTest {
     bool producerReceives() {
         std::size_t at = 0;
         while (at < toProducer.size()) {
+            if (static_cast<std::uint8_t>(toProducer[at]) == 0x81) {  // a response: to a noop
+                const auto answer =
+                    protocol::parseResponse(std::string_view(toProducer).substr(at));
+                if (answer.outcome == protocol::ResponseOutcome::Incomplete) {
+                    break;
+                }
+                if (answer.outcome != protocol::ResponseOutcome::Ok ||
+                    !producer->handleResponse(answer.response.opcode, answer.response.opaque)) {
+                    return false;
+                }
+                at += answer.consumed;
+                continue;
+            }
             const auto parsed = protocol::parseRequest(std::string_view(toProducer).substr(at), {});
             if (parsed.outcome == protocol::ParseOutcome::Incomplete) {
                 break;
@@ -305,6 +319,29 @@ TEST_F(DcpReplicationTest, AReplicaBehindThePurgeSeqnoStartsOver) {
     EXPECT_EQ(replicaRead("deleted").status, Status::KeyNotFound);
     EXPECT_EQ(replicaRead("kept").item.value, "v");
     EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 3u);
+}
+
+// The consumer enables noops at its interval (5 s); the producer sends one
+// per interval and gives up on a consumer that leaves one unanswered for a
+// whole interval; the consumer gives up on a producer silent for two.
+TEST_F(DcpReplicationTest, NoopsTellEachSideTheOtherIsGone) {
+    using std::chrono::seconds;
+    connect();
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(producer->tick(t0));               // sends the first noop
+    pump();                                        // which the consumer answers
+    ASSERT_TRUE(producer->tick(t0 + seconds(5)));  // the next one
+    EXPECT_TRUE(producer->tick(t0 + seconds(9)));  // unanswered, within its interval
+    EXPECT_FALSE(producer->tick(t0 + seconds(10))) << "a whole interval unanswered";
+
+    EXPECT_TRUE(consumer->tick(t0));
+    EXPECT_TRUE(consumer->tick(t0 + seconds(9)));
+    EXPECT_FALSE(consumer->tick(t0 + seconds(10))) << "silent for two intervals";
+    std::size_t consumed = 0;
+    const std::string noop = producer->takeOutput();
+    ASSERT_FALSE(noop.empty());
+    ASSERT_TRUE(consumer->receive(noop, consumed));
+    EXPECT_TRUE(consumer->tick(t0 + seconds(11))) << "heard again";
 }
 
 TEST_F(DcpReplicationTest, MalformedBytesCloseTheConnectionNotTheNode) {

@@ -476,6 +476,43 @@ TEST_F(ServerSocketTest, DcpOpenNeedsTheNodesCredentialsAndMalformedDcpClosesOnl
     expectServed(other, "after-dcp");
 }
 
+// A 24-byte response header with no body (what a consumer answers a noop
+// with): magic 0x81, the opcode, status 0, the opaque echoed.
+std::string emptyResponse(Opcode opcode, std::uint32_t opaque) {
+    std::string bytes(24, '\0');
+    bytes[0] = '\x81';
+    bytes[1] = static_cast<char>(opcode);
+    for (int i = 0; i < 4; ++i) {
+        bytes[12 + i] = static_cast<char>(opaque >> (24 - 8 * i));
+    }
+    return bytes;
+}
+
+// With noops enabled, a producer's connection gets DCP_NOOP every interval;
+// one left unanswered for a whole interval closes the connection (a dead
+// consumer holds no streams), and an answered one keeps it.
+TEST_F(ServerSocketTest, AProducerClosesAConnectionThatLeavesItsNoopUnanswered) {
+    start({"--user", "alice", "--password", "secret", "--node-password", "node-secret"});
+    Client peer(port());
+    const std::string nodeLogin = std::string("\0@kvexec-node\0node-secret", 25);
+    ASSERT_EQ(peer.call(request(Opcode::SaslAuth, "PLAIN", "", nodeLogin))->status, kSuccess);
+    ASSERT_EQ(peer.call(dcpOpen("replication:noop"))->status, kSuccess);
+    ASSERT_EQ(peer.call(request(Opcode::DcpControl, "enable_noop", "", "true"))->status, kSuccess);
+    ASSERT_EQ(peer.call(request(Opcode::DcpControl, "set_noop_interval", "", "1"))->status,
+              kSuccess);
+    ASSERT_EQ(peer.call(request(Opcode::DcpControl, "set_noop_interval", "", "0"))->status,
+              kInvalid);
+    auto noop = peer.readResponse();
+    ASSERT_TRUE(noop.has_value());
+    EXPECT_EQ(noop->magic, 0x80) << "a request from the producer";
+    EXPECT_EQ(noop->opcode, static_cast<std::uint8_t>(Opcode::DcpNoop));
+    ASSERT_TRUE(peer.send(emptyResponse(Opcode::DcpNoop, noop->opaque)));
+    auto next = peer.readResponse();  // answered: the connection lives to send another
+    ASSERT_TRUE(next.has_value());
+    EXPECT_EQ(next->opcode, static_cast<std::uint8_t>(Opcode::DcpNoop));
+    EXPECT_TRUE(peer.closedByServer(std::chrono::seconds(10)));
+}
+
 // The request with frame info 1 (PersistToMajority): its completion comes
 // later, on a pool thread, once the flusher has persisted the write.
 RawRequest durable(RawRequest r) {

@@ -164,11 +164,16 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
 
     // A refused or ended stream (its vBucket not active on the peer yet, or
     // no longer: the nodes apply a new map at their own pace) is asked for
-    // again while the map says the peer is its active.
+    // again while the map says the peer is its active. A peer silent for
+    // two noop intervals is taken for gone (a dead process, or a path that
+    // drops packets), and the connection is made again.
     static void onStreamRetry(evutil_socket_t, short, void* self) {
         auto& link = *static_cast<Link*>(self);
         if (!link.consumer_) {
             return;
+        }
+        if (!link.consumer_->tick(std::chrono::steady_clock::now())) {
+            return link.fail("nothing from " + link.peer_.node + " for two noop intervals");
         }
         for (const auto vb : link.peer_.vbuckets) {
             const auto state = link.consumer_->streamState(vb);
