@@ -12,6 +12,13 @@
 //   StreamLatency/<Backend>/real_time
 //       one set, then wait for the change stream's callback to see it;
 //       one iteration is that round trip. p50_us, p99_us of it.
+//   EngineSetWithStreams/<Backend>/Streams:<0|1|3>[/Notify:WakeAndWait]/real_time
+//       seed 000: EngineSet's sets (one thread) while each vBucket feeds
+//       that many replication streams, their tasks woken by wake() (no
+//       suffix) or wakeAndWait(). items_per_second: sets/s;
+//       cpu_ns_per_item: the process's CPU per set; notify_share: the share
+//       of the sets' time spent waking stream tasks; notifies_per_set,
+//       notify_ns; stream_events: events the consumers got.
 //   Floor/Append4KiBFdatasync/real_time
 //       one 4 KiB pwrite appended to a file + fdatasync, in the same
 //       directory: what one durable flush costs at least on this disk.
@@ -26,10 +33,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "bench_dir.h"
 #include "executor/parallel_run.h"
@@ -55,7 +64,9 @@ std::string keyOf(std::uint64_t n) {
 
 // A pool, a warmed-up bucket over a fresh directory.
 struct Env {
-    Env(Backend backend, storage::SyncMode sync, bool cache) {
+    // `adjust`: changes to the bucket's configuration (null: none).
+    Env(Backend backend, storage::SyncMode sync, bool cache,
+        const std::function<void(BucketConfig&)>& adjust = {}) {
         pool = ExecutorPool::create(backend);
         BucketConfig config;
         config.name = "bench";
@@ -65,6 +76,9 @@ struct Env {
         config.syncMode = sync;
         config.fileCacheEnabled = cache;
         config.memoryQuota = std::size_t{2} << 30;
+        if (adjust) {
+            adjust(config);
+        }
         bucket = Bucket::open(*pool, config);
         while (bucket->warmupProgress().state == WarmupState::Running) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -199,11 +213,31 @@ void streamLatency(benchmark::State& state, Backend backend) {
 }
 
 // --- EngineSetWithStreams ----------------------------------------------------
-// Seed 000: front-end sets while each vBucket feeds `streamsPerVBucket`
-// replication streams (DCP producers' engine streams), woken from the
-// write path with wake(). The consumers only count what they get.
-void engineSetWithStreams(benchmark::State& state, Backend backend, int streamsPerVBucket) {
-    Env env(backend, storage::SyncMode::None, true);
+// Seed 000: front-end sets (one thread, in memory, sync none) while each
+// vBucket feeds `streamsPerVBucket` replication streams (DCP producers'
+// engine streams), their tasks woken from the write path by `notify`
+// (BucketConfig::streamNotify: wake() or wakeAndWait()). The consumers
+// only count what they get.
+//
+// notify_share: the share of a set's time spent notifying streams. The
+// bucket runs with measureStreamNotify, which times each wake of a stream
+// task from the write path (two steady-clock reads around the pool call)
+// and adds the nanoseconds up; notify_share = those nanoseconds over the
+// timed loop's wall time, which is time in store() calls (the loop does
+// nothing else; one front-end thread). A stream task is woken only when
+// its buffer goes from empty to non-empty, so not every set notifies
+// every stream: notifies_per_set says how many it did, notify_ns the mean
+// of one. The measuring itself adds two clock reads per notify to the
+// sets' time (about half of them inside the measured intervals): rows
+// with streams pay it, Streams:0 does not (it notifies nothing: share 0).
+// cpu_ns_per_item: the whole process's CPU per set (the front end, and
+// the stream and flusher tasks on the pool's threads).
+void engineSetWithStreams(benchmark::State& state, Backend backend, int streamsPerVBucket,
+                          StreamNotify notify) {
+    Env env(backend, storage::SyncMode::None, true, [notify](BucketConfig& config) {
+        config.streamNotify = notify;
+        config.measureStreamNotify = true;
+    });
     auto delivered = std::make_shared<std::atomic<std::uint64_t>>(0);
     std::vector<std::shared_ptr<ChangeStream>> streams;
     for (Vbid vb = 0; vb < 64; ++vb) {
@@ -214,16 +248,38 @@ void engineSetWithStreams(benchmark::State& state, Backend backend, int streamsP
                 }));
         }
     }
+    // Each stream starts with a backfill of the primed document, and a
+    // backfilling stream is not woken by sets: time the steady state, with
+    // every backfill delivered.
+    for (const auto& stream : streams) {
+        while (stream->lastDelivered() < env.bucket->observeSeqno(stream->vbid()).currentSeqno) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
     const std::string value(kValueSize, 'v');
     std::uint64_t n = 0;
-    for (auto _ : state) {
+    const auto before = env.bucket->stats();
+    ParallelRun run(state);
+    const auto loopStart = Clock::now();
+    for (auto _ : run.loop()) {
         env.bucket->store(setOf(n++, value, DurabilityLevel::None), [&](const MutationResult& r) {
             if (r.status != Status::Success) {
                 state.SkipWithError("set failed");
             }
         });
     }
+    const auto loopEnd = Clock::now();
+    run.record();
+    const auto after = env.bucket->stats();
     state.SetItemsProcessed(state.iterations());
+    const auto loopNs = static_cast<double>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(loopEnd - loopStart).count());
+    const auto notifies = static_cast<double>(after.streamNotifies - before.streamNotifies);
+    const auto notifyNs = static_cast<double>(after.streamNotifyNs - before.streamNotifyNs);
+    state.counters["notify_share"] = loopNs > 0 ? notifyNs / loopNs : 0.0;
+    state.counters["notifies_per_set"] =
+        state.iterations() > 0 ? notifies / static_cast<double>(state.iterations()) : 0.0;
+    state.counters["notify_ns"] = notifies > 0 ? notifyNs / notifies : 0.0;
     state.counters["stream_events"] = static_cast<double>(delivered->load());
     for (auto& stream : streams) {
         stream->close();
@@ -293,14 +349,22 @@ void registerAll(bool smoke) {
         finish(
             benchmark::RegisterBenchmark(("StreamLatency/" + name).c_str(), streamLatency, backend),
             100);
-        for (const int streams : {0, 1, 3}) {
-            std::string row = "EngineSetWithStreams/";
-            row += name;
-            row += "/Streams:";
-            row += std::to_string(streams);
-            finish(
-                benchmark::RegisterBenchmark(row.c_str(), engineSetWithStreams, backend, streams),
-                100);
+        // Notified by wake(): the rows' names as before; by wakeAndWait():
+        // the same names with /Notify:WakeAndWait.
+        for (const auto notify : {StreamNotify::Wake, StreamNotify::WakeAndWait}) {
+            for (const int streams : {0, 1, 3}) {
+                std::string row = "EngineSetWithStreams/";
+                row += name;
+                row += "/Streams:";
+                row += std::to_string(streams);
+                if (notify != StreamNotify::Wake) {
+                    row += "/Notify:";
+                    row += to_string(notify);
+                }
+                finish(benchmark::RegisterBenchmark(row.c_str(), engineSetWithStreams, backend,
+                                                    streams, notify),
+                       100);
+            }
         }
     }
     finish(benchmark::RegisterBenchmark("Floor/Append4KiBFdatasync", floorAppendFdatasync), 10);

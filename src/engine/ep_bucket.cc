@@ -311,6 +311,8 @@ BucketStats BucketImpl::stats() const {
     out.syncWritesCommitted = syncWritesCommitted_.load();
     out.syncWritesAborted = syncWritesAborted_.load();
     out.streamsOpen = streamsOpen_.load();
+    out.streamNotifies = streamNotifies_.load();
+    out.streamNotifyNs = streamNotifyNs_.load();
     for (const auto* h : {&commitMajority_, &commitMajorityPersistActive_, &commitPersistMajority_,
                           &diskCommit_, &storageAge_, &batchSize_, &streamDelivery_}) {
         out.histograms.push_back(h->snapshot());

@@ -109,6 +109,9 @@ class BucketImpl final : public Bucket {
     bool runWarmupShard(std::size_t shard);
     // stream.cc
     void closeStream(StreamImpl& stream);
+    // Wakes a stream's task as config().streamNotify says; `fromWritePath`
+    // (a mutation gave it work): timed when config().measureStreamNotify.
+    void notifyStream(TaskId task, bool fromWritePath);
     void recordStreamDelivery(Clock::duration d) { streamDelivery_.record(d); }
 
   private:
@@ -294,6 +297,8 @@ class BucketImpl final : public Bucket {
     std::atomic<std::uint64_t> flusherBatches_{0}, flushFailures_{0}, tempFailures_{0};
     std::atomic<std::uint64_t> expired_{0}, syncWritesCommitted_{0}, syncWritesAborted_{0};
     std::atomic<std::uint64_t> streamsOpen_{0};
+    // Only with config_.measureStreamNotify (notifyStream).
+    std::atomic<std::uint64_t> streamNotifies_{0}, streamNotifyNs_{0};
 
     EngineHistogram commitMajority_{"sync_write_commit_majority", true};
     EngineHistogram commitMajorityPersistActive_{"sync_write_commit_majority_and_persist_on_master",

@@ -25,7 +25,9 @@ std::vector<Counter> countersOf(const BucketStats& s) {
             {"sync_writes_pending", s.syncWritesPending},
             {"sync_writes_committed", s.syncWritesCommitted},
             {"sync_writes_aborted", s.syncWritesAborted},
-            {"streams_open", s.streamsOpen}};
+            {"streams_open", s.streamsOpen},
+            {"stream_notifies", s.streamNotifies},
+            {"stream_notify_ns", s.streamNotifyNs}};
 }
 
 std::string valueText(const HistogramSnapshot& h, std::uint64_t v) {

@@ -65,7 +65,8 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     Seqno startSeqno() const { return startSeqno_; }
 
   private:
-    void wake();
+    // `fromWritePath`: pushLocked's wake (BucketImpl::notifyStream).
+    void wake(bool fromWritePath);
     // Delivers one part of a batch (disk or memory), after its snapshot
     // marker on a replication stream. False once closed.
     bool deliverPart(std::vector<StreamEntry>& part, bool fromDisk, Seqno snapEnd);

@@ -60,6 +60,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvexec/engine/bucket_stats.h"
@@ -75,6 +76,24 @@
 #include "kvexec/taskable.h"
 
 namespace kvexec::engine {
+
+// How the engine wakes a change stream's task (a DCP producer's, in
+// KV-Engine) when a mutation gives the stream work (on the front end's
+// write path, under the vBucket's lock) or its backfill completes.
+//
+// Why it exists: seed 000 (/work/shared/seeds/000_*). KV-Engine's
+// DcpProducer::scheduleNotify/notifyNewSeqno woke the producer's task on
+// every store with a wake() that, on FollyExecutorPool, waited for the
+// executor's thread (runInEventBaseThreadAndWait): ~30% of storeItem().
+// KV-Engine then made wake() asynchronous and kept the waiting form as
+// wakeAndWait(). engine_bench's EngineSetWithStreams rows compare the two
+// here (executor_pool.h: on our backends neither waits for another
+// thread; wakeAndWait also says whether the task was found, which the
+// engine does not need and ignores).
+//   Wake         ExecutorPool::wake (the default).
+//   WakeAndWait  ExecutorPool::wakeAndWait.
+enum class StreamNotify : std::uint8_t { Wake, WakeAndWait };
+std::string_view to_string(StreamNotify);
 
 struct BucketConfig {
     std::string name = "default";
@@ -115,6 +134,15 @@ struct BucketConfig {
     // prepare), with no engine lock held, on the thread that moved it. A
     // consumer acknowledges the seqno to the active. Null: not reported.
     std::function<void(Vbid, Seqno highPrepared)> onReplicaPrepared;
+    // How stream tasks are woken (see StreamNotify).
+    StreamNotify streamNotify = StreamNotify::Wake;
+    // Times each wake of a stream task from the write path (a mutation
+    // queued for a stream whose buffer was empty): two steady-clock reads
+    // around the pool's call, added up per bucket in
+    // BucketStats::streamNotifies and streamNotifyNs. For benchmarks
+    // (engine_bench's notify_share); off (the default), neither is counted
+    // and the write path pays one branch on this flag.
+    bool measureStreamNotify = false;
 };
 
 enum class WarmupState : std::uint8_t { Running, Complete, Failed };

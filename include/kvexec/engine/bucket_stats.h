@@ -48,6 +48,10 @@ struct BucketStats {
     std::uint64_t syncWritesCommitted = 0;
     std::uint64_t syncWritesAborted = 0;  // timeouts, flush failures, shutdown
     std::uint64_t streamsOpen = 0;
+    // Only with BucketConfig::measureStreamNotify (0 otherwise): wakes of
+    // stream tasks from the write path, and the nanoseconds spent in them.
+    std::uint64_t streamNotifies = 0;
+    std::uint64_t streamNotifyNs = 0;
     std::vector<HistogramSnapshot> histograms;
 };
 
