@@ -196,6 +196,24 @@ class ThreadColumnsAndMachineTest(unittest.TestCase):
         self.assertIn("[machine: 2 cores]", text.splitlines()[0])
         self.assertIn("1: 1k, 8: 8k, 16: 16k", text)
 
+    def test_engine_streams_lines_per_backend_and_notify(self):
+        # Seed 000's rows: Wake rows have no Notify part in their names.
+        data = {"benchmarks": []}
+        for backend in ("Wheel", "Classic"):
+            for suffix in ("", "/Notify:WakeAndWait"):
+                for streams in (0, 1, 3):
+                    name = "EngineSetWithStreams/%s/Streams:%d%s/real_time" % (backend, streams,
+                                                                               suffix)
+                    rate = 1000.0 * (4 - streams)
+                    run = _run(name, gb_rate=rate, span_rate=rate)
+                    run["benchmarks"][0]["notify_share"] = 0.1 * streams
+                    data["benchmarks"] += run["benchmarks"]
+        text = engine_table.engine_block(results.rows_from(data), "machine: 2 cores")
+        lines = [l for l in text.splitlines() if "streams per vBucket" in l]
+        self.assertEqual([l.split()[0] for l in lines], ["Wheel"] * 2 + ["Classic"] * 2)
+        self.assertIn("Notify:Wake       : 0: 4k (0.0%), 1: 3k (10.0%), 3: 1k (30.0%)", lines[0])
+        self.assertIn("Notify:WakeAndWait: 0: 4k (0.0%), 1: 3k (10.0%), 3: 1k (30.0%)", lines[1])
+
     def test_server_table_names_the_machine(self):
         mix = {"mix": "set", "memcached_tps": 1.0, "kvexec_tps": 1.0, "ratio": 1.0,
                "memcached_cpu_us_per_request": 1.0, "kvexec_cpu_us_per_request": 1.0}

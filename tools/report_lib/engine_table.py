@@ -4,12 +4,22 @@ Rows, by name (bench/engine_bench.cc):
   EngineSet/<Backend>/real_time/threads:N   (N: 1, 2, 4 today; every N run is shown)
   EngineDurable/<Backend>/Sync:<mode>/Cache:<0|1>/real_time
   StreamLatency/<Backend>/real_time
+  EngineSetWithStreams/<Backend>/Streams:<0|1|3>[/Notify:WakeAndWait]/real_time
+      (seed 000: no Notify part = notified by wake(); counter notify_share)
   Floor/Append4KiBFdatasync/real_time
 """
+
+import re
 
 from report_lib.tables import human_rate, titled
 
 BACKENDS = ("Wheel", "Classic")
+# How the rows' stream tasks are notified (BucketConfig::streamNotify), in
+# the order printed; a row without a Notify part is Wake (its name from
+# before the WakeAndWait rows).
+NOTIFIES = ("Wake", "WakeAndWait")
+STREAMS_ROW = re.compile(r"^EngineSetWithStreams/(?P<backend>[A-Za-z]+)/Streams:(?P<streams>\d+)"
+                         r"(?:/Notify:(?P<notify>[A-Za-z]+))?/")
 
 
 def _find(rows, prefix):
@@ -51,16 +61,38 @@ def _stream_line(rows, backend):
         backend, r.counters.get("p50_us", 0), r.counters.get("p99_us", 0))
 
 
+def _streams_lines(rows, backend):
+    """Seed 000: sets/s with 0, 1, 3 streams per vBucket (every count the
+    run has), one line per way of notifying, each with its notify_share."""
+    by_notify = {}
+    for r in rows:
+        m = STREAMS_ROW.match(r.name)
+        if m and m["backend"] == backend:
+            by_notify.setdefault(m["notify"] or "Wake", {})[int(m["streams"])] = r
+    lines = []
+    for notify in [n for n in NOTIFIES if n in by_notify] + sorted(set(by_notify) - set(NOTIFIES)):
+        cells = []
+        for n, r in sorted(by_notify[notify].items()):
+            cell = "%d: %s" % (n, human_rate(r.items_per_second))
+            if "notify_share" in r.counters:  # not in runs older than the counter
+                cell += " (%.1f%%)" % (100 * r.counters["notify_share"])
+            cells.append(cell)
+        lines.append("  %-8s sets/s by streams per vBucket (notify_share), Notify:%-11s: %s" % (
+            backend, notify, ", ".join(cells)))
+    return lines
+
+
 def engine_block(rows, machine_line=""):
-    """Wheel vs Classic, cache on vs off, and the fdatasync floor."""
-    if not any(r.name.startswith(("EngineSet/", "EngineDurable/", "StreamLatency/"))
+    """Wheel vs Classic, cache on vs off, seed 000's streams, and the fdatasync floor."""
+    if not any(r.name.startswith(("EngineSet/", "EngineDurable/", "StreamLatency/",
+                                  "EngineSetWithStreams/"))
                for r in rows):
         return ""
     lines = [titled("Engine (engine_bench; 64 vBuckets, 4 shards, 512-byte values, "
                     "64 durable writes in flight):", machine_line)]
     for backend in BACKENDS:
         lines += [l for l in [_set_line(rows, backend)] + _durable_lines(rows, backend)
-                  + [_stream_line(rows, backend)] if l]
+                  + [_stream_line(rows, backend)] + _streams_lines(rows, backend) if l]
     floor = _find(rows, "Floor/Append4KiBFdatasync")
     if floor:
         lines.append("  Floor: one 4 KiB append + fdatasync: %s/s (%.0f us each)" % (
