@@ -1,6 +1,7 @@
 #include "dcp/consumer.h"
 
 #include <iostream>
+#include <utility>
 
 #include "dcp/events.h"
 #include "protocol/binary_response.h"
@@ -86,10 +87,7 @@ void DcpConsumer::requestStream(engine::Vbid vbid) {
     request.snapStart = request.snapEnd = request.start;
     std::string bytes;
     wire::encodeStreamRequest(bytes, request);
-    {
-        kvexec::detail::MutexLock lock(mutex_);
-        streams_[vbid] = StreamState::Requested;
-    }
+    setStreamState(vbid, StreamState::Requested);
     send(std::move(bytes));
 }
 
@@ -97,7 +95,7 @@ bool DcpConsumer::receive(std::string_view input, std::size_t& consumed) {
     consumed = 0;
     if (!input.empty()) {
         kvexec::detail::MutexLock lock(mutex_);
-        bytesReceived_ += input.size();  // anything heard: the producer is alive
+        heardSinceTick_ = true;  // anything heard: the producer is alive
     }
     while (consumed < input.size()) {
         const auto rest = input.substr(consumed);
@@ -184,10 +182,7 @@ bool DcpConsumer::onStreamResponse(const protocol::Response& response) {
                   << " refused (status 0x" << std::hex << static_cast<int>(decoded->status)
                   << std::dec << ")\n";
     }
-    {
-        kvexec::detail::MutexLock lock(mutex_);
-        streams_[vbid] = state;
-    }
+    setStreamState(vbid, state);
     if (state == StreamState::Open) {
         // What the replica already holds is acknowledged again: an earlier
         // acknowledgement may have gone with the previous connection, and
@@ -206,10 +201,7 @@ bool DcpConsumer::onStreamResponse(const protocol::Response& response) {
 bool DcpConsumer::rollBack(engine::Vbid vbid, engine::Seqno to) {
     std::cerr << "kvexec dcp: " << options_.connectionName << ": vb:" << vbid
               << " rolls back (asked: to " << to << ")\n";
-    {
-        kvexec::detail::MutexLock lock(mutex_);
-        streams_[vbid] = StreamState::RollingBack;
-    }
+    setStreamState(vbid, StreamState::RollingBack);
     std::weak_ptr<DcpConsumer> self = weak_from_this();
     const auto status = bucket_.rollbackReplica(vbid, to, [self, vbid](engine::Status done) {
         const auto consumer = self.lock();
@@ -261,8 +253,7 @@ bool DcpConsumer::onRequest(const protocol::Request& request) {
             if (!decoded) {
                 return false;
             }
-            kvexec::detail::MutexLock lock(mutex_);
-            streams_[decoded->vbucket] = StreamState::Ended;
+            setStreamState(decoded->vbucket, StreamState::Ended);
             return true;
         }
         default:
@@ -295,8 +286,8 @@ std::optional<DcpConsumer::StreamState> DcpConsumer::streamState(engine::Vbid vb
 
 bool DcpConsumer::tick(std::chrono::steady_clock::time_point now) {
     kvexec::detail::MutexLock lock(mutex_);
-    if (!lastHeard_ || bytesReceived_ != bytesSeenByTick_) {
-        bytesSeenByTick_ = bytesReceived_;
+    const bool heard = std::exchange(heardSinceTick_, false);
+    if (!lastHeard_ || heard) {
         lastHeard_ = now;
         return true;
     }

@@ -92,8 +92,7 @@ class DcpConsumer : public std::enable_shared_from_this<DcpConsumer> {
     bool failed_ GUARDED_BY(mutex_) = false;
     std::size_t uncredited_ GUARDED_BY(mutex_) = 0;  // bytes processed, not yet acknowledged
     std::map<engine::Vbid, StreamState> streams_ GUARDED_BY(mutex_);
-    std::uint64_t bytesReceived_ GUARDED_BY(mutex_) = 0;
-    std::uint64_t bytesSeenByTick_ GUARDED_BY(mutex_) = 0;
+    bool heardSinceTick_ GUARDED_BY(mutex_) = false;
     std::optional<std::chrono::steady_clock::time_point> lastHeard_ GUARDED_BY(mutex_);
 };
 
