@@ -5,6 +5,8 @@
 # CLUSTER_ETCD (etcd's URL); stop_cluster sends SIGTERM to that PID and
 # checks that cluster-run exits 0. An EXIT trap should call kill_cluster.
 
+source "$(dirname "${BASH_SOURCE[0]}")/process_lib.sh"
+
 CLUSTER_PID=""
 CLUSTER_LOG=""
 CLUSTER_PORTS=()
@@ -16,15 +18,7 @@ start_cluster() {
     CLUSTER_LOG="$(mktemp)"
     "$repo/tools/cluster-run" "$@" >"$CLUSTER_LOG" 2>&1 &
     CLUSTER_PID=$!
-    local deadline=$((SECONDS + 90))
-    while ! grep -q '^cluster-run: etcd ' "$CLUSTER_LOG"; do
-        if ! kill -0 "$CLUSTER_PID" 2>/dev/null || [ $SECONDS -gt $deadline ]; then
-            echo "cluster-run did not become ready:" >&2
-            cat "$CLUSTER_LOG" >&2
-            return 1
-        fi
-        sleep 0.1
-    done
+    wait_for_line "$CLUSTER_PID" "$CLUSTER_LOG" '^cluster-run: etcd ' 90 cluster-run || return 1
     CLUSTER_PORTS=($(sed -n 's/^cluster-run: node n[0-9]* port \([0-9]*\) pid .*/\1/p' \
         "$CLUSTER_LOG"))
     CLUSTER_ETCD="$(sed -n 's/^cluster-run: etcd \(http[^ ]*\) pid .*/\1/p' "$CLUSTER_LOG")"
@@ -32,15 +26,9 @@ start_cluster() {
 
 stop_cluster() {
     [ -n "$CLUSTER_PID" ] || return 0
-    kill -TERM "$CLUSTER_PID"
-    local rc=0
-    wait "$CLUSTER_PID" || rc=$?
+    local pid=$CLUSTER_PID
     CLUSTER_PID=""
-    if [ $rc -ne 0 ]; then
-        echo "cluster-run exited with $rc after SIGTERM:" >&2
-        cat "$CLUSTER_LOG" >&2
-        return 1
-    fi
+    terminate_checked "$pid" "$CLUSTER_LOG" cluster-run || return 1
     rm -f "$CLUSTER_LOG"
 }
 

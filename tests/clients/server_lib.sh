@@ -5,6 +5,8 @@
 # stop_server sends SIGTERM to that PID and checks the exit status.
 # KVEXEC_SERVER must name the binary.
 
+source "$(dirname "${BASH_SOURCE[0]}")/process_lib.sh"
+
 SERVER_PID=""
 SERVER_PORT=""
 SERVER_MGMT_PORT=""
@@ -14,30 +16,17 @@ start_server() {
     SERVER_LOG="$(mktemp)"
     "$KVEXEC_SERVER" --host 127.0.0.1 --port 0 "$@" >"$SERVER_LOG" 2>&1 &
     SERVER_PID=$!
-    local deadline=$((SECONDS + 60))
-    while ! grep -q '^kvexec-server: ready on ' "$SERVER_LOG"; do
-        if ! kill -0 "$SERVER_PID" 2>/dev/null || [ $SECONDS -gt $deadline ]; then
-            echo "kvexec-server did not become ready:" >&2
-            cat "$SERVER_LOG" >&2
-            return 1
-        fi
-        sleep 0.05
-    done
+    wait_for_line "$SERVER_PID" "$SERVER_LOG" '^kvexec-server: ready on ' 60 kvexec-server ||
+        return 1
     SERVER_PORT="$(sed -n 's/^kvexec-server: ready on .*:\([0-9]*\)$/\1/p' "$SERVER_LOG")"
     SERVER_MGMT_PORT="$(sed -n 's/^kvexec-server: mgmt on .*:\([0-9]*\)$/\1/p' "$SERVER_LOG")"
 }
 
 stop_server() {
     [ -n "$SERVER_PID" ] || return 0
-    kill -TERM "$SERVER_PID"
-    local rc=0
-    wait "$SERVER_PID" || rc=$?
+    local pid=$SERVER_PID
     SERVER_PID=""
-    if [ $rc -ne 0 ]; then
-        echo "kvexec-server exited with $rc after SIGTERM:" >&2
-        cat "$SERVER_LOG" >&2
-        return 1
-    fi
+    terminate_checked "$pid" "$SERVER_LOG" kvexec-server
 }
 
 kill_server() {
