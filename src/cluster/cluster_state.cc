@@ -196,26 +196,28 @@ ClusterState clusterStateOf(const ClusterView& view, std::uint16_t numVBuckets,
     return state;
 }
 
-// A vBucket has data if a node's status lists it above seqno 0. Statuses
-// are refreshed every 500 ms, so data written within that window before a
-// membership change is not seen: the gap a rebalance with data movement
-// (issue 27) closes.
-std::vector<bool> vbucketsWithData(const ClusterView& view, std::uint16_t numVBuckets) {
-    std::vector<bool> withData(numVBuckets, false);
-    const auto mark = [&](const std::vector<VBucketSeqno>& held) {
-        for (const auto& entry : held) {
-            if (entry.vbid < numVBuckets && entry.seqno > 0) {
-                withData[entry.vbid] = true;
+// What the live nodes hold, from their statuses (refreshed every 500 ms). A
+// failed node's status goes with its lease, so a promotion is chosen among
+// the survivors, whose seqnos stopped moving when their active did: it
+// fenced itself before its lease could expire (node_agent.h), and the
+// failover waited for that expiry.
+HeldSeqnos heldSeqnos(const ClusterView& view, std::uint16_t numVBuckets) {
+    HeldSeqnos held;
+    for (const auto& [node, status] : view.statuses) {
+        if (!status.replication) {
+            continue;
+        }
+        auto& seqnos = held.byNode[node];
+        seqnos.assign(numVBuckets, 0);
+        for (const auto* list : {&status.replication->active, &status.replication->replica}) {
+            for (const auto& entry : *list) {
+                if (entry.vbid < numVBuckets) {
+                    seqnos[entry.vbid] = entry.seqno;
+                }
             }
         }
-    };
-    for (const auto& [node, status] : view.statuses) {
-        if (status.replication) {
-            mark(status.replication->active);
-            mark(status.replication->replica);
-        }
     }
-    return withData;
+    return held;
 }
 
 std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t numVBuckets,
@@ -225,9 +227,8 @@ std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t nu
         return std::nullopt;
     }
     const VBucketMap* previous = view.map ? &*view.map : nullptr;
-    const std::vector<bool> withData = vbucketsWithData(view, numVBuckets);
-    VBucketMap next =
-        computeMap(view.membership.nodes, numVBuckets, numReplicas, previous, &withData);
+    const HeldSeqnos held = heldSeqnos(view, numVBuckets);
+    VBucketMap next = computeMap(view.membership.nodes, numVBuckets, numReplicas, previous, &held);
     if (previous != nullptr && next == *previous) {
         return std::nullopt;
     }

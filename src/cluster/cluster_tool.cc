@@ -126,15 +126,21 @@ std::optional<std::uint64_t> replicationLag(const VBucketMap& map, const std::st
 }
 
 std::string clusterToolUsage() {
-    return "usage: kvexec-cluster --etcd http://HOST:PORT [--root /kvexec/default] status "
-           "[--json]\n"
+    return "usage: kvexec-cluster --etcd http://HOST:PORT [--root /kvexec/default]\n"
+           "                      status [--json] | failover NODE\n"
            "status: the cluster kept under --root (kvexec-server --cluster keeps a bucket B\n"
            "  under /kvexec/B): its nodes (name, address, alive = registered under a live\n"
            "  lease, the map revision each has applied), the map's revision and the leader\n"
            "  that published it, the vBuckets each node is active and replica for, its\n"
            "  replica streams open out of the replica vBuckets of the map it applied, and\n"
            "  its replication lag: the seqnos its replicas are behind their actives.\n"
-           "  --json: the same as one JSON object. Exit 1 if etcd cannot be read.\n";
+           "  --json: the same as one JSON object. Exit 1 if etcd cannot be read.\n"
+           "failover NODE: fails NODE over now rather than when its lease expires (a hard\n"
+           "  failover, for a node that is dying or cut off): its lease is revoked, so the\n"
+           "  elected node gives each vBucket it led to the replica that holds the most.\n"
+           "  Writes NODE acknowledged without a majority may be lost. A node still alive\n"
+           "  stops serving its vBuckets and joins again as a replica of them. Exit 1 if\n"
+           "  NODE is not registered.\n";
 }
 
 ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
@@ -154,6 +160,12 @@ ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
             (arg == "--etcd" ? options.etcdUrl : options.root) = args[++i];
         } else if (arg == "status" && options.command.empty()) {
             options.command = arg;
+        } else if (arg == "failover" && options.command.empty()) {
+            if (i + 1 >= args.size() || args[i + 1].empty() || args[i + 1].front() == '-') {
+                refuse("failover: which node? (failover NODE)");
+            }
+            options.command = arg;
+            options.node = args[++i];
         } else {
             refuse("unexpected argument '", arg, "'");
         }
@@ -163,7 +175,7 @@ ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
     }
     (void)parseEtcdUrl(options.etcdUrl);  // std::invalid_argument saying why
     if (options.command.empty()) {
-        refuse("a command is required: status");
+        refuse("a command is required: status or failover NODE");
     }
     if (options.root.empty() || options.root.front() != '/' || options.root.back() == '/') {
         refuse("--root: expected /PATH without a trailing '/'");

@@ -4,7 +4,8 @@
 // table or as JSON (what tools/cluster-run waits on).
 //
 // Pure functions and plain values; safe from any thread. main.cc does the
-// one read from etcd.
+// I/O: one read from etcd for `status`; for `failover NODE`, the revoke of
+// the node's lease (failoverNode).
 #pragma once
 
 #include <cstddef>
@@ -21,7 +22,8 @@ namespace kvexec::cluster {
 struct ClusterToolOptions {
     std::string etcdUrl;
     std::string root = "/kvexec/default";
-    std::string command;  // "status"
+    std::string command;  // "status", "failover"
+    std::string node;     // the one `failover` names
     bool json = false;
     bool help = false;
 };

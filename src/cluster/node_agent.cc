@@ -15,17 +15,21 @@ std::chrono::milliseconds keepAliveInterval(const NodeAgentConfig& config) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(config.leaseTtl) / 3;
 }
 
-// A renewal that takes longer than the interval is as good as failed: the
-// next one is due.
+// A renewal that takes longer than this is as good as failed, and one that
+// failed is tried again this much later: short, so that the last try before
+// the fence deadline ends soon after it.
 std::chrono::milliseconds keepAliveTimeout(const NodeAgentConfig& config) {
-    return std::min(config.etcdTimeout, keepAliveInterval(config));
+    return std::min(config.etcdTimeout, keepAliveInterval(config) / 2);
 }
 
-// Without a renewal for this long, the node stops acting: before etcd
-// (which counts the TTL from the last renewal it saw) can hand its
-// vBuckets to another node.
-std::chrono::milliseconds leaseGiveUp(const NodeAgentConfig& config) {
-    return keepAliveInterval(config) * 2;
+// Without a renewal sent this long ago and answered, the node fences
+// itself. etcd counts the TTL from when it received the last renewal,
+// which is after it was sent: the fence comes at most half a TTL plus one
+// renewal timeout (2/3 of the TTL) after that, and the other third is the
+// margin for the fence to take effect before another node may be handed
+// the node's vBuckets.
+std::chrono::milliseconds fenceAfter(const NodeAgentConfig& config) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(config.leaseTtl) / 2;
 }
 
 const NodeAgentConfig& checked(const NodeAgentConfig& config) {
@@ -115,6 +119,7 @@ void NodeAgent::stop() {
 // agent has no session: a failure leaves nothing behind but a lease that
 // expires.
 void NodeAgent::join() {
+    const auto grantSent = Clock::now();
     const std::int64_t lease = etcd_.grantLease(config_.leaseTtl);
     auto member = std::make_unique<ClusterMember>(etcd_, keys_, config_.name, lease);
     try {
@@ -131,6 +136,7 @@ void NodeAgent::join() {
     member_ = std::move(member);
     detail::MutexLock lock(mutex_);
     renewedLease_ = lease;
+    leaseGrantSent_ = grantSent;
     keepAliveWake_.notify_all();
 }
 
@@ -217,12 +223,10 @@ void NodeAgent::handle(const Pending& work) {
     }
 }
 
+// The owner was told already (fence()): leave the old session behind.
 void NodeAgent::leaveAfterLeaseLoss(const std::string& why) {
     std::cerr << "kvexec cluster agent " << config_.name << ": lease lost (" << why
               << "); joining again\n";
-    if (onLeaseLost_) {
-        onLeaseLost_(why);
-    }
     member_.reset();
     delivered_.reset();      // the owner dropped its state: deliver again
     statusWritten_.clear();  // the status key goes with the lease
@@ -265,7 +269,28 @@ bool NodeAgent::leads(const ClusterView& view) const {
            view.leaderLease == sessionLease_;
 }
 
+// Before the first map, the registered nodes must have stood still for the
+// formation window; a pass is due when it ends.
+bool NodeAgent::formed(const ClusterView& view) {
+    const auto now = Clock::now();
+    if (view.membership.nodes != formingNodes_) {
+        formingNodes_ = view.membership.nodes;
+        formingSince_ = now;
+    }
+    const auto formedAt = formingSince_ + config_.formationWindow;
+    if (now >= formedAt) {
+        return true;
+    }
+    detail::MutexLock lock(mutex_);
+    pending_.retryAt = std::min(pending_.retryAt.value_or(formedAt), formedAt);
+    return false;
+}
+
 void NodeAgent::publishMap(const ClusterView& view) {
+    const bool firstMap = !view.map && view.mapModRevision == 0;
+    if (firstMap && !formed(view)) {
+        return;
+    }
     const auto next =
         mapToPublish(view, config_.numVBuckets, config_.numReplicas, highestRevisionSeen_);
     if (!next) {
@@ -290,7 +315,7 @@ void NodeAgent::deliver(const ClusterView& view) {
     });
     ClusterState state = clusterStateOf(view, config_.numVBuckets, remembered_);
     if (!delivered_ || *delivered_ != state) {
-        if (!onClusterState_(state)) {
+        if (!actOn(state)) {
             detail::MutexLock lock(mutex_);
             pending_.retryAt = Clock::now() + config_.retryInterval;
             return;
@@ -300,9 +325,20 @@ void NodeAgent::deliver(const ClusterView& view) {
     writeStatus(delivered_->map ? delivered_->map->revision : 0);
 }
 
+// A state read under a lease that has been fenced since is not acted on:
+// the pass that handles the loss joins again and reads afresh.
+bool NodeAgent::actOn(const ClusterState& state) {
+    detail::MutexLock callbacks(callbackMutex_);
+    if (fencedLease_ == sessionLease_) {
+        return false;
+    }
+    return onClusterState_(state);
+}
+
 void NodeAgent::writeStatus(std::uint64_t mapRevision) {
     NodeStatus status{mapRevision, std::nullopt};
     if (statusSource_) {
+        detail::MutexLock callbacks(callbackMutex_);
         status.replication = statusSource_();
     }
     // Read back on the next pass (the write is a change under the root), so
@@ -341,32 +377,35 @@ void NodeAgent::markReread() {
 
 void NodeAgent::runKeepAlive() {
     std::int64_t lease = 0;
-    Clock::time_point renewedAt = Clock::now();
+    Clock::time_point lastRenewalSent;  // of the last renewal etcd answered
+    bool failing = false;
     detail::UniqueLock lock(mutex_);
     while (!stopping_) {
-        const bool changed =
-            keepAliveWake_.wait_for(lock.native(), keepAliveInterval(config_), [&]() {
-                mutex_.assertHeld();
-                return stopping_ || renewedLease_ != lease;
-            });
+        const auto wait = failing ? keepAliveTimeout(config_) : keepAliveInterval(config_);
+        const bool changed = keepAliveWake_.wait_for(lock.native(), wait, [&]() {
+            mutex_.assertHeld();
+            return stopping_ || renewedLease_ != lease;
+        });
         if (stopping_) {
             return;
         }
         if (changed) {  // a new lease (just granted), or none: nothing to renew yet
             lease = renewedLease_;
-            renewedAt = Clock::now();
+            lastRenewalSent = leaseGrantSent_;
+            failing = false;
             continue;
         }
         if (lease == 0) {
             continue;
         }
         lock.unlock();
-        renew(lease, renewedAt);
+        failing = !renew(lease, lastRenewalSent);
         lock.lock();
     }
 }
 
-bool NodeAgent::renew(std::int64_t lease, Clock::time_point& renewedAt) {
+bool NodeAgent::renew(std::int64_t lease, Clock::time_point& lastRenewalSent) {
+    const auto sent = Clock::now();
     std::int64_t ttl = -1;  // no answer
     std::string why;
     try {
@@ -374,30 +413,45 @@ bool NodeAgent::renew(std::int64_t lease, Clock::time_point& renewedAt) {
     } catch (const EtcdError& error) {
         why = error.what();
     }
-    const auto now = Clock::now();
     if (ttl > 0) {
-        renewedAt = now;
+        lastRenewalSent = sent;
         return true;
     }
+    const auto now = Clock::now();
     if (ttl == 0) {
         why = "etcd says it has expired";
-    } else if (now - renewedAt < leaseGiveUp(config_)) {
-        return true;  // one failure: the lease lives on, the next renewal may pass
+    } else if (now - lastRenewalSent < fenceAfter(config_)) {
+        return false;  // the lease lives on; try again soon
     } else {
-        const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - renewedAt);
+        const auto silent =
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - lastRenewalSent);
         std::string because = "no renewal for ";
         because += std::to_string(silent.count());
         because += " ms: ";
         because += why;
         why = std::move(because);
     }
-    detail::MutexLock lock(mutex_);
-    if (renewedLease_ == lease) {  // still the session's: report it once
+    fence(lease, why);
+    return false;
+}
+
+// On the keep-alive thread, not the agent's: that one may be waiting on an
+// etcd call that cannot get through either, for longer than the lease has.
+void NodeAgent::fence(std::int64_t lease, const std::string& why) {
+    detail::MutexLock callbacks(callbackMutex_);
+    {
+        detail::MutexLock lock(mutex_);
+        if (renewedLease_ != lease) {
+            return;  // stopping, or a session since
+        }
         renewedLease_ = 0;
         pending_.leaseLost = why;
         workReady_.notify_all();
     }
-    return false;
+    fencedLease_ = lease;
+    if (onLeaseLost_) {
+        onLeaseLost_(why);
+    }
 }
 
 }  // namespace kvexec::cluster

@@ -21,11 +21,13 @@
 // interval and writes the key only when the value changed (every write
 // wakes every node's watch).
 //
-// Callbacks (the status source among them) run on the agent thread, one at a time, never after
-// stop() has returned, and must not call stop() or destroy the agent. A lease that cannot be
-// renewed is reported (onLeaseLost) before etcd would let another node take over the node's
-// vBuckets (2/3 of the TTL without a renewal), so the owner stops acting first; the agent then
-// revokes it, joins again under a new lease and delivers the state again.
+// Callbacks (the status source among them) run one at a time, never after stop() has returned,
+// and must not call stop() or destroy the agent. They run on the agent thread, except
+// onLeaseLost: when renewals stop getting through, the keep-alive thread fences the node itself
+// (onLeaseLost) within 2/3 of the TTL after the last renewal etcd answered was sent, so before
+// etcd can let another node take over the node's vBuckets; a state read under that lease is
+// never delivered after it. The agent then revokes the lease, joins again under a new one and
+// delivers the state again.
 //
 // Thread safety: the constructor and stop() from the owner's thread; stop()
 // is idempotent and the destructor calls it.
@@ -63,6 +65,10 @@ struct NodeAgentConfig {
     std::chrono::milliseconds etcdTimeout = EtcdClient::kDefaultTimeout;
     // How often the status source is asked again between passes.
     std::chrono::milliseconds statusInterval{500};
+    // The first map waits until the registered nodes have not changed for
+    // this long, so that nodes started together all lead vBuckets: one that
+    // joins later is given replica slots only (vbucket_map.h).
+    std::chrono::milliseconds formationWindow{2000};
 };
 
 class NodeAgent {
@@ -73,7 +79,7 @@ class NodeAgent {
     // retry interval.
     using OnClusterState = std::function<bool(const ClusterState&)>;
     // The lease could not be renewed: the node is no longer a member and
-    // must stop acting on the map it had.
+    // must stop acting on the map it had, now (on the keep-alive thread).
     using OnLeaseLost = std::function<void(const std::string& why)>;
     // What the node's status says of its replication now; asked only after
     // a state was acted on. Must not block for long (it delays the agent).
@@ -115,16 +121,20 @@ class NodeAgent {
     void reconcile();  // read the root, campaign, publish, deliver
     bool leads(const ClusterView& view) const;
     void publishMap(const ClusterView& view);
+    bool formed(const ClusterView& view) EXCLUDES(mutex_);
     void deliver(const ClusterView& view);
-    void writeStatus(std::uint64_t mapRevision);
+    bool actOn(const ClusterState& state) EXCLUDES(callbackMutex_);
+    void writeStatus(std::uint64_t mapRevision) EXCLUDES(callbackMutex_);
     void refreshStatus();  // between passes: the status again, if it changed
     void retryLater(const std::string& why) EXCLUDES(mutex_);
     void markReread() EXCLUDES(mutex_);
 
     void runKeepAlive() EXCLUDES(mutex_);
-    // Renews `lease` once; false when the lease is lost (reported).
-    bool renew(std::int64_t lease, std::chrono::steady_clock::time_point& renewedAt)
-        EXCLUDES(mutex_);
+    // Renews `lease` once; false when it did not get through (and fenced
+    // once the lease may be lost).
+    bool renew(std::int64_t lease, std::chrono::steady_clock::time_point& lastRenewalSent)
+        EXCLUDES(mutex_, callbackMutex_);
+    void fence(std::int64_t lease, const std::string& why) EXCLUDES(mutex_, callbackMutex_);
 
     const NodeAgentConfig config_;
     const ClusterKeys keys_;
@@ -143,13 +153,23 @@ class NodeAgent {
     std::chrono::steady_clock::time_point nextStatusAt_;
     std::uint64_t highestRevisionSeen_ = 0;
     std::map<std::string, NodeAddress> remembered_;  // addresses of nodes once registered
-    std::string lastError_;                          // logged once until it changes
+    std::vector<std::string> formingNodes_;          // registered, while there is no map yet
+    std::chrono::steady_clock::time_point formingSince_;
+    std::string lastError_;  // logged once until it changes
+
+    // Held while a callback runs: they run one at a time, and a fence
+    // (keep-alive thread) never interleaves with acting on a state. Taken
+    // before mutex_, never after.
+    detail::Mutex callbackMutex_;
+    std::int64_t fencedLease_ GUARDED_BY(callbackMutex_) = 0;
 
     detail::Mutex mutex_;
     std::condition_variable workReady_;      // for the agent thread
     std::condition_variable keepAliveWake_;  // for the keep-alive thread
     Pending pending_ GUARDED_BY(mutex_);
     std::int64_t renewedLease_ GUARDED_BY(mutex_) = 0;  // the lease to keep alive; 0: none
+    // When the grant of renewedLease_ was sent: its TTL runs from after it.
+    std::chrono::steady_clock::time_point leaseGrantSent_ GUARDED_BY(mutex_);
     bool stopping_ GUARDED_BY(mutex_) = false;
     bool stopped_ = false;  // the owner's thread only
 

@@ -99,32 +99,51 @@ std::vector<std::vector<int>> computeChains(int nodeCount, int numVBuckets, int 
     return chains;
 }
 
-// The previous chain's surviving members first (its first survivor leads:
-// it holds the data), then the balanced chain's nodes for what is left.
-void keepDataWhereItIs(VBucketMap& map, const VBucketMap& previous, int replicas,
-                       const std::vector<bool>* withData) {
-    const auto indexOf = [&](const std::string& name) {
-        const auto it = std::find(map.nodes.begin(), map.nodes.end(), name);
-        return it == map.nodes.end() ? kNoNode : static_cast<int>(it - map.nodes.begin());
-    };
-    for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
-        if (withData != nullptr && (vb >= withData->size() || !(*withData)[vb])) {
-            continue;  // nothing to keep: the balanced chain
+// The previous chain's members that are still in the map, as indexes
+// into `map.nodes`, in the previous chain's order.
+std::vector<int> survivorsOf(const VBucketMap& map, const VBucketMap& previous, std::size_t vb) {
+    std::vector<int> survivors;
+    for (const int old : previous.chains[vb]) {
+        if (old == kNoNode || old >= static_cast<int>(previous.nodes.size())) {
+            continue;
         }
-        std::vector<int> chain;
-        const auto add = [&](int node) {
-            if (node != kNoNode && static_cast<int>(chain.size()) < 1 + replicas &&
-                std::find(chain.begin(), chain.end(), node) == chain.end()) {
-                chain.push_back(node);
-            }
-        };
-        for (const int old : previous.chains[vb]) {
-            if (old != kNoNode && old < static_cast<int>(previous.nodes.size())) {
-                add(indexOf(previous.nodes[static_cast<std::size_t>(old)]));
-            }
+        const auto& name = previous.nodes[static_cast<std::size_t>(old)];
+        const auto it = std::find(map.nodes.begin(), map.nodes.end(), name);
+        if (it != map.nodes.end()) {
+            survivors.push_back(static_cast<int>(it - map.nodes.begin()));
+        }
+    }
+    return survivors;
+}
+
+// The previous chain's surviving members first, led by the previous
+// active or, where it was lost, by the survivor holding the most (it
+// holds what a majority acknowledged); then the balanced chain's nodes
+// for what is left. Even a vBucket every status shows empty stays: the
+// statuses are up to 500 ms old, and its active may have taken writes
+// since (moving it safely takes a rebalance's takeover).
+void keepDataWhereItIs(VBucketMap& map, const VBucketMap& previous, int replicas,
+                       const HeldSeqnos* held) {
+    for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
+        std::vector<int> chain = survivorsOf(map, previous, vb);
+        const int previousActive = previous.chains[vb].empty() ? kNoNode : previous.chains[vb][0];
+        const bool activeLost = previousActive == kNoNode || chain.empty() ||
+                                map.nodes[static_cast<std::size_t>(chain.front())] !=
+                                    previous.nodes[static_cast<std::size_t>(previousActive)];
+        if (activeLost && held != nullptr) {
+            std::stable_sort(chain.begin(), chain.end(), [&](int left, int right) {
+                return held->seqnoOf(map.nodes[static_cast<std::size_t>(left)], vb) >
+                       held->seqnoOf(map.nodes[static_cast<std::size_t>(right)], vb);
+            });
+        }
+        if (static_cast<int>(chain.size()) > 1 + replicas) {
+            chain.resize(static_cast<std::size_t>(1 + replicas));
         }
         for (const int balanced : map.chains[vb]) {
-            add(balanced);
+            if (static_cast<int>(chain.size()) < 1 + replicas &&
+                std::find(chain.begin(), chain.end(), balanced) == chain.end()) {
+                chain.push_back(balanced);
+            }
         }
         map.chains[vb] = std::move(chain);
     }
@@ -134,7 +153,7 @@ void keepDataWhereItIs(VBucketMap& map, const VBucketMap& previous, int replicas
 
 VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
                       std::uint32_t numReplicas, const VBucketMap* previous,
-                      const std::vector<bool>* withData) {
+                      const HeldSeqnos* held) {
     std::sort(nodes.begin(), nodes.end());
     checkNodes(nodes);
     if (numVBuckets == 0) {
@@ -155,12 +174,17 @@ VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
     map.nodes = std::move(nodes);
     map.chains = computeChains(nodeCount, numVBuckets, realReplicas);
     if (previous != nullptr && previous->chains.size() == numVBuckets) {
-        keepDataWhereItIs(map, *previous, realReplicas, withData);
+        keepDataWhereItIs(map, *previous, realReplicas, held);
     }
     for (auto& chain : map.chains) {
         chain.resize(1 + numReplicas, kNoNode);
     }
     return map;
+}
+
+std::uint64_t HeldSeqnos::seqnoOf(std::string_view node, std::size_t vb) const {
+    const auto found = byNode.find(node);
+    return found == byNode.end() || vb >= found->second.size() ? 0 : found->second[vb];
 }
 
 NodeVBuckets vbucketsOf(const VBucketMap& map, std::string_view node) {

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +39,15 @@ struct VBucketMap {
     bool operator==(const VBucketMap&) const = default;
 };
 
+// What the nodes hold, as their statuses say: each node's high seqno of
+// every vBucket (by vbid; 0 or missing: nothing). A map change promotes
+// the replica that holds the most in place of a lost active.
+struct HeldSeqnos {
+    std::map<std::string, std::vector<std::uint64_t>, std::less<>> byNode;
+
+    std::uint64_t seqnoOf(std::string_view node, std::size_t vb) const;
+};
+
 // computeMap builds a balanced map of `numVBuckets` vBuckets over `nodes`.
 //
 // Guarantees:
@@ -52,21 +63,22 @@ struct VBucketMap {
 //   count, the result is `*previous` unchanged (nothing to publish).
 //   Otherwise the revision is previous->revision + 1 (1 with no previous).
 // - with `previous` of the same vBucket count over another node set, the
-//   data stays where it is: each vBucket with data (`withData[vb]`; all of
-//   them when `withData` is null) keeps the first node of its previous
-//   chain that is still a member as its active (its active, or the replica
-//   promoted in its place) and its other surviving members as replicas;
-//   only empty slots take nodes from the balanced map. A node that returns
-//   or joins is never made active for a vBucket whose data it does not
-//   have: moving data to it is a rebalance's job (not built: issue 27).
-//   vBuckets without data take the balanced map's chains, so a cluster
-//   that forms before it holds data is balanced.
+//   data stays where it is: each vBucket keeps its previous active if it
+//   is still a member; if not, it is led by the surviving member of its
+//   previous chain with the highest seqno in `held` (chain order among
+//   equals, and without `held`): the replica that holds every prepare a
+//   majority acknowledged. Its other surviving members stay as replicas;
+//   only empty slots take nodes from the balanced map (and whole chains,
+//   for a vBucket none of whose nodes survived). A node that returns or
+//   joins is never made active: moving actives to it is a rebalance's job
+//   (not built yet: issue 27). A cluster is balanced when its nodes are
+//   all in its first map (node_agent.h waits for them to stop joining).
 //
 // Requires: nodes non-empty, no duplicate names, no empty name;
 // numVBuckets > 0; numReplicas <= kMaxReplicas. Throws std::invalid_argument otherwise.
 VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
                       std::uint32_t numReplicas, const VBucketMap* previous = nullptr,
-                      const std::vector<bool>* withData = nullptr);
+                      const HeldSeqnos* held = nullptr);
 
 // What one node holds in a map, in vBucket order.
 struct NodeVBuckets {

@@ -38,6 +38,7 @@ cluster::NodeAgentConfig agentConfig(const ServerConfig& config, cluster::NodeAd
     agent.address = std::move(address);
     agent.numVBuckets = static_cast<std::uint16_t>(config.vbuckets);
     agent.numReplicas = config.replicas;
+    agent.leaseTtl = config.failoverTimeout;
     return agent;
 }
 

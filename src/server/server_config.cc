@@ -34,17 +34,17 @@ bool onOff(const std::string& option, const std::string& text) {
     throw std::invalid_argument(option + ": expected on or off, got '" + text + "'");
 }
 
-// --node and --replicas only mean something with --cluster, and --cluster
-// needs a name for the node.
-void checkCluster(const ServerConfig& c, bool nodeGiven, bool replicasGiven) {
+// --node, --replicas and --failover-timeout only mean something with
+// --cluster, and --cluster needs a name for the node.
+void checkCluster(const ServerConfig& c, bool nodeGiven, bool clusterOptionGiven) {
     if (c.cluster) {
         if (c.node.empty()) {
             throw std::invalid_argument("--cluster needs --node NAME");
         }
         return;
     }
-    if (nodeGiven || replicasGiven) {
-        throw std::invalid_argument("--node and --replicas go with --cluster");
+    if (nodeGiven || clusterOptionGiven) {
+        throw std::invalid_argument("--node, --replicas and --failover-timeout go with --cluster");
     }
 }
 
@@ -86,7 +86,8 @@ std::string usage() {
            "                     [--max-connections 4096] [--max-value-bytes 20971520]\n"
            "                     [--max-body-bytes 31457280]\n"
            "                     [--idle-timeout SECONDS (300) | --idle-timeout-ms MS]\n"
-           "                     [--cluster http://ETCD_HOST:PORT --node NAME [--replicas 0-3]]\n"
+           "                     [--cluster http://ETCD_HOST:PORT --node NAME [--replicas 0-3]\n"
+           "                      [--failover-timeout SECONDS (5)]]\n"
            "--max-connections: connections beyond it are refused (ERROR Too many open\n"
            "  connections). --idle-timeout: a connection that sends nothing (half a request\n"
            "  included), reads none of its responses, or takes longer than that to send\n"
@@ -105,6 +106,10 @@ std::string usage() {
            "  (computed by the elected node, with --replicas replicas per vBucket) and\n"
            "  answers NOT_MY_VBUCKET with the cluster's config for vBuckets it is not\n"
            "  active for. Without it, a single node.\n"
+           "--failover-timeout: the TTL of the node's lease in etcd. A node whose lease\n"
+           "  expires (it died, or lost etcd) is failed over: each vBucket it led is given\n"
+           "  to the replica that holds the most. The node stops serving its vBuckets\n"
+           "  before then (2/3 of it after its last renewal got through).\n"
            "--node-password: with --user, the password the members of a cluster use\n"
            "  towards each other, as user @kvexec-node, the only user that may open DCP\n"
            "  (a client's DCP_OPEN gets EACCESS); --cluster with --user needs it.\n";
@@ -115,7 +120,7 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
     help = false;
     bool bodyLimitGiven = false;
     bool nodeGiven = false;
-    bool replicasGiven = false;
+    bool clusterOptionGiven = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
         if (option == "--help" || option == "-h") {
@@ -190,12 +195,16 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
             nodeGiven = true;
         } else if (option == "--replicas") {
             c.replicas = number<std::uint32_t>(option, v, 0, cluster::kMaxReplicas);
-            replicasGiven = true;
+            clusterOptionGiven = true;
+        } else if (option == "--failover-timeout") {
+            // etcd's shortest lease is about 2 s.
+            c.failoverTimeout = std::chrono::seconds(number<std::int64_t>(option, v, 2, 3600));
+            clusterOptionGiven = true;
         } else {
             throw std::invalid_argument("unknown option '" + option + "'");
         }
     }
-    checkCluster(c, nodeGiven, replicasGiven);
+    checkCluster(c, nodeGiven, clusterOptionGiven);
     checkCredentials(c);
     if (!bodyLimitGiven) {
         c.maxBodyLength = std::max(c.maxBodyLength, c.maxValueBytes + kBodyRoomBeyondValue);

@@ -53,6 +53,9 @@ struct ServerConfig {
     std::optional<std::string> cluster;
     std::string node;
     std::uint32_t replicas = 0;
+    // Its lease's TTL in etcd: how long after this node dies (or loses
+    // etcd) the others fail it over (--failover-timeout).
+    std::chrono::seconds failoverTimeout{5};
 };
 
 // The user name the members of a cluster authenticate to each other with.

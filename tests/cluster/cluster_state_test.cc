@@ -126,9 +126,10 @@ TEST(MapToPublishTest, ARevisionNeverGoesBack) {
     EXPECT_EQ(next->revision, 42u);
 }
 
-// A node that returns gets no active for a vBucket that holds data
-// elsewhere: the node that took it over keeps it.
-TEST(MapToPublishTest, AReturningNodeLeadsNoVBucketThatHoldsData) {
+// A node that joins gets no active, not even for a vBucket every status
+// shows empty (its active may have taken writes since); the replica that
+// holds the most is promoted where an active was lost.
+TEST(MapToPublishTest, AJoiningNodeLeadsNothingAndTheFullestReplicaIsPromoted) {
     ClusterView view;
     view.membership.nodes = {"n1"};
     view.map = mapToPublish(view, 4, 1, 0);  // n1 alone, active everywhere
@@ -139,13 +140,27 @@ TEST(MapToPublishTest, AReturningNodeLeadsNoVBucketThatHoldsData) {
     view.membership.nodes = {"n1", "n2"};
     const auto next = mapToPublish(view, 4, 1, view.map->revision);
     ASSERT_TRUE(next);
-    for (const std::uint16_t vb : {0, 1}) {
+    for (std::uint16_t vb = 0; vb < 4; ++vb) {
         EXPECT_EQ(next->nodes[next->chains[vb][0]], "n1") << vb;
+        EXPECT_EQ(next->nodes[next->chains[vb][1]], "n2") << vb;
     }
-    const VBucketMap balanced = computeMap({"n1", "n2"}, 4, 1);
-    for (const std::uint16_t vb : {2, 3}) {
-        EXPECT_EQ(next->chains[vb], balanced.chains[vb]) << vb;
-    }
+    // Three nodes, two replicas, the active lost: n3 reports more of
+    // vBucket 0 than n2, and leads it.
+    ClusterView three;
+    three.membership.nodes = {"n1", "n2", "n3"};
+    three.map = mapToPublish(three, 3, 2, 0);
+    ASSERT_TRUE(three.map);
+    ASSERT_EQ(three.map->chains[0], (std::vector<int>{0, 1, 2}));
+    ReplicationStatus n2;
+    n2.replica = {{0, 5}};
+    ReplicationStatus n3;
+    n3.replica = {{0, 6}};
+    three.statuses["n2"] = NodeStatus(1, n2);
+    three.statuses["n3"] = NodeStatus(1, n3);
+    three.membership.nodes = {"n2", "n3"};
+    const auto failedOver = mapToPublish(three, 3, 2, 1);
+    ASSERT_TRUE(failedOver);
+    EXPECT_EQ(failedOver->nodes[failedOver->chains[0][0]], "n3");
 }
 
 TEST(VBucketChangesTest, ActiveReplicaOrDeadByPlaceInTheChain) {

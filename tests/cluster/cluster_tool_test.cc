@@ -31,13 +31,22 @@ TEST(ClusterToolArgsTest, StatusWithEtcdRootAndJson) {
     EXPECT_TRUE(parseClusterToolArgs({"--help"}).help);
 }
 
+TEST(ClusterToolArgsTest, FailoverNamesTheNode) {
+    const auto options = parseClusterToolArgs({"--etcd", "http://h:1", "failover", "n2"});
+    EXPECT_EQ(options.command, "failover");
+    EXPECT_EQ(options.node, "n2");
+    EXPECT_NE(clusterToolUsage().find("failover NODE"), std::string::npos);
+}
+
 TEST(ClusterToolArgsTest, RefusesWhatItDoesNotTake) {
     using Args = std::vector<std::string>;
     for (const Args& args :
          {Args{"status"}, Args{"--etcd", "http://h:1"}, Args{"--etcd", "h:1", "status"},
           Args{"--etcd"}, Args{"--etcd", "http://h:1", "status", "status"},
           Args{"--etcd", "http://h:1", "--root", "/a/", "status"},
-          Args{"--etcd", "http://h:1", "rebalance"}}) {
+          Args{"--etcd", "http://h:1", "rebalance"}, Args{"--etcd", "http://h:1", "failover"},
+          Args{"--etcd", "http://h:1", "failover", "--json"},
+          Args{"--etcd", "http://h:1", "status", "failover", "n1"}}) {
         EXPECT_THROW(parseClusterToolArgs(args), std::invalid_argument) << args.size();
     }
 }

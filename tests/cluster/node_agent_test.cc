@@ -5,7 +5,10 @@
 // against a deadline.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -33,7 +36,9 @@ class StateRecorder {
     NodeAgent::OnLeaseLost onLeaseLost() {
         return [this](const std::string&) {
             std::lock_guard lock(mutex_);
-            ++leasesLost_;
+            if (leasesLost_++ == 0) {
+                firstLeaseLostAt_ = std::chrono::steady_clock::now();
+            }
             changed_.notify_all();
         };
     }
@@ -49,6 +54,10 @@ class StateRecorder {
         std::unique_lock lock(mutex_);
         return changed_.wait_for(lock, kEtcdDeadline, [&] { return leasesLost_ > 0; });
     }
+    std::chrono::steady_clock::time_point firstLeaseLostAt() {
+        std::lock_guard lock(mutex_);
+        return firstLeaseLostAt_;
+    }
     ClusterState latest() {
         std::lock_guard lock(mutex_);
         return states_.empty() ? ClusterState{} : states_.back();
@@ -63,6 +72,7 @@ class StateRecorder {
     std::condition_variable changed_;
     std::vector<ClusterState> states_;
     int leasesLost_ = 0;
+    std::chrono::steady_clock::time_point firstLeaseLostAt_;
 };
 
 // A map over exactly `nodes`.
@@ -91,10 +101,14 @@ class NodeAgentTest : public EtcdTest {
         return config;
     }
 
-    StateRecorder& start(const std::string& name, std::uint32_t replicas = 0) {
+    StateRecorder& start(const std::string& name, std::uint32_t replicas = 0,
+                         NodeAgent::StatusSource statusSource = {},
+                         std::chrono::seconds leaseTtl = std::chrono::seconds(2)) {
         auto& recorder = recorders_[name];
-        agents_[name] = std::make_unique<NodeAgent>(configFor(name, replicas), recorder.onState(),
-                                                    recorder.onLeaseLost());
+        NodeAgentConfig config = configFor(name, replicas);
+        config.leaseTtl = leaseTtl;
+        agents_[name] = std::make_unique<NodeAgent>(
+            config, recorder.onState(), recorder.onLeaseLost(), std::move(statusSource));
         return recorder;
     }
 
@@ -251,6 +265,31 @@ TEST_F(NodeAgentTest, ALostLeaseIsReportedAndTheNodeJoinsAgain) {
     const auto again = client().get(keys_.node("n0"));
     ASSERT_TRUE(again);
     EXPECT_NE(again->lease, nodeKey->lease);
+}
+
+// etcd stops answering (SIGSTOP: every call hangs until its timeout, the
+// agent thread's status writes included): the node must have stopped
+// acting before etcd could expire its lease, i.e. within the TTL of the
+// last renewal it sent, which was before etcd stopped.
+TEST_F(NodeAgentTest, AnEtcdThatStopsAnsweringFencesTheNodeBeforeItsLeaseCanExpire) {
+    constexpr std::chrono::seconds kTtl{3};
+    std::atomic<std::uint64_t> statusCalls{0};
+    StateRecorder& recorder = start(
+        "n0", 0,
+        [&]() -> std::optional<ReplicationStatus> {
+            ReplicationStatus status;  // a new value each time: every refresh writes to etcd
+            status.streamsOpen = statusCalls.fetch_add(1) + 1;
+            return status;
+        },
+        kTtl);
+    ASSERT_TRUE(recorder.waitFor(mapOver({"n0"})));
+    ASSERT_EQ(::kill(etcd().pid(), SIGSTOP), 0);
+    const auto stoppedAt = std::chrono::steady_clock::now();
+    const bool lost = recorder.waitForLeaseLost();
+    ::kill(etcd().pid(), SIGCONT);
+    ASSERT_TRUE(lost);
+    EXPECT_LT(recorder.firstLeaseLostAt() - stoppedAt, kTtl)
+        << "fenced after etcd may have expired the lease";
 }
 
 TEST_F(NodeAgentTest, StoppingRevokesTheLeaseAndItsKeys) {

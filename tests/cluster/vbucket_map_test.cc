@@ -205,10 +205,46 @@ TEST(VBucketMapTest, AChangedNodeSetKeepsEachVBucketWithTheNodesThatHoldIt) {
         }
         EXPECT_NE(after[0], after[1]) << vb;
     }
-    // vBuckets without data anywhere are free to take the balanced chains.
-    const std::vector<bool> noData(16, false);
-    EXPECT_EQ(computeMap({"a", "b"}, 16, 1, &withoutB, &noData).chains,
-              computeMap({"a", "b"}, 16, 1).chains);
+    // Even where every status says a vBucket is empty: it may have taken
+    // writes since the statuses were written.
+    const HeldSeqnos noData{{{"a", std::vector<std::uint64_t>(16, 0)}}};
+    EXPECT_EQ(computeMap({"a", "b"}, 16, 1, &withoutB, &noData).chains, back.chains);
+}
+
+// Two replicas, the active lost: the replica holding the higher seqno
+// leads (it has every prepare a majority of the chain acknowledged),
+// whatever its place in the chain; among equals the chain's order holds.
+TEST(VBucketMapTest, ALostActiveIsReplacedByTheReplicaThatHoldsTheMost) {
+    const VBucketMap three = computeMap({"a", "b", "c"}, 6, 2);
+    HeldSeqnos held;
+    for (const std::string node : {"b", "c"}) {
+        held.byNode[node] = std::vector<std::uint64_t>(6, 10);
+    }
+    // vBucket 0: a leads, then b, then c. c holds more than b.
+    ASSERT_EQ(three.chains[0], (std::vector<int>{0, 1, 2}));
+    held.byNode["c"][0] = 12;
+    const VBucketMap withoutA = computeMap({"b", "c"}, 6, 2, &three, &held);
+    EXPECT_EQ(withoutA.nodes[withoutA.chains[0][0]], "c");
+    EXPECT_EQ(withoutA.nodes[withoutA.chains[0][1]], "b");
+    EXPECT_EQ(withoutA.chains[0][2], kNoNode);
+    // Elsewhere both hold the same: a lost active's first replica leads.
+    ASSERT_EQ(three.chains[3], (std::vector<int>{0, 1, 2}));
+    for (std::size_t vb = 0; vb < 6; ++vb) {
+        const auto& before = three.chains[vb];
+        if (three.nodes[before[0]] != "a") {  // a surviving active keeps leading
+            EXPECT_EQ(withoutA.nodes[withoutA.chains[vb][0]], three.nodes[before[0]]) << vb;
+        } else if (vb != 0) {
+            EXPECT_EQ(withoutA.nodes[withoutA.chains[vb][0]], three.nodes[before[1]]) << vb;
+        }
+    }
+    // A surviving active is never replaced, even by a replica that
+    // reports more (its status may be older than the active's writes).
+    held.byNode["a"] = std::vector<std::uint64_t>(6, 1);
+    held.byNode["c"][1] = 99;
+    const VBucketMap withD = computeMap({"a", "b", "c", "d"}, 6, 2, &three, &held);
+    for (std::size_t vb = 0; vb < 6; ++vb) {
+        EXPECT_EQ(withD.nodes[withD.chains[vb][0]], three.nodes[three.chains[vb][0]]) << vb;
+    }
 }
 
 }  // namespace

@@ -15,11 +15,12 @@ ServerConfig parse(const std::vector<std::string>& args) {
 }
 
 TEST(ClusterConfigTest, ClusterNodeAndReplicasAreParsed) {
-    const ServerConfig config =
-        parse({"--cluster", "http://127.0.0.1:2379", "--node", "n1", "--replicas", "2"});
+    const ServerConfig config = parse({"--cluster", "http://127.0.0.1:2379", "--node", "n1",
+                                       "--replicas", "2", "--failover-timeout", "9"});
     EXPECT_EQ(config.cluster, "http://127.0.0.1:2379");
     EXPECT_EQ(config.node, "n1");
     EXPECT_EQ(config.replicas, 2u);
+    EXPECT_EQ(config.failoverTimeout, std::chrono::seconds(9));
     EXPECT_EQ(clusterRoot(config), "/kvexec/default");
     EXPECT_EQ(clusterRoot(parse({"--bucket", "b2"})), "/kvexec/b2");
     EXPECT_NE(usage().find("--cluster"), std::string::npos);
@@ -30,6 +31,7 @@ TEST(ClusterConfigTest, WithoutClusterNothingChanges) {
     EXPECT_FALSE(config.cluster);
     EXPECT_TRUE(config.node.empty());
     EXPECT_EQ(config.replicas, 0u);
+    EXPECT_EQ(config.failoverTimeout, std::chrono::seconds(5));
 }
 
 TEST(ClusterConfigTest, BadCombinationsAndValuesAreRefused) {
@@ -37,6 +39,12 @@ TEST(ClusterConfigTest, BadCombinationsAndValuesAreRefused) {
     EXPECT_THROW(parse({"--cluster", etcd}), std::invalid_argument);  // no --node
     EXPECT_THROW(parse({"--node", "n1"}), std::invalid_argument);     // no --cluster
     EXPECT_THROW(parse({"--replicas", "1"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--failover-timeout", "5"}), std::invalid_argument);
+    for (const char* timeout : {"1", "0", "x", "3601"}) {  // etcd's shortest lease is ~2 s
+        EXPECT_THROW(parse({"--cluster", etcd, "--node", "n1", "--failover-timeout", timeout}),
+                     std::invalid_argument)
+            << timeout;
+    }
     EXPECT_THROW(parse({"--cluster", etcd, "--node", "n1", "--replicas", "4"}),
                  std::invalid_argument);
     EXPECT_THROW(parse({"--cluster", etcd, "--node", "n1", "--replicas", "-1"}),

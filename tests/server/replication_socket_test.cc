@@ -7,162 +7,43 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <thread>
-
-#include "etcd_fixture.h"
 #include "protocol/client_codec.h"
-#include "protocol/keys.h"
-#include "server/server_process.h"
+#include "server/cluster_processes.h"
 
 namespace kvexec::server::test {
 namespace {
 
 using protocol::Opcode;
 using protocol::Status;
-using Clock = std::chrono::steady_clock;
 
 constexpr std::uint16_t kVBuckets = 16;
 constexpr auto kSuccess = static_cast<std::uint16_t>(Status::Success);
 constexpr auto kAmbiguous = static_cast<std::uint16_t>(Status::SyncWriteAmbiguous);
 constexpr auto kNotMyVbucket = static_cast<std::uint16_t>(Status::NotMyVbucket);
 
-RawRequest durableSet(const std::string& key, const std::string& value,
-                      protocol::DurabilityLevel level, std::uint16_t timeoutMs) {
-    RawRequest r = request(Opcode::Set, key, std::string(8, '\0'), value);
-    r.magic = 0x08;
-    r.framing = protocol::durabilityFrame(level, timeoutMs);
-    r.vbucket = protocol::vbucketOfKey(key, kVBuckets);
-    return r;
-}
-
-// SIGSTOP stops each of the process's threads as it is next scheduled:
-// wait until /proc shows every one of them stopped.
-bool waitUntilStopped(pid_t pid) {
-    const auto deadline = Clock::now() + kSocketDeadline;
-    const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
-    while (Clock::now() < deadline) {
-        bool allStopped = true;
-        for (const auto& task : std::filesystem::directory_iterator(tasks)) {
-            std::ifstream stat(task.path() / "stat");
-            std::string line;
-            std::getline(stat, line);
-            const auto close = line.rfind(')');
-            const char state = close + 2 < line.size() ? line[close + 2] : '?';
-            allStopped = allStopped && (state == 'T' || state == 't');
-        }
-        if (allStopped) {
-            return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return false;
-}
-
 class ReplicationSocketTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        for (int i = 0; i < 2; ++i) {
-            nodes_.push_back(std::make_unique<ServerProcess>(dirs_[i].path(), args(i)));
-        }
-        ASSERT_TRUE(waitForMap()) << "the nodes never agreed on a map of both";
+        ASSERT_TRUE(cluster_.waitForMap()) << "the nodes never agreed on a map of both";
     }
-    void TearDown() override {
-        for (auto& node : nodes_) {
-            ::kill(node->pid(), SIGCONT);
-            EXPECT_EQ(node->stop(SIGTERM), 0);
-        }
-    }
+    void TearDown() override { EXPECT_TRUE(cluster_.stopAll()); }
 
-    nlohmann::json config(std::uint16_t port) {
-        Client client(port);
-        const auto answer = client.call(request(Opcode::GetClusterConfig));
-        if (!answer || answer->status != kSuccess) {
-            return {};
-        }
-        return nlohmann::json::parse(answer->value, nullptr, false);
-    }
-    std::vector<std::string> args(int node) {
-        std::string name = "n";
-        name += std::to_string(node);
-        return {"--cluster",  etcd_.url(), "--node",     name,
-                "--replicas", "1",         "--vbuckets", std::to_string(kVBuckets),
-                "--sync",     "none"};
-    }
-    // Both nodes serve the same map, listing both at their current ports.
-    bool waitForMap() {
-        const auto deadline = Clock::now() + kSocketDeadline;
-        while (Clock::now() < deadline) {
-            const auto a = config(nodes_[0]->port());
-            const auto b = config(nodes_[1]->port());
-            if (a.is_object() && b.is_object() && a.value("rev", 0) > 0 &&
-                a.value("rev", 0) == b.value("rev", 0) && listsBoth(a) && listsBoth(b)) {
-                map_ = a["vBucketServerMap"];
-                return true;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        return false;
-    }
-    bool listsBoth(const nlohmann::json& config) {
-        const auto& servers = config["vBucketServerMap"]["serverList"];
-        std::size_t found = 0;
-        for (const auto& node : nodes_) {
-            for (const auto& server : servers) {
-                const auto text = server.get<std::string>();
-                found += text.substr(text.rfind(':') + 1) == std::to_string(node->port()) ? 1 : 0;
-            }
-        }
-        return servers.size() == 2 && found == 2;
-    }
-    // The port of the node at `slot` of the key's chain (0: active).
     std::uint16_t portOf(const std::string& key, std::size_t slot) {
-        const auto vb = protocol::vbucketOfKey(key, kVBuckets);
-        const int index = map_["vBucketMap"][vb][slot].get<int>();
-        const auto server = map_["serverList"][index].get<std::string>();
-        return static_cast<std::uint16_t>(std::stoi(server.substr(server.rfind(':') + 1)));
+        return cluster_.portOf(key, slot);
     }
-    // A durable write to the key's active, retried until the replica's
-    // stream is up (the first ones may time out while it opens).
     std::optional<BinaryResponse> writeOnceReplicated(const std::string& key,
                                                       const std::string& value,
                                                       protocol::DurabilityLevel level) {
-        const auto deadline = Clock::now() + kSocketDeadline;
-        std::optional<BinaryResponse> answer;
-        while (Clock::now() < deadline) {
-            Client client(portOf(key, 0));
-            answer = client.call(durableSet(key, value, level, 1000));
-            if (answer && answer->status != kAmbiguous) {
-                return answer;
-            }
-        }
-        return answer;
+        return cluster_.writeOnceReplicated(key, value, level);
     }
     // The replica's copy once it holds `value`: the active acknowledges a
     // Majority write when the replica holds its prepare, and the commit
     // follows on the stream.
     std::optional<BinaryResponse> replicaRead(const std::string& key, const std::string& value) {
-        RawRequest get = request(Opcode::GetReplica, key);
-        get.vbucket = protocol::vbucketOfKey(key, kVBuckets);
-        const auto deadline = Clock::now() + kSocketDeadline;
-        std::optional<BinaryResponse> copy;
-        while (Clock::now() < deadline) {
-            Client client(portOf(key, 1));
-            copy = client.call(get);
-            if (copy && copy->status == kSuccess && copy->value == value) {
-                break;
-            }
-        }
-        return copy;
+        return cluster_.readWhenItHolds(key, 1, value);
     }
 
-    kvexec::cluster::test::EtcdProcess etcd_;
-    TempDir dirs_[2];
-    std::vector<std::unique_ptr<ServerProcess>> nodes_;
-    nlohmann::json map_;
+    ClusterProcesses cluster_{2, 1, kVBuckets};
 };
 
 TEST_F(ReplicationSocketTest, DurableWritesAtEveryLevelReachTheReplicaWithTheirCas) {
@@ -197,14 +78,13 @@ TEST_F(ReplicationSocketTest, AStoppedReplicaMakesMajorityWritesAmbiguousUntilIt
     const std::string key = "paused";
     ASSERT_EQ(writeOnceReplicated(key, "before", protocol::DurabilityLevel::Majority)->status,
               kSuccess);
-    const auto replicaPort = portOf(key, 1);
-    ServerProcess& replica = *nodes_[nodes_[0]->port() == replicaPort ? 0 : 1];
+    ServerProcess& replica = cluster_.node(cluster_.indexOf(portOf(key, 1)));
     ASSERT_EQ(::kill(replica.pid(), SIGSTOP), 0);
     ASSERT_TRUE(waitUntilStopped(replica.pid()));
     for (const auto level :
          {protocol::DurabilityLevel::Majority, protocol::DurabilityLevel::PersistToMajority}) {
         Client client(portOf(key, 0));
-        const auto answer = client.call(durableSet(key, "during", level, 300));
+        const auto answer = client.call(durableSet(key, "during", level, 300, kVBuckets));
         ASSERT_TRUE(answer.has_value());
         EXPECT_EQ(answer->status, kAmbiguous);
     }
@@ -226,9 +106,9 @@ TEST_F(ReplicationSocketTest, AReplicaKilledAndRestartedCatchesUp) {
             writeOnceReplicated(keys.back(), "one", protocol::DurabilityLevel::Majority)->status,
             kSuccess);
     }
-    nodes_[1]->stop(SIGKILL);
+    cluster_.kill(1);
     // While it is down, node 0's actives take plain writes.
-    const auto alive = nodes_[0]->port();
+    const auto alive = cluster_.node(0).port();
     std::vector<std::string> written;
     for (const auto& key : keys) {
         if (portOf(key, 0) == alive) {
@@ -239,8 +119,8 @@ TEST_F(ReplicationSocketTest, AReplicaKilledAndRestartedCatchesUp) {
         }
     }
     ASSERT_FALSE(written.empty());
-    nodes_[1] = std::make_unique<ServerProcess>(dirs_[1].path(), args(1));
-    ASSERT_TRUE(waitForMap());
+    cluster_.restart(1);
+    ASSERT_TRUE(cluster_.waitForMap());
     for (const auto& key : written) {
         const auto copy = replicaRead(key, "two");
         ASSERT_TRUE(copy.has_value()) << key;

@@ -1,0 +1,157 @@
+// Failover between kvexec-server processes (issue 27): three nodes with
+// one replica per vBucket over a private etcd. A node killed is failed over
+// once its lease expires: its vBuckets are led by their replicas, every
+// write acknowledged at Majority is there, and new ones succeed; restarted,
+// it comes back as a replica that holds what the new actives hold. A hard
+// failover by hand (kvexec-cluster failover NODE) does the same at once.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "protocol/keys.h"
+#include "server/cluster_processes.h"
+
+namespace kvexec::server::test {
+namespace {
+
+using protocol::DurabilityLevel;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint16_t kVBuckets = 16;
+constexpr auto kSuccess = static_cast<std::uint16_t>(protocol::Status::Success);
+
+struct Acknowledged {
+    std::string value;
+    std::uint64_t cas = 0;
+};
+
+// Majority writes to `count` keys, each acknowledged (or the test fails).
+std::map<std::string, Acknowledged> writeKeys(ClusterProcesses& cluster, int count,
+                                              const std::string& value) {
+    std::map<std::string, Acknowledged> written;
+    for (int i = 0; i < count; ++i) {
+        const std::string key = "key-" + std::to_string(i);
+        const auto answer = cluster.writeOnceReplicated(key, value, DurabilityLevel::Majority);
+        EXPECT_TRUE(answer && answer->status == kSuccess) << key;
+        if (answer && answer->status == kSuccess) {
+            written[key] = {value, answer->cas};
+        }
+    }
+    return written;
+}
+
+// Every acknowledged write reads back from its key's active as written.
+void expectEveryWriteOnItsActive(ClusterProcesses& cluster,
+                                 const std::map<std::string, Acknowledged>& written) {
+    for (const auto& [key, acknowledged] : written) {
+        const auto copy = cluster.readWhenItHolds(key, 0, acknowledged.value);
+        ASSERT_TRUE(copy.has_value()) << key;
+        EXPECT_EQ(copy->status, kSuccess) << key;
+        EXPECT_EQ(copy->value, acknowledged.value) << key;
+        EXPECT_EQ(copy->cas, acknowledged.cas) << key << ": not the acknowledged write";
+    }
+}
+
+// The keys whose vBucket node `port` leads in the map last seen.
+std::vector<std::string> keysLedBy(const ClusterProcesses& cluster, std::uint16_t port,
+                                   const std::map<std::string, Acknowledged>& written) {
+    std::vector<std::string> keys;
+    for (const auto& [key, acknowledged] : written) {
+        if (cluster.portOf(key, 0) == port) {
+            keys.push_back(key);
+        }
+    }
+    return keys;
+}
+
+TEST(FailoverSocketTest, AKilledNodesVBucketsArePromotedWithEveryAcknowledgedWrite) {
+    ClusterProcesses cluster(3, 1, kVBuckets, {"--failover-timeout", "2"});
+    ASSERT_TRUE(cluster.waitForMap());
+    const auto written = writeKeys(cluster, 64, "one");
+    const std::uint16_t victimPort = cluster.node(0).port();
+    const auto ledByVictim = keysLedBy(cluster, victimPort, written);
+    ASSERT_FALSE(ledByVictim.empty());
+
+    cluster.kill(0);
+    ASSERT_TRUE(cluster.waitForMap()) << "no map without the killed node";
+    expectEveryWriteOnItsActive(cluster, written);
+    // Its vBuckets take writes again, replicated to the replicas the new
+    // map gave them.
+    for (const auto& key : ledByVictim) {
+        const auto answer = cluster.writeOnceReplicated(key, "two", DurabilityLevel::Majority);
+        ASSERT_TRUE(answer && answer->status == kSuccess) << key;
+    }
+
+    // Back on its data directory, it leads nothing it holds data for: it
+    // is a replica again and catches up with what it missed.
+    cluster.restart(0);
+    ASSERT_TRUE(cluster.waitForMap());
+    const std::uint16_t returned = cluster.node(0).port();
+    for (const auto& key : ledByVictim) {
+        EXPECT_NE(cluster.portOf(key, 0), returned) << key << " moved back without a rebalance";
+        if (cluster.portOf(key, 1) == returned) {
+            const auto copy = cluster.readWhenItHolds(key, 1, "two");
+            ASSERT_TRUE(copy.has_value()) << key;
+            EXPECT_EQ(copy->value, "two") << key << " did not catch up";
+        }
+    }
+    EXPECT_TRUE(cluster.stopAll());
+}
+
+int runClusterTool(const std::string& etcdUrl, const std::string& arguments) {
+    const std::string command = std::string(KVEXEC_CLUSTER_BINARY) + " --etcd " + etcdUrl + " " +
+                                arguments + " > /dev/null 2>&1";
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// With a long failover timeout, only the command fails the node over in
+// time; the node, still alive, stops leading once its keep-alive finds its
+// lease gone (a third of the timeout) and joins again as a replica.
+TEST(FailoverSocketTest, AFailoverByHandPromotesTheReplicasAtOnce) {
+    constexpr std::chrono::seconds kFailoverTimeout{15};
+    ClusterProcesses cluster(3, 1, kVBuckets,
+                             {"--failover-timeout", std::to_string(kFailoverTimeout.count())});
+    ASSERT_TRUE(cluster.waitForMap());
+    const auto written = writeKeys(cluster, 64, "one");
+    const std::uint16_t victimPort = cluster.node(0).port();
+    std::string victimServer = ":";
+    victimServer += std::to_string(victimPort);
+    std::set<std::uint16_t> victimVBuckets;
+    for (const auto& key : keysLedBy(cluster, victimPort, written)) {
+        victimVBuckets.insert(protocol::vbucketOfKey(key, kVBuckets));
+    }
+    ASSERT_FALSE(victimVBuckets.empty());
+
+    EXPECT_EQ(runClusterTool(cluster.etcdUrl(), "failover nope"), 1);
+    const auto failedOverAt = Clock::now();
+    ASSERT_EQ(runClusterTool(cluster.etcdUrl(), "failover n0"), 0);
+    // Well before its lease could have expired, n1 serves a map in which
+    // n0 leads none of those vBuckets.
+    const auto deadline = Clock::now() + kSocketDeadline;
+    bool promoted = false;
+    while (!promoted && Clock::now() < deadline) {
+        const auto config = cluster.config(cluster.node(1).port());
+        if (!config.is_object()) {
+            continue;
+        }
+        const auto& map = config["vBucketServerMap"];
+        promoted = true;
+        for (const auto vb : victimVBuckets) {
+            const int active = map["vBucketMap"][vb][0].get<int>();
+            const auto server =
+                active < 0 ? std::string() : map["serverList"][active].get<std::string>();
+            promoted = promoted && !server.ends_with(victimServer);
+        }
+    }
+    ASSERT_TRUE(promoted) << "n0's vBuckets were not promoted";
+    EXPECT_LT(Clock::now() - failedOverAt, kFailoverTimeout) << "promoted only at its lease's end";
+    ASSERT_TRUE(cluster.waitForMap());  // n0 back in it, as a replica
+    expectEveryWriteOnItsActive(cluster, written);
+    EXPECT_TRUE(cluster.stopAll());
+}
+
+}  // namespace
+}  // namespace kvexec::server::test
