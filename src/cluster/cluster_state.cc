@@ -69,6 +69,9 @@ void readKey(const ClusterKeys& keys, const KeyValue& kv, ClusterView& view) {
             view.map = decodeVBucketMap(kv.value);
         } else if (kv.key == keys.leader()) {
             view.leaderLease = kv.lease;
+        } else if (kv.key == keys.rebalance()) {
+            view.rebalanceModRevision = kv.modRevision;
+            view.rebalanceTarget = decodeVBucketMap(kv.value);
         } else if (const auto name = nameUnder(kv.key, keys.nodesPrefix()); !name.empty()) {
             view.addresses[std::string(name)] = decodeNodeAddress(kv.value);
         } else if (const auto name = nameUnder(kv.key, keys.statusPrefix()); !name.empty()) {
@@ -262,10 +265,16 @@ std::vector<VBucketChange> vbucketChanges(const VBucketMap& map, std::string_vie
             change.chain.push_back(index == kNoNode ? std::string() : map.nodes[index]);
         }
         const auto position = std::find(chain.begin(), chain.end(), self);
-        if (self == kNoNode || position == chain.end()) {
-            change.role = VBucketRole::Dead;
+        const bool incoming = vb < map.incoming.size() &&
+                              std::find(map.incoming[vb].begin(), map.incoming[vb].end(), self) !=
+                                  map.incoming[vb].end();
+        if (self != kNoNode && position == chain.begin()) {
+            change.role = VBucketRole::Active;
+            change.handingOver = vb < map.takeoverSince.size() && map.takeoverSince[vb] != 0;
+        } else if (self != kNoNode && (position != chain.end() || incoming)) {
+            change.role = VBucketRole::Replica;
         } else {
-            change.role = position == chain.begin() ? VBucketRole::Active : VBucketRole::Replica;
+            change.role = VBucketRole::Dead;
         }
         changes.push_back(std::move(change));
     }

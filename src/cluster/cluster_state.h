@@ -96,9 +96,11 @@ struct ClusterView {
     std::int64_t leaderLease = 0;
     std::map<std::string, NodeAddress> addresses;  // registered nodes whose value decodes
     std::map<std::string, NodeStatus> statuses;
-    std::optional<VBucketMap> map;      // absent, or present but malformed: nullopt
-    std::int64_t mapModRevision = 0;    // the map key's, for a fenced write; 0: absent
-    std::vector<std::string> problems;  // values that did not decode, and why
+    std::optional<VBucketMap> map;              // absent, or present but malformed: nullopt
+    std::int64_t mapModRevision = 0;            // the map key's, for a fenced write; 0: absent
+    std::optional<VBucketMap> rebalanceTarget;  // while a rebalance runs (and decodes)
+    std::int64_t rebalanceModRevision = 0;      // the rebalance key's; 0: absent
+    std::vector<std::string> problems;          // values that did not decode, and why
 };
 
 ClusterView readClusterView(const ClusterKeys& keys, const std::vector<KeyValue>& underRoot);
@@ -141,13 +143,14 @@ struct VBucketChange {
     // The vBucket's chain by name: active first, then the replicas; "" for
     // a slot with no node.
     std::vector<std::string> chain;
+    bool handingOver = false;  // Active: a rebalance's takeover, clients wait
 
     bool operator==(const VBucketChange&) const = default;
 };
 
 // One entry per vBucket of the map, in vBucket order: Active where `node`
-// heads the chain, Replica where it is further down, Dead where the chain
-// does not name it.
+// heads the chain (handing over during a takeover), Replica where it is
+// further down or builds an incoming copy, Dead where neither names it.
 std::vector<VBucketChange> vbucketChanges(const VBucketMap& map, std::string_view node);
 
 }  // namespace kvexec::cluster

@@ -127,7 +127,7 @@ std::optional<std::uint64_t> replicationLag(const VBucketMap& map, const std::st
 
 std::string clusterToolUsage() {
     return "usage: kvexec-cluster --etcd http://HOST:PORT [--root /kvexec/default]\n"
-           "                      status [--json] | failover NODE\n"
+           "                      status [--json] | rebalance [--json] | failover NODE\n"
            "status: the cluster kept under --root (kvexec-server --cluster keeps a bucket B\n"
            "  under /kvexec/B): its nodes (name, address, alive = registered under a live\n"
            "  lease, the map revision each has applied), the map's revision and the leader\n"
@@ -140,7 +140,14 @@ std::string clusterToolUsage() {
            "  elected node gives each vBucket it led to the replica that holds the most.\n"
            "  Writes NODE acknowledged without a majority may be lost. A node still alive\n"
            "  stops serving its vBuckets and joins again as a replica of them. Exit 1 if\n"
-           "  NODE is not registered.\n";
+           "  NODE is not registered.\n"
+           "rebalance: moves vBuckets so that every registered node leads and backs up\n"
+           "  its share (after nodes joined, or came back after a failover), while the\n"
+           "  cluster serves: a few at a time, each copied by DCP to its new nodes, then\n"
+           "  handed over (its clients wait for a moment: TMPFAIL). The elected node\n"
+           "  drives it; this command asks for it and shows its progress until it is\n"
+           "  done (exit 0) or cancelled by a node joining or failing (exit 1; run it\n"
+           "  again). --json: one progress object per line.\n";
 }
 
 ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
@@ -160,6 +167,8 @@ ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
             (arg == "--etcd" ? options.etcdUrl : options.root) = args[++i];
         } else if (arg == "status" && options.command.empty()) {
             options.command = arg;
+        } else if (arg == "rebalance" && options.command.empty()) {
+            options.command = arg;
         } else if (arg == "failover" && options.command.empty()) {
             if (i + 1 >= args.size() || args[i + 1].empty() || args[i + 1].front() == '-') {
                 refuse("failover: which node? (failover NODE)");
@@ -175,7 +184,7 @@ ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
     }
     (void)parseEtcdUrl(options.etcdUrl);  // std::invalid_argument saying why
     if (options.command.empty()) {
-        refuse("a command is required: status or failover NODE");
+        refuse("a command is required: status, rebalance or failover NODE");
     }
     if (options.root.empty() || options.root.front() != '/' || options.root.back() == '/') {
         refuse("--root: expected /PATH without a trailing '/'");
@@ -267,6 +276,24 @@ std::string statusJson(const StatusReport& report) {
                            {"nodes", std::move(nodes)},
                            {"problems", report.problems}};
     return document.dump();
+}
+
+std::string rebalanceProgressText(std::size_t inPlace, std::size_t total) {
+    constexpr std::size_t kWidth = 40;
+    const std::size_t filled = total == 0 ? kWidth : inPlace * kWidth / total;
+    std::string bar = "rebalance [";
+    bar.append(filled, '#');
+    bar.append(kWidth - filled, '.');
+    bar += "] ";
+    bar += std::to_string(inPlace);
+    bar += '/';
+    bar += std::to_string(total);
+    bar += " vBuckets in place";
+    return bar;
+}
+
+std::string rebalanceProgressJson(std::size_t inPlace, std::size_t total, std::uint64_t revision) {
+    return json{{"inPlace", inPlace}, {"total", total}, {"mapRevision", revision}}.dump();
 }
 
 }  // namespace kvexec::cluster

@@ -5,7 +5,8 @@
 //
 // Pure functions and plain values; safe from any thread. main.cc does the
 // I/O: one read from etcd for `status`; for `failover NODE`, the revoke of
-// the node's lease (failoverNode).
+// the node's lease; for `rebalance`, the request and the watch of its
+// progress.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +23,7 @@ namespace kvexec::cluster {
 struct ClusterToolOptions {
     std::string etcdUrl;
     std::string root = "/kvexec/default";
-    std::string command;  // "status", "failover"
+    std::string command;  // "status", "failover", "rebalance"
     std::string node;     // the one `failover` names
     bool json = false;
     bool help = false;
@@ -75,5 +76,10 @@ StatusReport statusReport(const std::string& root, const ClusterView& view);
 std::string statusText(const StatusReport& report);
 // The same as one JSON object (keys as the struct's; null where unknown).
 std::string statusJson(const StatusReport& report);
+
+// A rebalance's progress: `inPlace` of `total` vBuckets where the target
+// puts them, as a bar for people or as one JSON object.
+std::string rebalanceProgressText(std::size_t inPlace, std::size_t total);
+std::string rebalanceProgressJson(std::size_t inPlace, std::size_t total, std::uint64_t revision);
 
 }  // namespace kvexec::cluster

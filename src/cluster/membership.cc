@@ -34,6 +34,12 @@ std::string ClusterKeys::map() const {
     return key;
 }
 
+std::string ClusterKeys::rebalance() const {
+    std::string key = all();
+    key += "rebalance";
+    return key;
+}
+
 std::string ClusterKeys::statusPrefix() const {
     std::string prefix = all();
     prefix += "status/";

@@ -8,6 +8,8 @@
 //   <root>/map           the vBucket map (vbucket_map.h), written by the leader
 //   <root>/status/<name> what the node has acted on (cluster_state.h's
 //                        NodeStatus), under the node's lease
+//   <root>/rebalance     while a rebalance runs, the map it ends at
+//                        (rebalance.h), written by kvexec-cluster
 // Keys under a lease vanish when the lease expires, so a node that stops
 // renewing leaves the membership, and the leadership with it.
 //
@@ -35,6 +37,7 @@ class ClusterKeys {
     std::string node(std::string_view name) const;
     std::string leader() const;
     std::string map() const;
+    std::string rebalance() const;     // "<root>/rebalance": a rebalance's target map
     std::string statusPrefix() const;  // "<root>/status/"
     std::string status(std::string_view name) const;
 

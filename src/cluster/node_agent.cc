@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "cluster/rebalance.h"
+
 namespace kvexec::cluster {
 namespace {
 
@@ -291,18 +293,48 @@ void NodeAgent::publishMap(const ClusterView& view) {
     if (firstMap && !formed(view)) {
         return;
     }
-    const auto next =
-        mapToPublish(view, config_.numVBuckets, config_.numReplicas, highestRevisionSeen_);
-    if (!next) {
+    if (auto next =
+            mapToPublish(view, config_.numVBuckets, config_.numReplicas, highestRevisionSeen_)) {
+        publish(view, *next);
         return;
     }
-    // Fenced twice: by this term (a leader that lost its lease and was
-    // replaced writes nothing) and by the map it computed from.
+    if (view.rebalanceTarget && view.map) {
+        stepRebalance(view);
+    }
+}
+
+// Fenced twice: by this term (a leader that lost its lease and was
+// replaced writes nothing) and by the map it computed from.
+bool NodeAgent::publish(const ClusterView& view, VBucketMap next) {
+    next.revision = std::max(next.revision, highestRevisionSeen_ + 1);
     const CasResult result = etcd_.putIfUnchanged(
-        keys_.map(), encodeVBucketMap(*next),
+        keys_.map(), encodeVBucketMap(next),
         {{keys_.leader(), view.membership.leaderRevision}, {keys_.map(), view.mapModRevision}});
     if (!result.succeeded) {
         markReread();  // someone came first: decide again on what etcd holds
+    }
+    return result.succeeded;
+}
+
+// The next map of a rebalance; the request goes once the map is its
+// target, or once it cannot go on (undoing the moves in flight).
+void NodeAgent::stepRebalance(const ClusterView& view) {
+    const RebalanceStep step = rebalanceStep(*view.map, *view.rebalanceTarget, view.statuses);
+    std::optional<VBucketMap> next = step.next;
+    if (!step.cancelled.empty()) {
+        std::cerr << "kvexec cluster agent " << config_.name
+                  << ": rebalance cancelled: " << step.cancelled << '\n';
+        if (hasMoves(*view.map)) {
+            next = *view.map;
+            next->incoming.clear();
+            next->takeoverSince.clear();
+        }
+    }
+    if (next && !publish(view, *next)) {
+        return;
+    }
+    if (step.finished || !step.cancelled.empty()) {
+        etcd_.del(keys_.rebalance());
     }
 }
 

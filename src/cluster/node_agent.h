@@ -121,6 +121,8 @@ class NodeAgent {
     void reconcile();  // read the root, campaign, publish, deliver
     bool leads(const ClusterView& view) const;
     void publishMap(const ClusterView& view);
+    bool publish(const ClusterView& view, VBucketMap next);
+    void stepRebalance(const ClusterView& view);
     bool formed(const ClusterView& view) EXCLUDES(mutex_);
     void deliver(const ClusterView& view);
     bool actOn(const ClusterState& state) EXCLUDES(callbackMutex_);

@@ -187,6 +187,23 @@ std::uint64_t HeldSeqnos::seqnoOf(std::string_view node, std::size_t vb) const {
     return found == byNode.end() || vb >= found->second.size() ? 0 : found->second[vb];
 }
 
+bool hasMoves(const VBucketMap& map) {
+    return std::any_of(map.incoming.begin(), map.incoming.end(),
+                       [](const auto& nodes) { return !nodes.empty(); }) ||
+           std::any_of(map.takeoverSince.begin(), map.takeoverSince.end(),
+                       [](std::uint64_t since) { return since != 0; });
+}
+
+void normalizeMoves(VBucketMap& map) {
+    if (!hasMoves(map)) {
+        map.incoming.clear();
+        map.takeoverSince.clear();
+        return;
+    }
+    map.incoming.resize(map.chains.size());
+    map.takeoverSince.resize(map.chains.size(), 0);
+}
+
 NodeVBuckets vbucketsOf(const VBucketMap& map, std::string_view node) {
     NodeVBuckets held;
     const auto found = std::find(map.nodes.begin(), map.nodes.end(), node);
@@ -196,9 +213,12 @@ NodeVBuckets vbucketsOf(const VBucketMap& map, std::string_view node) {
     const int index = static_cast<int>(found - map.nodes.begin());
     for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
         const auto& chain = map.chains[vb];
+        const bool incoming = vb < map.incoming.size() &&
+                              std::find(map.incoming[vb].begin(), map.incoming[vb].end(), index) !=
+                                  map.incoming[vb].end();
         if (!chain.empty() && chain.front() == index) {
             held.active.push_back(static_cast<std::uint16_t>(vb));
-        } else if (std::find(chain.begin(), chain.end(), index) != chain.end()) {
+        } else if (incoming || std::find(chain.begin(), chain.end(), index) != chain.end()) {
             held.replica.push_back(static_cast<std::uint16_t>(vb));
         }
     }

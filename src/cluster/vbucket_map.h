@@ -35,6 +35,13 @@ struct VBucketMap {
     // One chain per vBucket: chains[vb][0] is the active, then
     // numReplicas replica slots; kNoNode where there is no node.
     std::vector<std::vector<int>> chains;
+    // A rebalance's moves in flight (rebalance.h); both empty when none.
+    // incoming[vb]: nodes building a copy of vb from its active, streaming
+    // as replicas that durability does not count yet.
+    std::vector<std::vector<int>> incoming;
+    // takeoverSince[vb]: the revision from which vb's active hands over
+    // (refuses clients, so that its high seqno stops moving); 0: it does not.
+    std::vector<std::uint64_t> takeoverSince;
 
     bool operator==(const VBucketMap&) const = default;
 };
@@ -80,7 +87,14 @@ VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
                       std::uint32_t numReplicas, const VBucketMap* previous = nullptr,
                       const HeldSeqnos* held = nullptr);
 
-// What one node holds in a map, in vBucket order.
+// Whether a map has moves in flight (incoming copies or takeovers).
+bool hasMoves(const VBucketMap& map);
+// Both move vectors one entry per chain while there are moves, both empty
+// when there are none (so that equal maps compare equal).
+void normalizeMoves(VBucketMap& map);
+
+// What one node holds in a map, in vBucket order (an incoming copy counts
+// as a replica).
 struct NodeVBuckets {
     std::vector<std::uint16_t> active;
     std::vector<std::uint16_t> replica;
@@ -90,13 +104,16 @@ struct NodeVBuckets {
 // empty if the map does not name the node.
 NodeVBuckets vbucketsOf(const VBucketMap& map, std::string_view node);
 
-// encodeVBucketMap writes {"revision", "numReplicas", "nodes", "chains"}.
+// encodeVBucketMap writes {"revision", "numReplicas", "nodes", "chains"},
+// and "incoming" and "takeoverSince" while moves are in flight.
 std::string encodeVBucketMap(const VBucketMap& map);
 
 // decodeVBucketMap reads what encodeVBucketMap writes and checks every
 // invariant a node relies on: nodes sorted and unique, every chain
 // 1 + numReplicas long (numReplicas <= kMaxReplicas) with indexes in range (or kNoNode) and no node
-// twice. Throws std::invalid_argument naming the first problem found.
+// twice; incoming and takeoverSince absent or one entry per chain, an
+// incoming node in range and not in its chain. Throws std::invalid_argument
+// naming the first problem found.
 VBucketMap decodeVBucketMap(std::string_view json);
 
 }  // namespace kvexec::cluster

@@ -80,13 +80,56 @@ std::vector<int> decodeChain(const json& chain, std::size_t nodeCount, std::uint
     return indexes;
 }
 
+// The moves in flight, checked against the chains they go with.
+void decodeMoves(const json& document, VBucketMap& map) {
+    if (const auto found = document.find("incoming"); found != document.end()) {
+        if (!found->is_array() || found->size() != map.chains.size()) {
+            malformed("\"incoming\" is not an array of one entry per chain");
+        }
+        for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
+            const json& nodes = (*found)[vb];
+            std::vector<int> indexes;
+            for (const json& entry : nodes.is_array() ? nodes : json::array({json("bad")})) {
+                const bool inRange =
+                    entry.is_number_integer() && entry.get<std::int64_t>() >= 0 &&
+                    entry.get<std::int64_t>() < static_cast<std::int64_t>(map.nodes.size());
+                const int index = inRange ? entry.get<int>() : kNoNode;
+                const auto& chain = map.chains[vb];
+                if (!inRange || std::count(chain.begin(), chain.end(), index) != 0 ||
+                    std::count(indexes.begin(), indexes.end(), index) != 0) {
+                    malformed("an incoming entry is not a node index outside its chain");
+                }
+                indexes.push_back(index);
+            }
+            map.incoming.push_back(std::move(indexes));
+        }
+    }
+    if (const auto found = document.find("takeoverSince"); found != document.end()) {
+        if (!found->is_array() || found->size() != map.chains.size()) {
+            malformed("\"takeoverSince\" is not an array of one entry per chain");
+        }
+        for (const json& since : *found) {
+            if (!since.is_number_unsigned()) {
+                malformed("a takeoverSince entry is not a non-negative integer");
+            }
+            map.takeoverSince.push_back(since.get<std::uint64_t>());
+        }
+    }
+}
+
 }  // namespace
 
 std::string encodeVBucketMap(const VBucketMap& map) {
-    const json document = {{"revision", map.revision},
-                           {"numReplicas", map.numReplicas},
-                           {"nodes", map.nodes},
-                           {"chains", map.chains}};
+    json document = {{"revision", map.revision},
+                     {"numReplicas", map.numReplicas},
+                     {"nodes", map.nodes},
+                     {"chains", map.chains}};
+    if (hasMoves(map)) {
+        VBucketMap normalized = map;
+        normalizeMoves(normalized);
+        document["incoming"] = normalized.incoming;
+        document["takeoverSince"] = normalized.takeoverSince;
+    }
     return document.dump();
 }
 
@@ -114,6 +157,8 @@ VBucketMap decodeVBucketMap(std::string_view text) {
     for (const json& chain : chains) {
         map.chains.push_back(decodeChain(chain, map.nodes.size(), map.numReplicas));
     }
+    decodeMoves(document, map);
+    normalizeMoves(map);
     return map;
 }
 

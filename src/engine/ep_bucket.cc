@@ -170,6 +170,9 @@ Status BucketImpl::admitLocked(const VBucket& vb, const DocKey& key) {
     if (vb.state != VBucketState::Active) {
         return vb.state == VBucketState::Pending ? Status::TempFail : Status::NotMyVbucket;
     }
+    if (vb.handingOver) {
+        return Status::TempFail;
+    }
     return vb.collections.contains(key.collection) ? Status::Success : Status::UnknownCollection;
 }
 

@@ -144,6 +144,7 @@ class VBucket {
     kvexec::detail::Mutex mutex;
     // Only an Active vBucket serves clients and decides SyncWrites.
     VBucketState state GUARDED_BY(mutex) = VBucketState::Active;
+    bool handingOver GUARDED_BY(mutex) = false;  // an Active's takeover: clients get TempFail
     // The SyncWrites' durability decision over the vBucket's topology; the
     // values themselves wait in syncWrites.
     DurabilityMonitor durability GUARDED_BY(mutex);

@@ -62,12 +62,18 @@ void BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change
         }
         vb.durability.setTopology(change.topology);  // checked by the caller
         localProgressLocked(vb);                     // the new chain may already hold some
+        if (change.handingOver && !vb.handingOver) {
+            // No new seqno after this one but the aborts: the next active
+            // catches up with a high seqno that no longer moves.
+            abortAllLocked(vb, Status::SyncWriteAmbiguous, aborted);
+        }
     } else if (vb.state == VBucketState::Active) {
         // No other node has these prepares to commit: end them here.
         abortAllLocked(vb, Status::SyncWriteAmbiguous, aborted);
         vb.locks.clear();
     }
     vb.state = change.state;
+    vb.handingOver = change.state == VBucketState::Active && change.handingOver;
     armTimeoutLocked(vb);
 }
 
@@ -177,7 +183,7 @@ std::optional<VBucketAssignment> BucketImpl::vbucketAssignment(Vbid vbid) const 
     }
     auto& vb = vbucket(vbid);
     kvexec::detail::MutexLock lock(vb.mutex);
-    return VBucketAssignment{vb.state, vb.durability.topology()};
+    return VBucketAssignment{vb.state, vb.durability.topology(), vb.handingOver};
 }
 
 Status BucketImpl::seqnoAcknowledged(Vbid vbid, const std::string& node, Seqno preparedSeqno) {

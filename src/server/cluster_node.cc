@@ -23,7 +23,7 @@ engine::VBucketState engineState(cluster::VBucketRole role) {
 // active, with the same chain: its durability counts that chain).
 bool alreadyHeld(const engine::Bucket& bucket, const engine::VBucketStateChange& wanted) {
     const auto held = bucket.vbucketAssignment(wanted.vbid);
-    if (!held || held->state != wanted.state) {
+    if (!held || held->state != wanted.state || held->handingOver != wanted.handingOver) {
         return false;
     }
     return wanted.state != engine::VBucketState::Active ||
@@ -128,7 +128,7 @@ bool ClusterNode::applyStates(const std::vector<cluster::VBucketChange>& changes
     std::vector<engine::VBucketStateChange> differing;
     for (const cluster::VBucketChange& change : changes) {
         engine::VBucketStateChange wanted{change.vbid, engineState(change.role),
-                                          engine::Topology{change.chain}};
+                                          engine::Topology{change.chain}, change.handingOver};
         if (!alreadyHeld(*context_.bucket, wanted)) {
             differing.push_back(std::move(wanted));
         }

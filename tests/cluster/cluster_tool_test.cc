@@ -31,6 +31,15 @@ TEST(ClusterToolArgsTest, StatusWithEtcdRootAndJson) {
     EXPECT_TRUE(parseClusterToolArgs({"--help"}).help);
 }
 
+TEST(ClusterToolArgsTest, RebalanceAndItsProgress) {
+    const auto options = parseClusterToolArgs({"--etcd", "http://h:1", "rebalance", "--json"});
+    EXPECT_EQ(options.command, "rebalance");
+    EXPECT_TRUE(options.json);
+    EXPECT_EQ(rebalanceProgressText(8, 32),
+              "rebalance [##########..............................] 8/32 vBuckets in place");
+    EXPECT_EQ(rebalanceProgressJson(8, 32, 7), R"({"inPlace":8,"mapRevision":7,"total":32})");
+}
+
 TEST(ClusterToolArgsTest, FailoverNamesTheNode) {
     const auto options = parseClusterToolArgs({"--etcd", "http://h:1", "failover", "n2"});
     EXPECT_EQ(options.command, "failover");
@@ -44,7 +53,8 @@ TEST(ClusterToolArgsTest, RefusesWhatItDoesNotTake) {
          {Args{"status"}, Args{"--etcd", "http://h:1"}, Args{"--etcd", "h:1", "status"},
           Args{"--etcd"}, Args{"--etcd", "http://h:1", "status", "status"},
           Args{"--etcd", "http://h:1", "--root", "/a/", "status"},
-          Args{"--etcd", "http://h:1", "rebalance"}, Args{"--etcd", "http://h:1", "failover"},
+          Args{"--etcd", "http://h:1", "rebalance", "now"},
+          Args{"--etcd", "http://h:1", "failover"},
           Args{"--etcd", "http://h:1", "failover", "--json"},
           Args{"--etcd", "http://h:1", "status", "failover", "n1"}}) {
         EXPECT_THROW(parseClusterToolArgs(args), std::invalid_argument) << args.size();

@@ -108,6 +108,13 @@ void ClusterProcesses::restart(std::size_t i) {
     nodes_[i] = std::make_unique<ServerProcess>(dirs_.at(i)->path(), args(i));
 }
 
+std::size_t ClusterProcesses::addNode() {
+    const std::size_t i = nodes_.size();
+    dirs_.push_back(std::make_unique<TempDir>());
+    nodes_.push_back(std::make_unique<ServerProcess>(dirs_[i]->path(), args(i)));
+    return i;
+}
+
 nlohmann::json ClusterProcesses::config(std::uint16_t port) {
     Client client(port);
     const auto answer = client.call(request(Opcode::GetClusterConfig));

@@ -49,6 +49,7 @@ class ClusterProcesses {
     std::size_t indexOf(std::uint16_t port) const;
     void kill(std::size_t i);     // SIGKILL: its data directory stays
     void restart(std::size_t i);  // on its data directory
+    std::size_t addNode();        // a new node, n<size()>; returns its index
 
     // The cluster config node `port` serves (GET_CLUSTER_CONFIG); null if
     // it does not answer.

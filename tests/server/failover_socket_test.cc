@@ -153,5 +153,50 @@ TEST(FailoverSocketTest, AFailoverByHandPromotesTheReplicasAtOnce) {
     EXPECT_TRUE(cluster.stopAll());
 }
 
+// The vBuckets each server of the config leads, by port.
+std::map<std::uint16_t, int> activesByPort(const nlohmann::json& map) {
+    std::map<std::uint16_t, int> actives;
+    for (const auto& chain : map["vBucketMap"]) {
+        const auto server = map["serverList"][chain[0].get<int>()].get<std::string>();
+        ++actives[static_cast<std::uint16_t>(std::stoi(server.substr(server.rfind(':') + 1)))];
+    }
+    return actives;
+}
+
+// A node joins a cluster that holds data: it leads nothing until
+// `kvexec-cluster rebalance`, which moves its share to it (copied by DCP,
+// then handed over) and keeps every acknowledged write where the map says.
+TEST(RebalanceSocketTest, ARebalanceGivesAJoiningNodeItsShareAndKeepsEveryWrite) {
+    ClusterProcesses cluster(2, 1, kVBuckets);
+    ASSERT_TRUE(cluster.waitForMap());
+    const auto written = writeKeys(cluster, 64, "one");
+    const std::size_t joined = cluster.addNode();
+    ASSERT_TRUE(cluster.waitForMap());
+    const std::uint16_t joinedPort = cluster.node(joined).port();
+    EXPECT_EQ(activesByPort(cluster.map())[joinedPort], 0);
+
+    ASSERT_EQ(runClusterTool(cluster.etcdUrl(), "rebalance"), 0);
+    ASSERT_TRUE(cluster.waitForMap());
+    const auto actives = activesByPort(cluster.map());
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+        const int led =
+            actives.contains(cluster.node(i).port()) ? actives.at(cluster.node(i).port()) : 0;
+        EXPECT_GE(led, kVBuckets / 3) << "n" << i;
+        EXPECT_LE(led, kVBuckets / 3 + 1) << "n" << i;
+    }
+    expectEveryWriteOnItsActive(cluster, written);
+    for (const auto& [key, acknowledged] : written) {
+        const auto copy = cluster.readWhenItHolds(key, 1, acknowledged.value);
+        ASSERT_TRUE(copy.has_value()) << key;
+        EXPECT_EQ(copy->cas, acknowledged.cas) << key << ": the replica's copy";
+    }
+    for (const auto& key : keysLedBy(cluster, joinedPort, written)) {
+        const auto answer = cluster.writeOnceReplicated(key, "two", DurabilityLevel::Majority);
+        ASSERT_TRUE(answer && answer->status == kSuccess) << key;
+    }
+    EXPECT_EQ(runClusterTool(cluster.etcdUrl(), "rebalance"), 0);  // balanced already
+    EXPECT_TRUE(cluster.stopAll());
+}
+
 }  // namespace
 }  // namespace kvexec::server::test

@@ -5,7 +5,11 @@
 // States (Couchbase's): Active serves reads and writes and decides its
 // SyncWrites; Replica follows an active's stream and serves nothing to
 // clients; Pending is an active-to-be during a takeover (clients get
-// TempFail and retry); Dead serves nothing.
+// TempFail and retry); Dead serves nothing. An Active vBucket can also be
+// handing over (a rebalance's takeover): it still streams to its replicas
+// but refuses clients with TempFail, and the SyncWrites it had not ended
+// end ambiguous, so that its high seqno stops moving and the next active
+// can catch up with all of it.
 //
 // A Topology is the vBucket's replication chain: the active node first,
 // then its replicas; an empty name stands for a replica the map wants but
@@ -43,13 +47,15 @@ struct Topology {
 struct VBucketAssignment {
     VBucketState state = VBucketState::Active;
     Topology topology;
+    bool handingOver = false;  // Active only
 };
 
 // One vBucket's new state, as a cluster map assigns it.
 struct VBucketStateChange {
     Vbid vbid = 0;
     VBucketState state = VBucketState::Active;
-    Topology topology;  // for Active; empty: [this node]
+    Topology topology;         // for Active; empty: [this node]
+    bool handingOver = false;  // for Active: refuse clients, end SyncWrites
 };
 
 // The node name a bucket that is not part of a cluster gives itself; its

@@ -1,0 +1,191 @@
+#include "cluster/rebalance.h"
+
+#include <algorithm>
+
+namespace kvexec::cluster {
+namespace {
+
+// What a node published, for the decisions below.
+class Published {
+  public:
+    Published(const VBucketMap& map, const std::map<std::string, NodeStatus>& statuses)
+        : map_(map), statuses_(statuses) {}
+
+    // The revision of the map the node has applied; 0 when unknown.
+    std::uint64_t appliedRevision(int node) const {
+        const NodeStatus* status = of(node);
+        return status == nullptr ? 0 : status->mapRevision;
+    }
+    // Its high seqno of vb (0 where it lists none).
+    std::uint64_t seqno(int node, std::size_t vb) const {
+        const NodeStatus* status = of(node);
+        if (status == nullptr || !status->replication) {
+            return 0;
+        }
+        for (const auto* list : {&status->replication->active, &status->replication->replica}) {
+            for (const VBucketSeqno& entry : *list) {
+                if (entry.vbid == vb) {
+                    return entry.seqno;
+                }
+            }
+        }
+        return 0;
+    }
+
+  private:
+    const NodeStatus* of(int node) const {
+        if (node == kNoNode || node >= static_cast<int>(map_.nodes.size())) {
+            return nullptr;
+        }
+        const auto found = statuses_.find(map_.nodes[static_cast<std::size_t>(node)]);
+        return found == statuses_.end() ? nullptr : &found->second;
+    }
+
+    const VBucketMap& map_;
+    const std::map<std::string, NodeStatus>& statuses_;
+};
+
+bool contains(const std::vector<int>& nodes, int node) {
+    return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
+}
+
+std::string shapeProblem(const VBucketMap& current, const VBucketMap& target) {
+    if (current.nodes != target.nodes) {
+        return "the nodes changed since the rebalance began";
+    }
+    if (current.chains.size() != target.chains.size() ||
+        current.numReplicas != target.numReplicas) {
+        return "the target is of another shape than the map";
+    }
+    return {};
+}
+
+// One vBucket's move, advanced as far as what the nodes published allows.
+class Mover {
+  public:
+    Mover(VBucketMap& next, const VBucketMap& target, const Published& published)
+        : next_(next), target_(target), published_(published) {}
+
+    // True if the vBucket is where the target wants it.
+    bool inPlace(std::size_t vb) const {
+        return next_.chains[vb] == target_.chains[vb] && next_.incoming[vb].empty() &&
+               next_.takeoverSince[vb] == 0;
+    }
+    bool moving(std::size_t vb) const {
+        return !next_.incoming[vb].empty() || next_.takeoverSince[vb] != 0;
+    }
+
+    // Starts the move; false if there was nothing to start.
+    bool start(std::size_t vb) {
+        std::vector<int> copies;
+        for (const int node : target_.chains[vb]) {
+            if (node != kNoNode && !contains(next_.chains[vb], node)) {
+                copies.push_back(node);
+            }
+        }
+        if (!copies.empty()) {
+            next_.incoming[vb] = std::move(copies);
+        } else {
+            finishOrTakeOver(vb);
+        }
+        return true;
+    }
+
+    // Advances a move in flight; true if the map changed.
+    bool advance(std::size_t vb) {
+        if (next_.takeoverSince[vb] != 0) {
+            return finishTakeover(vb);
+        }
+        const int active = next_.chains[vb].front();
+        const std::uint64_t activeSeqno = published_.seqno(active, vb);
+        for (const int node : next_.incoming[vb]) {
+            if (published_.seqno(node, vb) < activeSeqno) {
+                return false;  // still copying
+            }
+        }
+        finishOrTakeOver(vb);
+        return true;
+    }
+
+  private:
+    void finishOrTakeOver(std::size_t vb) {
+        if (target_.chains[vb].front() == next_.chains[vb].front()) {
+            place(vb);
+        } else {
+            next_.takeoverSince[vb] = next_.revision;
+        }
+    }
+
+    // The old active applied the handover (so its published seqno is its
+    // last), and the new one holds all of it.
+    bool finishTakeover(std::size_t vb) {
+        const int oldActive = next_.chains[vb].front();
+        const int newActive = target_.chains[vb].front();
+        if (published_.appliedRevision(oldActive) < next_.takeoverSince[vb] ||
+            published_.seqno(newActive, vb) < published_.seqno(oldActive, vb)) {
+            return false;
+        }
+        place(vb);
+        return true;
+    }
+
+    void place(std::size_t vb) {
+        next_.chains[vb] = target_.chains[vb];
+        next_.incoming[vb].clear();
+        next_.takeoverSince[vb] = 0;
+    }
+
+    VBucketMap& next_;
+    const VBucketMap& target_;
+    const Published& published_;
+};
+
+}  // namespace
+
+std::size_t chainsInPlace(const VBucketMap& current, const VBucketMap& target) {
+    std::size_t same = 0;
+    for (std::size_t vb = 0; vb < current.chains.size() && vb < target.chains.size(); ++vb) {
+        const bool moving = (vb < current.incoming.size() && !current.incoming[vb].empty()) ||
+                            (vb < current.takeoverSince.size() && current.takeoverSince[vb] != 0);
+        same += current.chains[vb] == target.chains[vb] && !moving ? 1 : 0;
+    }
+    return same;
+}
+
+RebalanceStep rebalanceStep(const VBucketMap& current, const VBucketMap& target,
+                            const std::map<std::string, NodeStatus>& statuses,
+                            std::size_t movesInFlight) {
+    RebalanceStep step;
+    step.cancelled = shapeProblem(current, target);
+    if (!step.cancelled.empty()) {
+        return step;
+    }
+    VBucketMap next = current;
+    next.revision = current.revision + 1;
+    next.incoming.resize(next.chains.size());
+    next.takeoverSince.resize(next.chains.size(), 0);
+    const Published published(current, statuses);
+    Mover mover(next, target, published);
+    bool changed = false;
+    std::size_t inFlight = 0;
+    for (std::size_t vb = 0; vb < next.chains.size(); ++vb) {
+        if (mover.moving(vb)) {
+            changed = mover.advance(vb) || changed;
+            inFlight += mover.moving(vb) ? 1 : 0;
+        }
+    }
+    for (std::size_t vb = 0; vb < next.chains.size() && inFlight < movesInFlight; ++vb) {
+        if (!mover.inPlace(vb) && !mover.moving(vb)) {
+            changed = mover.start(vb) || changed;
+            inFlight += mover.moving(vb) ? 1 : 0;
+        }
+    }
+    normalizeMoves(next);
+    step.finished = chainsInPlace(next, target) == next.chains.size();
+    if (changed) {
+        step.next = std::move(next);
+    }
+    return step;
+}
+
+}  // namespace kvexec::cluster

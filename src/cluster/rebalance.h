@@ -1,0 +1,51 @@
+// cluster/rebalance.h: the elected node's decisions while a rebalance runs:
+// from the map in place, the target (rebalance_plan.h) and what every node
+// published, the next map to publish. Pure; the node agent does the I/O.
+//
+// Each vBucket whose chain differs from the target's goes, a few at a
+// time, through:
+//   1. incoming: the target's nodes that hold no copy stream one from the
+//      active, as replicas durability does not count;
+//   2. once they have caught up with the active's published high seqno:
+//      if the active stays, the chain becomes the target's; otherwise
+//   3. takeover: the active hands over (refuses clients, ends its pending
+//      SyncWrites), and once its status says it applied that (its seqno
+//      there no longer moves) and the new active holds that seqno, the
+//      chain becomes the target's: the new active leads, the old one
+//      follows it or drops the vBucket.
+// A failover or a node joining during a rebalance cancels it: the map the
+// leader then computes (computeMap) carries no moves, and a takeover in
+// flight is undone (the old active serves again).
+//
+// Pure functions over values: no I/O, no locks, no global state; safe from
+// any thread.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "cluster/cluster_state.h"
+#include "cluster/vbucket_map.h"
+
+namespace kvexec::cluster {
+
+// vBuckets moving at once: each holds a backfill stream, and a takeover
+// pauses its clients.
+inline constexpr std::size_t kMovesInFlight = 4;
+
+struct RebalanceStep {
+    std::optional<VBucketMap> next;  // to publish (revision current + 1); none: wait
+    bool finished = false;           // the map in place is the target
+    std::string cancelled;           // why it cannot go on; empty: it can
+};
+
+RebalanceStep rebalanceStep(const VBucketMap& current, const VBucketMap& target,
+                            const std::map<std::string, NodeStatus>& statuses,
+                            std::size_t movesInFlight = kMovesInFlight);
+
+// How many of the target's chains the map already has.
+std::size_t chainsInPlace(const VBucketMap& current, const VBucketMap& target);
+
+}  // namespace kvexec::cluster

@@ -1,0 +1,150 @@
+// rebalanceStep (cluster/rebalance.h) driven the way the leader drives it,
+// with the nodes' statuses simulated: a vBucket moves only once its new
+// copies caught up, an active hands over only once it stopped and the new
+// one holds all it had, at most kMovesInFlight move at once, and the map
+// ends as the target. A changed node set cancels.
+#include <gtest/gtest.h>
+
+#include "cluster/rebalance.h"
+#include "cluster/rebalance_plan.h"
+
+namespace kvexec::cluster {
+namespace {
+
+// Every node of `map` says it applied it and holds `seqno` of every
+// vBucket it is active, replica or incoming for.
+std::map<std::string, NodeStatus> everyoneAt(const VBucketMap& map, std::uint64_t seqno) {
+    std::map<std::string, NodeStatus> statuses;
+    for (const std::string& node : map.nodes) {
+        const NodeVBuckets held = vbucketsOf(map, node);
+        ReplicationStatus replication;
+        for (const auto vb : held.active) {
+            replication.active.push_back({vb, seqno});
+        }
+        for (const auto vb : held.replica) {
+            replication.replica.push_back({vb, seqno});
+        }
+        statuses[node] = NodeStatus(map.revision, replication);
+    }
+    return statuses;
+}
+
+void setSeqno(std::map<std::string, NodeStatus>& statuses, const std::string& node,
+              std::uint16_t vb, std::uint64_t seqno) {
+    auto& replication = *statuses.at(node).replication;
+    for (auto* list : {&replication.active, &replication.replica}) {
+        for (auto& entry : *list) {
+            if (entry.vbid == vb) {
+                entry.seqno = seqno;
+            }
+        }
+    }
+}
+
+struct Joined {
+    VBucketMap current;  // three nodes named, the third holding nothing yet
+    VBucketMap target;
+};
+
+Joined aThirdNodeJoins(std::uint16_t vbuckets) {
+    const VBucketMap two = computeMap({"n0", "n1"}, vbuckets, 1);
+    Joined joined;
+    joined.current = computeMap({"n0", "n1", "n2"}, vbuckets, 1, &two);
+    joined.target = rebalanceTarget(joined.current, joined.current.nodes);
+    return joined;
+}
+
+std::size_t movesIn(const VBucketMap& map) {
+    std::size_t moving = 0;
+    for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
+        moving += (vb < map.incoming.size() && !map.incoming[vb].empty()) ||
+                          (vb < map.takeoverSince.size() && map.takeoverSince[vb] != 0)
+                      ? 1
+                      : 0;
+    }
+    return moving;
+}
+
+TEST(RebalanceStepTest, EndsAsTheTargetAFewMovesAtATime) {
+    Joined joined = aThirdNodeJoins(32);
+    VBucketMap map = joined.current;
+    ASSERT_GT(joined.target.chains.size() - chainsInPlace(map, joined.target), kMovesInFlight);
+    for (int round = 0; round < 200; ++round) {
+        const RebalanceStep step = rebalanceStep(map, joined.target, everyoneAt(map, 10));
+        ASSERT_TRUE(step.cancelled.empty()) << step.cancelled;
+        if (step.next) {
+            EXPECT_EQ(step.next->revision, map.revision + 1);
+            EXPECT_LE(movesIn(*step.next), kMovesInFlight);
+            map = *step.next;
+        }
+        if (step.finished) {
+            EXPECT_EQ(map.chains, joined.target.chains);
+            EXPECT_FALSE(hasMoves(map));
+            return;
+        }
+        ASSERT_TRUE(step.next) << "stuck at round " << round;
+    }
+    FAIL() << "did not finish";
+}
+
+// Follow one vBucket whose active moves to n2.
+TEST(RebalanceStepTest, ATakeoverWaitsForTheCopyAndForTheOldActiveToStop) {
+    Joined joined = aThirdNodeJoins(8);
+    const int n2 = 2;
+    std::size_t vb = 0;
+    while (joined.target.chains[vb][0] != n2) {
+        ++vb;
+    }
+    const auto vbid = static_cast<std::uint16_t>(vb);
+    const std::string oldActive = joined.current.nodes[joined.current.chains[vb][0]];
+    // 1: n2 builds a copy.
+    auto step = rebalanceStep(joined.current, joined.target, everyoneAt(joined.current, 10), 8);
+    ASSERT_TRUE(step.next);
+    VBucketMap map = *step.next;
+    ASSERT_EQ(map.incoming[vb], std::vector<int>{n2});
+    // Behind the active: nothing changes for it.
+    auto statuses = everyoneAt(map, 10);
+    setSeqno(statuses, "n2", vbid, 9);
+    step = rebalanceStep(map, joined.target, statuses, 8);
+    if (step.next) {
+        EXPECT_EQ(step.next->incoming[vb], std::vector<int>{n2});
+        EXPECT_EQ(step.next->takeoverSince[vb], 0u);
+    }
+    // 2: caught up: the active hands over from the next revision.
+    step = rebalanceStep(map, joined.target, everyoneAt(map, 10), 8);
+    ASSERT_TRUE(step.next);
+    map = *step.next;
+    ASSERT_EQ(map.takeoverSince[vb], map.revision);
+    EXPECT_EQ(map.chains[vb], joined.current.chains[vb]) << "the active moved before handing over";
+    // The old active has not applied it yet (its status is older): wait.
+    statuses = everyoneAt(map, 10);
+    statuses.at(oldActive).mapRevision = map.revision - 1;
+    step = rebalanceStep(map, joined.target, statuses, 8);
+    if (step.next) {
+        EXPECT_EQ(step.next->chains[vb], map.chains[vb]);
+    }
+    // It applied it, having taken one more write before it stopped.
+    statuses = everyoneAt(map, 10);
+    setSeqno(statuses, oldActive, vbid, 11);
+    step = rebalanceStep(map, joined.target, statuses, 8);
+    if (step.next) {
+        EXPECT_EQ(step.next->chains[vb], map.chains[vb]) << "n2 lacks seqno 11";
+    }
+    // 3: n2 holds it too: n2 leads.
+    setSeqno(statuses, "n2", vbid, 11);
+    step = rebalanceStep(map, joined.target, statuses, 8);
+    ASSERT_TRUE(step.next);
+    EXPECT_EQ(step.next->chains[vb], joined.target.chains[vb]);
+    EXPECT_EQ(step.next->takeoverSince.empty() ? 0u : step.next->takeoverSince[vb], 0u);
+}
+
+TEST(RebalanceStepTest, ANodeSetThatChangedCancels) {
+    Joined joined = aThirdNodeJoins(8);
+    const VBucketMap withoutN2 = computeMap({"n0", "n1"}, 8, 1, &joined.current);
+    const RebalanceStep step = rebalanceStep(withoutN2, joined.target, everyoneAt(withoutN2, 1));
+    EXPECT_FALSE(step.cancelled.empty());
+    EXPECT_FALSE(step.next);
+}
+
+}  // namespace
+}  // namespace kvexec::cluster
