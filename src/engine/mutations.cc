@@ -330,6 +330,7 @@ void BucketImpl::expireLocked(VBucket& vb, const std::string& key) {
     tombstone.meta = vb.committed.at(key).meta;
     tombstone.meta.deleted = true;
     tombstone.meta.expiry = 0;
+    tombstone.deletedByExpiry = true;
     vb.locks.erase(key);
     accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, tombstone)));
     accountMemory(vb.setCommittedLocked(key, std::move(tombstone)));

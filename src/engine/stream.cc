@@ -17,6 +17,8 @@ std::string_view to_string(StreamEventKind kind) {
             return "mutation";
         case StreamEventKind::Deletion:
             return "deletion";
+        case StreamEventKind::Expiration:
+            return "expiration";
         case StreamEventKind::Prepare:
             return "prepare";
         case StreamEventKind::Commit:
@@ -26,6 +28,7 @@ std::string_view to_string(StreamEventKind kind) {
     }
     return "unknown";
 }
+
 StreamImpl::StreamImpl(BucketImpl& bucket, Vbid vbid, Seqno startSeqno, bool replication,
                        StreamEventCallback onEvent)
     : bucket_(bucket),
@@ -126,9 +129,10 @@ bool StreamImpl::deliverPart(std::vector<StreamEntry>& part, bool fromDisk, Seqn
 
 void StreamImpl::deliverOne(const StreamEntry& entry) {
     const auto& event = entry.event;
-    if (replication_) {
+    if (replication_ || event.kind == StreamEventKind::Mutation ||
+        event.kind == StreamEventKind::Deletion || event.kind == StreamEventKind::Expiration) {
         onEvent_(event);
-    } else if (event.kind != StreamEventKind::Prepare && event.kind != StreamEventKind::Abort) {
+    } else if (event.kind == StreamEventKind::Commit) {
         StreamEvent committed = event;  // a commit is a change like any other here
         committed.kind =
             event.item.meta.deleted ? StreamEventKind::Deletion : StreamEventKind::Mutation;

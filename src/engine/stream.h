@@ -36,7 +36,8 @@ struct StreamEntry {
 class StreamImpl final : public ChangeStream, public std::enable_shared_from_this<StreamImpl> {
   public:
     // `replication`: deliver every event with snapshot markers; otherwise
-    // only committed changes (onEvent then sees Mutation and Deletion).
+    // only committed changes (onEvent then sees Mutation, Deletion and
+    // Expiration).
     StreamImpl(BucketImpl& bucket, Vbid vbid, Seqno startSeqno, bool replication,
                StreamEventCallback onEvent);
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "etcd_fixture.h"
+#include "protocol/binary_response.h"
 #include "protocol/client_codec.h"
 #include "protocol/keys.h"
 #include "server/server_process.h"
@@ -30,9 +31,13 @@ constexpr auto kSuccess = static_cast<std::uint16_t>(Status::Success);
 constexpr auto kAmbiguous = static_cast<std::uint16_t>(Status::SyncWriteAmbiguous);
 constexpr auto kNotMyVbucket = static_cast<std::uint16_t>(Status::NotMyVbucket);
 
+// `expiry`: seconds from now (0: none).
 RawRequest durableSet(const std::string& key, const std::string& value,
-                      protocol::DurabilityLevel level, std::uint16_t timeoutMs) {
-    RawRequest r = request(Opcode::Set, key, std::string(8, '\0'), value);
+                      protocol::DurabilityLevel level, std::uint16_t timeoutMs,
+                      std::uint32_t expiry = 0) {
+    std::string extras(4, '\0');  // flags
+    protocol::appendBe32(extras, expiry);
+    RawRequest r = request(Opcode::Set, key, extras, value);
     r.magic = 0x08;
     r.framing = protocol::durabilityFrame(level, timeoutMs);
     r.vbucket = protocol::vbucketOfKey(key, kVBuckets);
@@ -129,12 +134,13 @@ class ReplicationSocketTest : public ::testing::Test {
     // stream is up (the first ones may time out while it opens).
     std::optional<BinaryResponse> writeOnceReplicated(const std::string& key,
                                                       const std::string& value,
-                                                      protocol::DurabilityLevel level) {
+                                                      protocol::DurabilityLevel level,
+                                                      std::uint32_t expiry = 0) {
         const auto deadline = Clock::now() + kSocketDeadline;
         std::optional<BinaryResponse> answer;
         while (Clock::now() < deadline) {
             Client client(portOf(key, 0));
-            answer = client.call(durableSet(key, value, level, 1000));
+            answer = client.call(durableSet(key, value, level, 1000, expiry));
             if (answer && answer->status != kAmbiguous) {
                 return answer;
             }
@@ -157,6 +163,19 @@ class ReplicationSocketTest : public ::testing::Test {
             }
         }
         return copy;
+    }
+
+    // The high seqno of the key's vBucket on the node at `slot` of its
+    // chain (OBSERVE_SEQNO); 0 if it does not answer.
+    std::uint64_t highSeqno(const std::string& key, std::size_t slot) {
+        RawRequest observe = request(Opcode::ObserveSeqno, {}, {}, std::string(8, '\0'));
+        observe.vbucket = protocol::vbucketOfKey(key, kVBuckets);
+        Client client(portOf(key, slot));
+        const auto answer = client.call(observe);
+        if (!answer || answer->status != kSuccess || answer->value.size() < 27) {
+            return 0;
+        }
+        return protocol::readBe64(answer->value, 19);  // format, vb, uuid, persisted, current
     }
 
     kvexec::cluster::test::EtcdProcess etcd_;
@@ -213,6 +232,35 @@ TEST_F(ReplicationSocketTest, AStoppedReplicaMakesMajorityWritesAmbiguousUntilIt
     ASSERT_TRUE(after.has_value());
     EXPECT_EQ(after->status, kSuccess);
     EXPECT_EQ(replicaRead(key, "after")->value, "after");
+}
+
+// A read that finds a document expired on its active deletes it there;
+// the deletion reaches the replica (as DCP_EXPIRATION, which the nodes
+// enable), which ends at the active's seqno.
+TEST_F(ReplicationSocketTest, AnExpiredDocumentIsDeletedOnItsReplicaToo) {
+    const std::string key = "expiring";
+    const auto written =
+        writeOnceReplicated(key, "v", protocol::DurabilityLevel::Majority, /*expiry=*/1);
+    ASSERT_TRUE(written.has_value());
+    ASSERT_EQ(written->status, kSuccess);
+    const auto seqnoOfWrite = highSeqno(key, 0);
+    const auto deadline = Clock::now() + kSocketDeadline;
+    bool expired = false;
+    while (!expired && Clock::now() < deadline) {
+        Client active(portOf(key, 0));
+        const auto answer = active.call(request(Opcode::Get, key));
+        expired = answer && answer->status == static_cast<std::uint16_t>(Status::KeyNotFound);
+        if (!expired) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));  // expiry is in seconds
+        }
+    }
+    ASSERT_TRUE(expired) << "the document never expired";
+    const auto seqnoOfExpiry = highSeqno(key, 0);
+    ASSERT_GT(seqnoOfExpiry, seqnoOfWrite) << "the read deleted nothing";
+    while (highSeqno(key, 1) != seqnoOfExpiry && Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(highSeqno(key, 1), seqnoOfExpiry) << "the replica never got the expiry";
 }
 
 // A replica killed while its active takes writes comes back on the same
