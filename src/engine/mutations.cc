@@ -337,6 +337,9 @@ void BucketImpl::expireLocked(VBucket& vb, const std::string& key) {
     expired_.fetch_add(1, std::memory_order_relaxed);
 }
 
+// Only active vBuckets: a replica never changes its data itself (its
+// seqnos are its active's), so its expired copies read as absent until its
+// active's expiration arrives.
 bool BucketImpl::runExpiryPager() {
     pool_.snooze(expiryPager_, config_.expiryPagerInterval);
     if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete) {
@@ -348,6 +351,9 @@ bool BucketImpl::runExpiryPager() {
         bool any = false;
         {
             kvexec::detail::MutexLock lock(vb.mutex);
+            if (vb.state != VBucketState::Active) {
+                continue;
+            }
             std::vector<std::string> expired;
             for (const auto& [key, value] : vb.committed) {
                 if (!value.meta.deleted && value.meta.expiry != 0 && value.meta.expiry <= now &&

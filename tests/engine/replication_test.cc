@@ -172,6 +172,29 @@ TEST_F(ReplicationTest, AnExpiryStreamsAsAnExpirationFromMemoryAndFromDisk) {
     }
 }
 
+// The replica's copies of expired documents wait for their active's
+// expirations (same seqnos); its own pager deleting them would fork its
+// history from the active's.
+TEST_F(ReplicationTest, AReplicasExpiryPagerLeavesItsCopiesToItsActive) {
+    connect();
+    storeExpiring("k");
+    settle();
+    stream->close();
+    ASSERT_EQ(replicaRead("k").status, Status::Success);
+    now += 11;
+    const auto before = replica->observeSeqno(kVb).currentSeqno;
+    runExpiryPagers();
+    EXPECT_EQ(replica->stats().expired, 0u);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, before);
+    EXPECT_EQ(replicaRead("k").status, Status::KeyNotFound) << "an expired copy reads as absent";
+    ASSERT_EQ(bucket->stats().expired, 1u);
+    connect(before);  // the active's expiration applies (connect() checks)
+    settle();
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back(), StreamEventKind::Expiration);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, bucket->observeSeqno(kVb).currentSeqno);
+}
+
 TEST_F(ReplicationTest, AnAbortReachesTheReplicaAndLeavesItsCopyAlone) {
     connect();
     test::storeNow(*bucket, setRequest(kVb, "k", "old"));
