@@ -263,6 +263,31 @@ TEST_F(ReplicationSocketTest, AnExpiredDocumentIsDeletedOnItsReplicaToo) {
     EXPECT_EQ(highSeqno(key, 1), seqnoOfExpiry) << "the replica never got the expiry";
 }
 
+// With --cluster the map owns the vBucket states: SET_VBUCKET is refused
+// (NOT_SUPPORTED, not applied), and GET_VBUCKET answers what the map made
+// of each node.
+TEST_F(ReplicationSocketTest, SetVbucketIsRefusedWhereTheClusterMapOwnsTheStates) {
+    const std::string key = "k";
+    ASSERT_EQ(writeOnceReplicated(key, "v", protocol::DurabilityLevel::Majority)->status, kSuccess);
+    const auto vb = protocol::vbucketOfKey(key, kVBuckets);
+    RawRequest setReplica = request(Opcode::SetVbucket, {}, std::string(1, '\x02'));
+    setReplica.vbucket = vb;
+    RawRequest get = request(Opcode::GetVbucket);
+    get.vbucket = vb;
+    Client active(portOf(key, 0));
+    const auto refused = active.call(setReplica);
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->status, static_cast<std::uint16_t>(Status::NotSupported));
+    for (const auto& [slot, state] : {std::pair{0, 1u}, std::pair{1, 2u}}) {
+        Client node(portOf(key, slot));
+        const auto answer = node.call(get);
+        ASSERT_TRUE(answer.has_value());
+        ASSERT_EQ(answer->status, kSuccess);
+        ASSERT_EQ(answer->value.size(), 4u);
+        EXPECT_EQ(protocol::readBe32(answer->value, 0), state) << "chain slot " << slot;
+    }
+}
+
 // A replica killed while its active takes writes comes back on the same
 // data directory, resumes its streams from what it persisted and catches
 // up: it ends with every document its active has.
