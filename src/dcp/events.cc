@@ -138,6 +138,7 @@ bool encodeEvent(std::string& out, const StreamEvent& event, const EncodeOptions
                                     event.item.meta.seqno, *key});
             return true;
         case StreamEventKind::Snapshot:
+        case StreamEventKind::BackfillFailed:  // the producer ends the stream instead
             break;
     }
     return false;

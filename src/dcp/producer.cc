@@ -273,6 +273,11 @@ void DcpProducer::onEvent(std::uint16_t vbucket, std::uint64_t generation,
         it->second->paused) {
         return;  // from an engine stream that was replaced or closed
     }
+    if (event.kind == engine::StreamEventKind::BackfillFailed) {
+        // The engine stream ended itself; told, the consumer asks again.
+        endLocked(vbucket, protocol::dcp::StreamEndReason::BackfillFailed);
+        return;
+    }
     auto& stream = *it->second;
     std::string bytes;
     const EncodeOptions options{vbucket, stream.opaque, options_.collections, syncWrites_,

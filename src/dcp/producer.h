@@ -15,6 +15,11 @@
 // acknowledgements free room: it resumes from disk if it fell behind
 // memory. So a slow consumer bounds the producer's memory.
 //
+// A stream ends with DCP_STREAM_END when the engine cannot serve it: its
+// vBucket is no longer active here (StateChanged), or its backfill could
+// not read the disk (BackfillFailed, as kv_engine says). The consumer then
+// asks for it again.
+//
 // Liveness: with DCP_CONTROL enable_noop true, tick() (the connection calls
 // it about every second) sends DCP_NOOP once per set_noop_interval seconds
 // (default 5) and says the connection is dead when a noop went a whole

@@ -103,6 +103,7 @@ Status BucketImpl::applyReplicatedLocked(VBucket& vb, const StreamEvent& event) 
             return Status::Success;
         }
         case StreamEventKind::Snapshot:
+        case StreamEventKind::BackfillFailed:  // the active's own news, not a change
             break;
     }
     return Status::Invalid;

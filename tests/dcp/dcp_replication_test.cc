@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <functional>
 
 #include "dcp/consumer.h"
 #include "dcp/producer.h"
@@ -28,10 +30,10 @@ const std::string kActive{"a"};
 const std::string kReplica{"b"};
 constexpr engine::Vbid kVb = 1;
 
-// The opcodes of the requests in `bytes` (a producer's output: its
-// stream messages); responses are skipped.
-std::vector<Opcode> messagesIn(std::string_view bytes) {
-    std::vector<Opcode> opcodes;
+// Hands each request in `bytes` (a producer's output: its stream
+// messages) to `fn`; responses are skipped.
+void forEachRequest(std::string_view bytes,
+                    const std::function<void(const protocol::Request&)>& fn) {
     while (!bytes.empty()) {
         if (static_cast<std::uint8_t>(bytes.front()) == 0x81) {
             const auto answer = protocol::parseResponse(bytes);
@@ -47,9 +49,14 @@ std::vector<Opcode> messagesIn(std::string_view bytes) {
         if (parsed.outcome != protocol::ParseOutcome::Ok) {
             break;
         }
-        opcodes.push_back(parsed.request.opcode);
+        fn(parsed.request);
         bytes.remove_prefix(parsed.consumed);
     }
+}
+
+std::vector<Opcode> messagesIn(std::string_view bytes) {
+    std::vector<Opcode> opcodes;
+    forEachRequest(bytes, [&](const protocol::Request& r) { opcodes.push_back(r.opcode); });
     return opcodes;
 }
 
@@ -61,6 +68,7 @@ class DcpReplicationTest : public engine::ManualBucketTest {
   protected:
     void SetUp() override {
         config.nodeName = kActive;
+        config.fileOps = activeFiles;
         ManualBucketTest::SetUp();
         replicaConfig = engine::test::testConfig(replicaDir);
         replicaConfig.nodeName = kReplica;
@@ -192,6 +200,8 @@ class DcpReplicationTest : public engine::ManualBucketTest {
         return out;
     }
 
+    std::shared_ptr<storage::test::FaultyFileOps> activeFiles =
+        std::make_shared<storage::test::FaultyFileOps>();
     engine::test::TempDir replicaDir;
     engine::BucketConfig replicaConfig;
     std::unique_ptr<engine::Bucket> replica;
@@ -267,6 +277,50 @@ TEST_F(DcpReplicationTest, AProducerSendsExpirationsOnlyToAConsumerThatEnabledTh
         EXPECT_EQ(countOf(sent, Opcode::DcpDeletion), expiration ? 0 : 1) << enabled;
         other->close();
     }
+}
+
+// A stream whose backfill cannot read the disk cannot go on from memory
+// (it would skip seqnos): it ends with STREAM_END, reason BackfillFailed
+// (kv_engine's), and the producer forgets it.
+TEST_F(DcpReplicationTest, AStreamWhoseBackfillFailsEndsWithStreamEndBackfillFailed) {
+    engine::test::storeNow(*bucket, setRequest(kVb, "k", "v"));
+    settle();
+    activeFiles->failNext(storage::test::FaultyFileOps::Op::Pread, EIO);
+    auto other = producerWith({});
+    settle();
+    std::vector<wire::StreamEnd> ends;
+    forEachRequest(other->takeOutput(), [&](const protocol::Request& r) {
+        if (r.opcode == Opcode::DcpStreamEnd) {
+            const auto end = wire::decodeStreamEnd(r);
+            ASSERT_TRUE(end);
+            ends.push_back(*end);
+        }
+    });
+    EXPECT_EQ(ends,
+              (std::vector<wire::StreamEnd>{{kVb, 7, wire::StreamEndReason::BackfillFailed}}));
+    EXPECT_EQ(other->openStreams(), 0u);
+    EXPECT_EQ(bucket->stats().streamsOpen, 0u);
+}
+
+// Told that its stream ended, the consumer marks it Ended (its node's
+// replication client asks again for those); asked again once the disk
+// reads, the stream catches the replica up.
+TEST_F(DcpReplicationTest, AfterAFailedBackfillTheConsumerIsToldAndAskingAgainCatchesUp) {
+    for (int i = 0; i < 3; ++i) {
+        engine::test::storeNow(*bucket, setRequest(kVb, storage::test::keyOf(i, "k"), "v"));
+    }
+    settle();
+    activeFiles->failNext(storage::test::FaultyFileOps::Op::Pread, EIO);
+    connect();
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Ended);
+    EXPECT_EQ(producer->openStreams(), 0u);
+    consumer->requestStream(kVb);
+    pump();
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Open);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(replicaRead(storage::test::keyOf(i, "k")).item.value, "v") << i;
+    }
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 3u);
 }
 
 TEST_F(DcpReplicationTest, MajorityAndPersistToMajorityCommitOnTheReplicasAcknowledgement) {

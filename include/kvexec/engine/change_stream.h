@@ -57,6 +57,10 @@ using StreamItemCallback = std::function<void(const Item&)>;
 //             is a Mutation or Deletion.
 //   Abort     item: the key (meta.seqno the abort's own seqno);
 //             preparedSeqno: its prepare's (0 when read from disk).
+//   BackfillFailed  the stream could not read its backfill from disk
+//             and has closed itself: nothing follows (item: only the
+//             vbid). Its owner may open another (DCP: STREAM_END). A
+//             stream of openStream stops without it.
 // Bucket::applyReplicated takes the same events on a replica.
 enum class StreamEventKind : std::uint8_t {
     Snapshot,
@@ -65,7 +69,8 @@ enum class StreamEventKind : std::uint8_t {
     Expiration,
     Prepare,
     Commit,
-    Abort
+    Abort,
+    BackfillFailed
 };
 std::string_view to_string(StreamEventKind kind);
 
