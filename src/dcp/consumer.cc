@@ -59,9 +59,12 @@ void DcpConsumer::open() {
     const std::string bufferSize = std::to_string(options_.bufferSize);
     const std::string noopInterval = std::to_string(options_.noopInterval.count());
     const std::pair<std::string_view, std::string_view> controls[] = {
-        {"connection_buffer_size", bufferSize},   {"enable_sync_writes", "true"},
-        {"consumer_name", options_.consumerName}, {"enable_noop", "true"},
+        {"connection_buffer_size", bufferSize},
+        {"enable_sync_writes", "true"},
+        {"consumer_name", options_.consumerName},
+        {"enable_noop", "true"},
         {"set_noop_interval", noopInterval},
+        {"enable_expiry_opcode", "true"},  // applied as deletions, kept as expiries
     };
     for (const auto& [key, value] : controls) {
         wire::encodeControl(bytes, {kControlOpaque, key, value});

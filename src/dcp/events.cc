@@ -56,6 +56,21 @@ void encodeDocument(std::string& out, const StreamEvent& event, const EncodeOpti
     wire::encodeMutation(out, documentMessage<wire::Mutation>(event, o, key));
 }
 
+// A deletion an expiry made, for a consumer that asked to tell the two
+// apart. Like a deletion, it carries no value; this engine keeps no
+// delete time (the field is 0).
+void encodeExpiration(std::string& out, const StreamEvent& event, const EncodeOptions& o,
+                      const std::string& key) {
+    wire::Expiration message;
+    message.vbucket = o.vbucket;
+    message.opaque = o.opaque;
+    message.cas = event.item.meta.cas;
+    message.bySeqno = event.item.meta.seqno;
+    message.revSeqno = 1;
+    message.key = key;
+    wire::encodeExpiration(out, message);
+}
+
 void encodeSnapshot(std::string& out, const StreamEvent& event, const EncodeOptions& o) {
     wire::SnapshotMarker message;
     message.vbucket = o.vbucket;
@@ -93,6 +108,13 @@ bool encodeEvent(std::string& out, const StreamEvent& event, const EncodeOptions
         case StreamEventKind::Deletion:
             encodeDocument(out, event, options, *key);
             return true;
+        case StreamEventKind::Expiration:
+            if (options.expirations) {
+                encodeExpiration(out, event, options, *key);
+            } else {
+                encodeDocument(out, event, options, *key);  // the deletion it is
+            }
+            return true;
         case StreamEventKind::Commit:
             if (!options.syncWrites) {
                 encodeDocument(out, event, options, *key);  // a consumer without prepares
@@ -116,6 +138,7 @@ bool encodeEvent(std::string& out, const StreamEvent& event, const EncodeOptions
                                     event.item.meta.seqno, *key});
             return true;
         case StreamEventKind::Snapshot:
+        case StreamEventKind::BackfillFailed:  // the producer ends the stream instead
             break;
     }
     return false;
@@ -240,7 +263,7 @@ DecodedEvent decodeEvent(const protocol::Request& request, bool collections) {
             return document(wire::decodeDeletion(request), StreamEventKind::Deletion, true,
                             collections);
         case Opcode::DcpExpiration:
-            return document(wire::decodeExpiration(request), StreamEventKind::Deletion, true,
+            return document(wire::decodeExpiration(request), StreamEventKind::Expiration, true,
                             collections);
         case Opcode::DcpPrepare:
             return prepare(request, collections);

@@ -25,6 +25,7 @@ struct EncodeOptions {
     std::uint32_t opaque = 0;  // the stream's
     bool collections = true;   // keys carry their collection id
     bool syncWrites = true;    // prepares and aborts as such (else commits as mutations)
+    bool expirations = false;  // expirations as DCP_EXPIRATION (else as deletions)
 };
 
 // Appends the message for `event`; false (nothing appended) when the

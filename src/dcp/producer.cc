@@ -161,6 +161,8 @@ bool DcpProducer::control(const protocol::Request& request) {
             bufferSize_ = size.value_or(bufferSize_);
         } else if (key == "enable_sync_writes") {
             syncWrites_ = value == "true";
+        } else if (key == "enable_expiry_opcode") {
+            expirations_ = value == "true";
         } else if (key == "consumer_name") {
             options_.consumerName = std::string(value);
         } else if (key == "enable_noop") {
@@ -172,8 +174,7 @@ bool DcpProducer::control(const protocol::Request& request) {
             if (status == Status::Success) {
                 noopInterval_ = std::chrono::seconds(*seconds);
             }
-        } else if (key == "set_priority" || key == "supports_cursor_dropping_vulcan" ||
-                   key == "enable_expiry_opcode") {
+        } else if (key == "set_priority" || key == "supports_cursor_dropping_vulcan") {
             // accepted; this producer has no priorities
         } else {
             status = Status::InvalidArguments;
@@ -272,9 +273,15 @@ void DcpProducer::onEvent(std::uint16_t vbucket, std::uint64_t generation,
         it->second->paused) {
         return;  // from an engine stream that was replaced or closed
     }
+    if (event.kind == engine::StreamEventKind::BackfillFailed) {
+        // The engine stream ended itself; told, the consumer asks again.
+        endLocked(vbucket, protocol::dcp::StreamEndReason::BackfillFailed);
+        return;
+    }
     auto& stream = *it->second;
     std::string bytes;
-    const EncodeOptions options{vbucket, stream.opaque, options_.collections, syncWrites_};
+    const EncodeOptions options{vbucket, stream.opaque, options_.collections, syncWrites_,
+                                expirations_};
     if (encodeEvent(bytes, event, options)) {
         unacked_ += bytes.size();
         appendLocked(std::move(bytes));

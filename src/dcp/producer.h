@@ -15,10 +15,22 @@
 // acknowledgements free room: it resumes from disk if it fell behind
 // memory. So a slow consumer bounds the producer's memory.
 //
+// A stream ends with DCP_STREAM_END when the engine cannot serve it: its
+// vBucket is no longer active here (StateChanged), or its backfill could
+// not read the disk (BackfillFailed, as kv_engine says). The consumer then
+// asks for it again.
+//
 // Liveness: with DCP_CONTROL enable_noop true, tick() (the connection calls
 // it about every second) sends DCP_NOOP once per set_noop_interval seconds
 // (default 5) and says the connection is dead when a noop went a whole
 // interval unanswered.
+//
+// Expirations: a deletion that a document's expiry made goes as
+// DCP_EXPIRATION only to a consumer that sent DCP_CONTROL
+// enable_expiry_opcode true; any other gets it as DCP_DELETION. (Couchbase
+// also wants DCP_OPEN's include-delete-times flag first, as its
+// expirations share the v2 deletion's delete time; this producer sends no
+// delete times, so the control alone decides.)
 //
 // Acknowledgements: DCP_SEQNO_ACKNOWLEDGED goes to the bucket as the
 // acknowledgement of the node the consumer named (DCP_OPEN's
@@ -101,6 +113,7 @@ class DcpProducer : public std::enable_shared_from_this<DcpProducer> {
     mutable kvexec::detail::Mutex mutex_;
     ProducerOptions options_ GUARDED_BY(mutex_);
     bool syncWrites_ GUARDED_BY(mutex_) = false;
+    bool expirations_ GUARDED_BY(mutex_) = false;    // enable_expiry_opcode
     std::size_t bufferSize_ GUARDED_BY(mutex_) = 0;  // 0: no flow control
     std::size_t unacked_ GUARDED_BY(mutex_) = 0;
     bool closed_ GUARDED_BY(mutex_) = false;

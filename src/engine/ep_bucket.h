@@ -157,8 +157,9 @@ class BucketImpl final : public Bucket {
                                  StoredValue& asLocked, const StoredValue*& current)
         REQUIRES(vb.mutex);
     Status checkDurability(const Durability& durability) const;
-    // Queues a tombstone for an expired key (lazy expiry); returns the
-    // bytes accounted.
+    // Queues a tombstone for an expired key, marked as its expiry's (it
+    // streams as an Expiration). The only way an expiry deletes: both a
+    // read that finds the key expired (get) and the expiry pager call it.
     void expireLocked(VBucket& vb, const std::string& key) REQUIRES(vb.mutex);
 
     // flusher.cc

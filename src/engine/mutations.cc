@@ -330,12 +330,16 @@ void BucketImpl::expireLocked(VBucket& vb, const std::string& key) {
     tombstone.meta = vb.committed.at(key).meta;
     tombstone.meta.deleted = true;
     tombstone.meta.expiry = 0;
+    tombstone.deletedByExpiry = true;
     vb.locks.erase(key);
     accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, tombstone)));
     accountMemory(vb.setCommittedLocked(key, std::move(tombstone)));
     expired_.fetch_add(1, std::memory_order_relaxed);
 }
 
+// Only active vBuckets: a replica never changes its data itself (its
+// seqnos are its active's), so its expired copies read as absent until its
+// active's expiration arrives.
 bool BucketImpl::runExpiryPager() {
     pool_.snooze(expiryPager_, config_.expiryPagerInterval);
     if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete) {
@@ -347,6 +351,11 @@ bool BucketImpl::runExpiryPager() {
         bool any = false;
         {
             kvexec::detail::MutexLock lock(vb.mutex);
+            // A replica follows its active's expirations; an active handing
+            // over takes no write, so that its high seqno stays put.
+            if (vb.state != VBucketState::Active || vb.handingOver) {
+                continue;
+            }
             std::vector<std::string> expired;
             for (const auto& [key, value] : vb.committed) {
                 if (!value.meta.deleted && value.meta.expiry != 0 && value.meta.expiry <= now &&

@@ -56,6 +56,7 @@ Status BucketImpl::applyReplicatedLocked(VBucket& vb, const StreamEvent& event) 
     switch (event.kind) {
         case StreamEventKind::Mutation:
         case StreamEventKind::Deletion:
+        case StreamEventKind::Expiration:
         case StreamEventKind::Commit: {
             // A commit writes its prepare's value (DCP's COMMIT carries
             // none): a replica that does not hold the prepare has missed
@@ -69,7 +70,11 @@ Status BucketImpl::applyReplicatedLocked(VBucket& vb, const StreamEvent& event) 
                 value.meta = prepare->second.value.meta;
                 value.meta.seqno = seqno;
             }
-            value.meta.deleted = event.kind == StreamEventKind::Deletion || value.meta.deleted;
+            // An expiration is the deletion it is, kept as its expiry's so
+            // that this copy streams it on as one (if promoted, say).
+            value.deletedByExpiry = event.kind == StreamEventKind::Expiration;
+            value.meta.deleted = event.kind == StreamEventKind::Deletion || value.deletedByExpiry ||
+                                 value.meta.deleted;
             endReplicaPreparesLocked(vb, key);
             accountMemory(static_cast<std::int64_t>(vb.queueReplicatedLocked(
                 key, value, event.kind == StreamEventKind::Commit ? event.preparedSeqno : 0,
@@ -98,6 +103,7 @@ Status BucketImpl::applyReplicatedLocked(VBucket& vb, const StreamEvent& event) 
             return Status::Success;
         }
         case StreamEventKind::Snapshot:
+        case StreamEventKind::BackfillFailed:  // the active's own news, not a change
             break;
     }
     return Status::Invalid;

@@ -17,15 +17,20 @@ std::string_view to_string(StreamEventKind kind) {
             return "mutation";
         case StreamEventKind::Deletion:
             return "deletion";
+        case StreamEventKind::Expiration:
+            return "expiration";
         case StreamEventKind::Prepare:
             return "prepare";
         case StreamEventKind::Commit:
             return "commit";
         case StreamEventKind::Abort:
             return "abort";
+        case StreamEventKind::BackfillFailed:
+            return "backfill failed";
     }
     return "unknown";
 }
+
 StreamImpl::StreamImpl(BucketImpl& bucket, Vbid vbid, Seqno startSeqno, bool replication,
                        StreamEventCallback onEvent)
     : bucket_(bucket),
@@ -75,6 +80,15 @@ void StreamImpl::completeBackfill(std::vector<StreamEntry> entries) {
     wake(false);
 }
 
+void StreamImpl::failBackfill() {
+    {
+        kvexec::detail::MutexLock lock(mutex_);
+        backfilling_ = false;
+        backfillFailed_ = true;
+    }
+    wake(false);
+}
+
 bool StreamImpl::deliver() {
     if (closed()) {
         return false;
@@ -82,17 +96,23 @@ bool StreamImpl::deliver() {
     bucket_.pool().snooze(task_, kForever);  // before taking: a push meanwhile wakes us
     std::vector<StreamEntry> disk, memory;
     Seqno diskEnd = 0;
+    bool backfillFailed = false;
     {
         kvexec::detail::MutexLock lock(mutex_);
         if (backfilling_) {
-            return true;  // completeBackfill() wakes us
+            return true;  // completeBackfill() or failBackfill() wakes us
         }
+        backfillFailed = backfillFailed_;
         disk = std::move(backfill_);
         backfill_.clear();
         diskEnd = backfillEnd_;
         memory.assign(std::make_move_iterator(memory_.begin()),
                       std::make_move_iterator(memory_.end()));
         memory_.clear();
+    }
+    if (backfillFailed) {
+        endAfterFailedBackfill();
+        return false;
     }
     return deliverPart(disk, true, diskEnd) && deliverPart(memory, false, 0);
 }
@@ -126,9 +146,10 @@ bool StreamImpl::deliverPart(std::vector<StreamEntry>& part, bool fromDisk, Seqn
 
 void StreamImpl::deliverOne(const StreamEntry& entry) {
     const auto& event = entry.event;
-    if (replication_) {
+    if (replication_ || event.kind == StreamEventKind::Mutation ||
+        event.kind == StreamEventKind::Deletion || event.kind == StreamEventKind::Expiration) {
         onEvent_(event);
-    } else if (event.kind != StreamEventKind::Prepare && event.kind != StreamEventKind::Abort) {
+    } else if (event.kind == StreamEventKind::Commit) {
         StreamEvent committed = event;  // a commit is a change like any other here
         committed.kind =
             event.item.meta.deleted ? StreamEventKind::Deletion : StreamEventKind::Mutation;
@@ -137,6 +158,16 @@ void StreamImpl::deliverOne(const StreamEntry& entry) {
     }
     lastDelivered_.store(event.item.meta.seqno, std::memory_order_release);
     bucket_.recordStreamDelivery(Clock::now() - entry.queued);
+}
+
+void StreamImpl::endAfterFailedBackfill() {
+    if (replication_ && !closed()) {
+        StreamEvent ended;
+        ended.kind = StreamEventKind::BackfillFailed;
+        ended.item.vbid = vbid_;
+        onEvent_(ended);
+    }
+    close();
 }
 
 void StreamImpl::close() {
@@ -230,8 +261,8 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
                          });
         } catch (const std::exception& error) {
             std::cerr << "kvexec engine: backfill of vb:" << stream->vbid()
-                      << " failed, closing the stream: " << error.what() << '\n';
-            stream->close();
+                      << " failed, ending the stream: " << error.what() << '\n';
+            stream->failBackfill();
             return false;
         }
         stream->completeBackfill(std::move(entries));

@@ -6,7 +6,8 @@
 // queues after the stream registered (plus the unpersisted ones it found
 // then). Its NonIO task delivers backfill first, then memory, so the
 // consumer sees seqnos in increasing order. The task is woken only when a
-// buffer goes from empty to non-empty, or when the backfill completes.
+// buffer goes from empty to non-empty, or when the backfill completes or
+// fails (the stream then ends: BackfillFailed).
 //
 // Ground rules: buffers and flags are guarded by mutex_; the consumer
 // callback runs on the stream task's thread with no lock held.
@@ -36,7 +37,8 @@ struct StreamEntry {
 class StreamImpl final : public ChangeStream, public std::enable_shared_from_this<StreamImpl> {
   public:
     // `replication`: deliver every event with snapshot markers; otherwise
-    // only committed changes (onEvent then sees Mutation and Deletion).
+    // only committed changes (onEvent then sees Mutation, Deletion and
+    // Expiration).
     StreamImpl(BucketImpl& bucket, Vbid vbid, Seqno startSeqno, bool replication,
                StreamEventCallback onEvent);
 
@@ -59,6 +61,9 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     void pushLocked(StreamEntry entry);
     // From the backfill task: the persisted part, then wakes the stream.
     void completeBackfill(std::vector<StreamEntry> entries);
+    // From the backfill task: the disk could not be read. Wakes the stream,
+    // whose task ends it (endAfterFailedBackfill).
+    void failBackfill();
     // The stream task's run(): delivers what is buffered. False once closed.
     bool deliver();
     bool closed() const { return closed_.load(std::memory_order_acquire); }
@@ -71,6 +76,9 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     // marker on a replication stream. False once closed.
     bool deliverPart(std::vector<StreamEntry>& part, bool fromDisk, Seqno snapEnd);
     void deliverOne(const StreamEntry& entry);
+    // The memory part cannot follow a backfill that is missing: the
+    // stream closes, and a replication stream's owner is told first.
+    void endAfterFailedBackfill();
 
     BucketImpl& bucket_;
     const Vbid vbid_;
@@ -83,6 +91,7 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
 
     mutable kvexec::detail::Mutex mutex_;
     bool backfilling_ GUARDED_BY(mutex_) = false;
+    bool backfillFailed_ GUARDED_BY(mutex_) = false;
     Seqno backfillEnd_ GUARDED_BY(mutex_) = 0;
     std::vector<StreamEntry> backfill_ GUARDED_BY(mutex_);
     std::deque<StreamEntry> memory_ GUARDED_BY(mutex_);

@@ -49,8 +49,30 @@ std::uint64_t VBucket::nextCasLocked() {
     return maxCas;
 }
 
+ItemMeta metaOf(const storage::Document& doc) {
+    return ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry, doc.datatype, doc.deleted};
+}
+
+StoredValue storedValueOf(const storage::Document& doc) {
+    return StoredValue{doc.value, metaOf(doc), doc.deletedByExpiry};
+}
+
+namespace {
+
+StreamEventKind committedKindOf(const storage::Document& doc, Seqno preparedSeqno) {
+    if (preparedSeqno != 0) {
+        return StreamEventKind::Commit;
+    }
+    if (!doc.deleted) {
+        return StreamEventKind::Mutation;
+    }
+    return doc.deletedByExpiry ? StreamEventKind::Expiration : StreamEventKind::Deletion;
+}
+
+}  // namespace
+
 StreamEvent eventOf(Vbid vbid, const storage::Document& doc, Seqno preparedSeqno) {
-    const ItemMeta meta{doc.cas, doc.seqno, doc.flags, doc.expiry, doc.datatype, doc.deleted};
+    const ItemMeta meta = metaOf(doc);
     StreamEvent event;
     event.preparedSeqno = preparedSeqno;
     if (isPrepareKey(doc.key)) {
@@ -66,9 +88,7 @@ StreamEvent eventOf(Vbid vbid, const storage::Document& doc, Seqno preparedSeqno
         return event;
     }
     event.item = itemOf(vbid, doc.key, doc.value, meta);
-    event.kind = preparedSeqno != 0 ? StreamEventKind::Commit
-                 : doc.deleted      ? StreamEventKind::Deletion
-                                    : StreamEventKind::Mutation;
+    event.kind = committedKindOf(doc, preparedSeqno);
     return event;
 }
 
@@ -103,6 +123,7 @@ std::size_t VBucket::appendLocked(const std::string& key, const StoredValue& val
     doc.expiry = value.meta.expiry;
     doc.datatype = value.meta.datatype;
     doc.level = static_cast<std::uint8_t>(level);
+    doc.deletedByExpiry = value.deletedByExpiry;
     const auto now = Clock::now();
     if (!streams.empty()) {
         const auto event = eventOf(id, doc, preparedSeqno);

@@ -74,7 +74,15 @@ bool isAbortTombstone(const storage::Document& doc);
 struct StoredValue {
     std::string value;
     ItemMeta meta;
+    // A tombstone its expiry made (expireLocked, or its active's
+    // expiration on a replica): it is queued, persisted and streamed as
+    // an Expiration rather than a Deletion.
+    bool deletedByExpiry = false;
 };
+
+// A document read from disk as the engine holds it.
+ItemMeta metaOf(const storage::Document& doc);
+StoredValue storedValueOf(const storage::Document& doc);
 
 using SyncWriteDone = std::function<void(Status, std::uint64_t cas, MutationToken)>;
 
@@ -101,7 +109,8 @@ struct DirtyItem {
 
 // The replication-stream event of a queued or persisted document
 // (change_stream.h): prepare keys give Prepare (Abort if a tombstone),
-// a document with a prepared seqno gives Commit.
+// a document with a prepared seqno gives Commit, a tombstone Deletion or,
+// if its expiry made it, Expiration.
 StreamEvent eventOf(Vbid vbid, const storage::Document& doc, Seqno preparedSeqno);
 
 // An abort is a tombstone of the prepare key whose value holds the

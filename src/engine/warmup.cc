@@ -132,9 +132,7 @@ void BucketImpl::loadVBucketLocked(VBucket& vb) {
             }
             return true;
         }
-        StoredValue value{doc.value, ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry,
-                                              doc.datatype, doc.deleted}};
-        accountMemory(vb.setCommittedLocked(doc.key, std::move(value)));
+        accountMemory(vb.setCommittedLocked(doc.key, storedValueOf(doc)));
         ++items;
         return true;
     });
@@ -163,15 +161,9 @@ void BucketImpl::keepPendingPreparesLocked(VBucket& vb, std::vector<storage::Doc
         if (committed != vb.committed.end() && committed->second.meta.seqno > doc.seqno) {
             continue;
         }
-        SyncWrite write{
-            key,
-            StoredValue{std::move(doc.value), ItemMeta{doc.cas, doc.seqno, doc.flags, doc.expiry,
-                                                       doc.datatype, doc.deleted}},
-            static_cast<DurabilityLevel>(doc.level),
-            now,
-            Clock::time_point::max(),
-            false,
-            {}};
+        SyncWrite write{key, storedValueOf(doc),       static_cast<DurabilityLevel>(doc.level),
+                        now, Clock::time_point::max(), false,
+                        {}};
         accountMemory(
             static_cast<std::int64_t>(footprint(write.key.size(), write.value.value.size())));
         vb.pendingByKey[write.key] = doc.seqno;

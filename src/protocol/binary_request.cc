@@ -235,6 +235,14 @@ bool shapeFor(Opcode op, Shape& s) {
         case Opcode::GetErrorMap:
             s = {0, 0, K::KeyForbidden, false};
             return true;
+        case Opcode::SetVbucket:
+            // The state in 1 byte (a JSON value may follow) or, as before
+            // Couchbase 6.5, in 4 (network order).
+            s = {1, 4, K::KeyForbidden, false};
+            return true;
+        case Opcode::GetVbucket:
+            s = {0, 0, K::KeyForbidden, true};
+            return true;
         case Opcode::Hello:
         case Opcode::GetCollectionsManifest:
         case Opcode::GetCollectionId:

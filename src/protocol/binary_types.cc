@@ -131,6 +131,10 @@ std::string_view opcodeName(Opcode op) {
             return "SASL_AUTH";
         case Opcode::SaslStep:
             return "SASL_STEP";
+        case Opcode::SetVbucket:
+            return "SET_VBUCKET";
+        case Opcode::GetVbucket:
+            return "GET_VBUCKET";
         case Opcode::DcpOpen:
             return "DCP_OPEN";
         case Opcode::DcpAddStream:

@@ -59,6 +59,10 @@ enum class Opcode : std::uint8_t {
     SaslListMechs = 0x20,
     SaslAuth = 0x21,
     SaslStep = 0x22,
+    // A vBucket's state (server/vbucket_commands.cc): set by whoever manages
+    // the node, read by anyone. 0x3f is DEL_VBUCKET, not served.
+    SetVbucket = 0x3d,
+    GetVbucket = 0x3e,
     // DCP (protocol/dcp.h): replication streams between a producer and a
     // consumer.
     DcpOpen = 0x50,

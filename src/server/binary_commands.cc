@@ -2,7 +2,7 @@
 // Couchbase extensions (HELLO, SASL, SELECT_BUCKET, GET_CLUSTER_CONFIG,
 // GET_ERROR_MAP, GET_META, OBSERVE_SEQNO, GET_LOCKED, UNLOCK_KEY, and the
 // collections: ids in keys, GET_COLLECTIONS_MANIFEST, GET_COLLECTION_ID,
-// GET_SCOPE_ID).
+// GET_SCOPE_ID). SET_VBUCKET and GET_VBUCKET are vbucket_commands.cc's.
 #include <nlohmann/json.hpp>
 
 #include "kvexec/engine/xattrs.h"
@@ -292,6 +292,10 @@ void Connection::executeBinary(const Request& request) {
             return binaryCollectionId(request);
         case Opcode::GetScopeId:
             return binaryScopeId(request);
+        case Opcode::SetVbucket:
+            return binarySetVbucket(request);
+        case Opcode::GetVbucket:
+            return binaryGetVbucket(request);
         default:
             if (protocol::isSubdoc(request.opcode)) {
                 return binarySubdoc(request);

@@ -153,6 +153,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void binaryObserveSeqno(const protocol::Request& request);
     void binaryGetLocked(const protocol::Request& request);
     void binaryUnlock(const protocol::Request& request);
+    // vBucket states (vbucket_commands.cc).
+    void binarySetVbucket(const protocol::Request& request);
+    void binaryGetVbucket(const protocol::Request& request);
+    // The request's vBucket exists; answers EINVAL itself if not.
+    bool knownVbucket(const protocol::Request& request);
     // Sub-document commands (binary_subdoc.cc).
     struct SubdocWrite;
     void binarySubdoc(const protocol::Request& request);

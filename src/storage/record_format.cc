@@ -9,6 +9,8 @@ namespace kvexec::storage::format {
 namespace {
 
 constexpr char kFileMagic[4] = {'K', 'V', 'X', 'F'};
+// The document meta's deleteSource byte for a tombstone its expiry made.
+constexpr std::uint8_t kDeletedByExpiry = 1;
 
 template <typename T>
 void put(char* p, T v) {
@@ -133,6 +135,7 @@ Document decodeDocument(const RecordHeader& header, const char* record) {
     doc.expiry = get<std::uint32_t>(meta + 12);
     doc.datatype = static_cast<std::uint8_t>(meta[16]);
     doc.level = static_cast<std::uint8_t>(meta[17]);
+    doc.deletedByExpiry = static_cast<std::uint8_t>(meta[18]) == kDeletedByExpiry;
     return doc;
 }
 
@@ -152,6 +155,7 @@ std::size_t appendDocument(std::string& out, const Document& doc) {
     put<std::uint32_t>(meta + 12, doc.expiry);
     meta[16] = static_cast<char>(doc.datatype);
     meta[17] = static_cast<char>(doc.level);
+    meta[18] = static_cast<char>(doc.deletedByExpiry ? kDeletedByExpiry : 0);
     std::memcpy(meta + kDocumentMetaSize, doc.value.data(), doc.value.size());
     sealRecord(p, size);
     return size;

@@ -8,7 +8,9 @@
 //             valueLen u32, seqno u64, key, value
 //   document value (version 2) = meta, then the document's value:
 //             meta = 24 bytes: cas u64, flags u32, expiry u32, datatype u8,
-//             level u8, reserved u8[6] (zero); valueLen counts the meta
+//             level u8, deleteSource u8 (1: the document's expiry made
+//             this tombstone, else 0), reserved u8[5] (zero); valueLen
+//             counts the meta
 //   commit  = a record of type 2 with an empty key, seqno = the vBucket's
 //             high seqno, and a 24-byte value: magic "KVXCOMMT",
 //             batchStart u64 (offset of the batch's first record),

@@ -3,6 +3,10 @@
 // as a socket would. Deterministic on one Manual pool.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <functional>
+
 #include "dcp/consumer.h"
 #include "dcp/producer.h"
 #include "engine/manual_bucket_fixture.h"
@@ -19,17 +23,56 @@ using engine::Status;
 using engine::test::pending;
 using engine::test::setRequest;
 
+namespace wire = protocol::dcp;
+using protocol::Opcode;
+
 const std::string kActive{"a"};
 const std::string kReplica{"b"};
 constexpr engine::Vbid kVb = 1;
+
+// Hands each request in `bytes` (a producer's output: its stream
+// messages) to `fn`; responses are skipped.
+void forEachRequest(std::string_view bytes,
+                    const std::function<void(const protocol::Request&)>& fn) {
+    while (!bytes.empty()) {
+        if (static_cast<std::uint8_t>(bytes.front()) == 0x81) {
+            const auto answer = protocol::parseResponse(bytes);
+            EXPECT_EQ(answer.outcome, protocol::ResponseOutcome::Ok);
+            if (answer.outcome != protocol::ResponseOutcome::Ok) {
+                break;
+            }
+            bytes.remove_prefix(answer.consumed);
+            continue;
+        }
+        const auto parsed = protocol::parseRequest(bytes, {});
+        EXPECT_EQ(parsed.outcome, protocol::ParseOutcome::Ok);
+        if (parsed.outcome != protocol::ParseOutcome::Ok) {
+            break;
+        }
+        fn(parsed.request);
+        bytes.remove_prefix(parsed.consumed);
+    }
+}
+
+std::vector<Opcode> messagesIn(std::string_view bytes) {
+    std::vector<Opcode> opcodes;
+    forEachRequest(bytes, [&](const protocol::Request& r) { opcodes.push_back(r.opcode); });
+    return opcodes;
+}
+
+std::ptrdiff_t countOf(const std::vector<Opcode>& opcodes, Opcode opcode) {
+    return std::count(opcodes.begin(), opcodes.end(), opcode);
+}
 
 class DcpReplicationTest : public engine::ManualBucketTest {
   protected:
     void SetUp() override {
         config.nodeName = kActive;
+        config.fileOps = activeFiles;
         ManualBucketTest::SetUp();
         replicaConfig = engine::test::testConfig(replicaDir);
         replicaConfig.nodeName = kReplica;
+        replicaConfig.unixTime = [this] { return now.load(); };  // the active's clock
         replicaConfig.onReplicaPrepared = [this](engine::Vbid vb, engine::Seqno seqno) {
             if (consumer) {
                 consumer->prepared(vb, seqno);
@@ -122,12 +165,43 @@ class DcpReplicationTest : public engine::ManualBucketTest {
         }
         FAIL() << "replication did not settle";
     }
+    // A document of the active that expires in 10 s.
+    void storeExpiring(const std::string& key) {
+        auto set = setRequest(kVb, key, "v");
+        set.expiry = now + 10;
+        ASSERT_EQ(engine::test::storeNow(*bucket, set)->status, Status::Success);
+    }
+    // A producer of the active's, as a consumer other than ours would
+    // open it: with `controls` sent before its stream request (from 0).
+    std::shared_ptr<DcpProducer> producerWith(
+        const std::vector<std::pair<std::string_view, std::string_view>>& controls) {
+        auto other =
+            std::make_shared<DcpProducer>(*bucket, ProducerOptions{"observer", {}, true}, [] {});
+        std::string requests;
+        for (const auto& [key, value] : controls) {
+            wire::encodeControl(requests, {2, key, value});
+        }
+        wire::StreamRequest stream;
+        stream.vbucket = kVb;
+        stream.opaque = 7;
+        stream.end = ~std::uint64_t{0};
+        wire::encodeStreamRequest(requests, stream);
+        for (std::string_view rest = requests; !rest.empty();) {
+            const auto parsed = protocol::parseRequest(rest, {});
+            EXPECT_EQ(parsed.outcome, protocol::ParseOutcome::Ok);
+            EXPECT_TRUE(other->handle(parsed.request));
+            rest.remove_prefix(parsed.consumed);
+        }
+        return other;
+    }
     engine::GetResult replicaRead(const std::string& key) {
         engine::GetResult out;
         replica->getReplica(kVb, engine::DocKey{key}, [&](const engine::GetResult& r) { out = r; });
         return out;
     }
 
+    std::shared_ptr<storage::test::FaultyFileOps> activeFiles =
+        std::make_shared<storage::test::FaultyFileOps>();
     engine::test::TempDir replicaDir;
     engine::BucketConfig replicaConfig;
     std::unique_ptr<engine::Bucket> replica;
@@ -154,6 +228,99 @@ TEST_F(DcpReplicationTest, DocumentsReplicateWithTheActivesSeqnosAndCas) {
     EXPECT_EQ(replicaRead("gone").status, Status::KeyNotFound);
     EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, bucket->observeSeqno(kVb).currentSeqno);
     EXPECT_EQ(*replica->failoverLog(kVb), *bucket->failoverLog(kVb)) << "the active's history";
+}
+
+// Our consumer enables expirations (enable_expiry_opcode): an expiry
+// crosses the wire as DCP_EXPIRATION, and the replica applies it as the
+// deletion it is, at the active's seqno, kept as an expiry's: promoted, it
+// streams it on as one.
+TEST_F(DcpReplicationTest, AnExpiryReachesTheReplicaAsAnExpirationAndDeletesItsCopy) {
+    connect();
+    storeExpiring("k");
+    pump();
+    ASSERT_EQ(replicaRead("k").status, Status::Success);
+    now += 11;
+    ASSERT_EQ(engine::test::getNow(*bucket, kVb, "k").status, Status::KeyNotFound);
+    settle();
+    const std::string sent = producer->takeOutput();
+    EXPECT_EQ(countOf(messagesIn(sent), Opcode::DcpExpiration), 1);
+    toConsumer += sent;
+    pump();
+    EXPECT_EQ(replicaRead("k").status, Status::KeyNotFound);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, bucket->observeSeqno(kVb).currentSeqno);
+
+    disconnect();
+    ASSERT_EQ(replica->setVBucketState(kVb, engine::VBucketState::Active), Status::Success);
+    std::vector<engine::StreamEventKind> kinds;
+    auto stream = replica->openReplicationStream(
+        {kVb, 1}, [&](const engine::StreamEvent& e) { kinds.push_back(e.kind); });
+    ASSERT_NE(stream, nullptr);
+    settle();
+    EXPECT_EQ(kinds, (std::vector<engine::StreamEventKind>{engine::StreamEventKind::Snapshot,
+                                                           engine::StreamEventKind::Expiration}));
+}
+
+// DCP_EXPIRATION goes only to a consumer that asked for it (DCP_CONTROL
+// enable_expiry_opcode true, as kv_engine's consumers send); any other
+// gets the deletion it is.
+TEST_F(DcpReplicationTest, AProducerSendsExpirationsOnlyToAConsumerThatEnabledThem) {
+    storeExpiring("k");
+    now += 11;
+    ASSERT_EQ(engine::test::getNow(*bucket, kVb, "k").status, Status::KeyNotFound);
+    for (const std::string_view enabled : {"", "false", "true"}) {
+        auto other =
+            enabled.empty() ? producerWith({}) : producerWith({{"enable_expiry_opcode", enabled}});
+        settle();
+        const auto sent = messagesIn(other->takeOutput());
+        const bool expiration = enabled == "true";
+        EXPECT_EQ(countOf(sent, Opcode::DcpExpiration), expiration ? 1 : 0) << enabled;
+        EXPECT_EQ(countOf(sent, Opcode::DcpDeletion), expiration ? 0 : 1) << enabled;
+        other->close();
+    }
+}
+
+// A stream whose backfill cannot read the disk cannot go on from memory
+// (it would skip seqnos): it ends with STREAM_END, reason BackfillFailed
+// (kv_engine's), and the producer forgets it.
+TEST_F(DcpReplicationTest, AStreamWhoseBackfillFailsEndsWithStreamEndBackfillFailed) {
+    engine::test::storeNow(*bucket, setRequest(kVb, "k", "v"));
+    settle();
+    activeFiles->failNext(storage::test::FaultyFileOps::Op::Pread, EIO);
+    auto other = producerWith({});
+    settle();
+    std::vector<wire::StreamEnd> ends;
+    forEachRequest(other->takeOutput(), [&](const protocol::Request& r) {
+        if (r.opcode == Opcode::DcpStreamEnd) {
+            const auto end = wire::decodeStreamEnd(r);
+            ASSERT_TRUE(end);
+            ends.push_back(*end);
+        }
+    });
+    EXPECT_EQ(ends,
+              (std::vector<wire::StreamEnd>{{kVb, 7, wire::StreamEndReason::BackfillFailed}}));
+    EXPECT_EQ(other->openStreams(), 0u);
+    EXPECT_EQ(bucket->stats().streamsOpen, 0u);
+}
+
+// Told that its stream ended, the consumer marks it Ended (its node's
+// replication client asks again for those); asked again once the disk
+// reads, the stream catches the replica up.
+TEST_F(DcpReplicationTest, AfterAFailedBackfillTheConsumerIsToldAndAskingAgainCatchesUp) {
+    for (int i = 0; i < 3; ++i) {
+        engine::test::storeNow(*bucket, setRequest(kVb, storage::test::keyOf(i, "k"), "v"));
+    }
+    settle();
+    activeFiles->failNext(storage::test::FaultyFileOps::Op::Pread, EIO);
+    connect();
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Ended);
+    EXPECT_EQ(producer->openStreams(), 0u);
+    consumer->requestStream(kVb);
+    pump();
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Open);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(replicaRead(storage::test::keyOf(i, "k")).item.value, "v") << i;
+    }
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 3u);
 }
 
 TEST_F(DcpReplicationTest, MajorityAndPersistToMajorityCommitOnTheReplicasAcknowledgement) {

@@ -3,6 +3,7 @@
 // on disk is acknowledged, and writes succeed again once the fault clears.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "engine_test_support.h"
@@ -79,6 +80,37 @@ TEST_F(FaultInjectionTest, EnospcFailsTheBatchSyncWritesAndWritesResumeOnceItCle
     const auto kept = getNow(*bucket, 0, "plain");
     EXPECT_EQ(kept.item.value, "kept in memory");
     EXPECT_EQ(kept.item.meta.cas, plain->cas);
+}
+
+// A stream that starts below memory reads the disk first; when that read
+// fails, the memory part cannot follow (seqnos would be missing): the
+// stream tells its owner (BackfillFailed) and closes.
+TEST_F(FaultInjectionTest, AReplicationStreamWhoseBackfillCannotReadTheDiskEnds) {
+    storeNow(*bucket, setRequest(0, "a", "v"));
+    storeNow(*bucket, setRequest(0, "b", "v"));
+    pool.runReady(TaskType::Writer);
+    ASSERT_EQ(bucket->observeSeqno(0).persistedSeqno, 2u);
+    storeNow(*bucket, setRequest(0, "c", "v"));  // in memory only
+
+    ops->failNext(FaultyFileOps::Op::Pread, EIO);
+    std::vector<StreamEventKind> kinds;
+    auto stream = bucket->openReplicationStream(
+        {0, 0}, [&](const StreamEvent& e) { kinds.push_back(e.kind); });
+    ASSERT_NE(stream, nullptr);
+    EXPECT_EQ(pool.runReady(TaskType::AuxIO), 1u);  // the backfill fails
+    pool.runReady(TaskType::NonIO);
+    EXPECT_EQ(kinds, std::vector<StreamEventKind>{StreamEventKind::BackfillFailed});
+    EXPECT_EQ(bucket->stats().streamsOpen, 0u);
+    storeNow(*bucket, setRequest(0, "d", "v"));
+    pool.runReady(TaskType::NonIO);
+    EXPECT_EQ(kinds.size(), 1u) << "a closed stream delivers nothing more";
+
+    // Opened again once the disk reads, a stream gets everything.
+    auto again = bucket->openReplicationStream(
+        {0, 0}, [&](const StreamEvent& e) { kinds.push_back(e.kind); });
+    pool.runReady(TaskType::AuxIO);
+    pool.runReady(TaskType::NonIO);
+    EXPECT_EQ(std::count(kinds.begin(), kinds.end(), StreamEventKind::Mutation), 4);
 }
 
 TEST_F(FaultInjectionTest, FailedFdatasyncAcknowledgesNothing) {

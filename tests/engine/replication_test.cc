@@ -27,6 +27,7 @@ class ReplicationTest : public ManualBucketTest {
         ManualBucketTest::SetUp();
         replicaConfig = test::testConfig(replicaDir);
         replicaConfig.nodeName = kReplica;
+        replicaConfig.unixTime = [this] { return now.load(); };  // the active's clock
         replicaConfig.onReplicaPrepared = [this](Vbid vbid, Seqno seqno) {
             acks.push_back(seqno);
             if (bucket) {
@@ -55,6 +56,19 @@ class ReplicationTest : public ManualBucketTest {
             EXPECT_EQ(replica->applyReplicated(kVb, e), Status::Success) << to_string(e.kind);
         });
         ASSERT_NE(stream, nullptr);
+    }
+    // Runs both buckets' expiry pagers (the only NonIO tasks with a wake
+    // time once settled), one at a time, and what each sets off.
+    void runExpiryPagers() {
+        for (int pager = 0; pager < 2; ++pager) {
+            ASSERT_NE(pool.runNext(TaskType::NonIO), 0u);
+            settle();
+        }
+    }
+    void storeExpiring(const std::string& key) {
+        auto set = setRequest(kVb, key, "v");
+        set.expiry = now + 10;
+        ASSERT_EQ(test::storeNow(*bucket, set)->status, Status::Success);
     }
     GetResult replicaRead(const std::string& key) {
         GetResult out;
@@ -120,6 +134,65 @@ TEST_F(ReplicationTest, PersistToMajorityWaitsForTheReplicasDisk) {
     ASSERT_EQ(write->calls(), 1);
     EXPECT_EQ(write->result().status, Status::Success);
     EXPECT_EQ(acks, std::vector<Seqno>{1});
+}
+
+// Both ways an expiry deletes, a read that finds the document expired and
+// the expiry pager, stream an Expiration: from memory, and from disk once
+// persisted. The replica applies it as the deletion it is.
+TEST_F(ReplicationTest, AnExpiryStreamsAsAnExpirationFromMemoryAndFromDisk) {
+    connect();
+    storeExpiring("read");
+    storeExpiring("paged");
+    settle();
+    ASSERT_EQ(replicaRead("paged").status, Status::Success);
+    now += 11;
+    EXPECT_EQ(test::getNow(*bucket, kVb, "read").status, Status::KeyNotFound);
+    settle();
+    runExpiryPagers();
+    ASSERT_EQ(bucket->stats().expired, 2u);
+    ASSERT_GE(events.size(), 4u);
+    EXPECT_EQ(
+        (std::vector<StreamEventKind>(events.end() - 4, events.end())),
+        (std::vector<StreamEventKind>{StreamEventKind::Snapshot, StreamEventKind::Expiration,
+                                      StreamEventKind::Snapshot, StreamEventKind::Expiration}));
+    EXPECT_EQ(replicaRead("read").status, Status::KeyNotFound);
+    EXPECT_EQ(replicaRead("paged").status, Status::KeyNotFound);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, bucket->observeSeqno(kVb).currentSeqno);
+
+    std::vector<StreamEvent> fromDisk;
+    auto late = bucket->openReplicationStream({kVb, 0},
+                                              [&](const StreamEvent& e) { fromDisk.push_back(e); });
+    settle();
+    ASSERT_EQ(fromDisk.size(), 3u);
+    EXPECT_TRUE(fromDisk[0].fromDisk);
+    for (const auto& [event, key] : {std::pair{fromDisk[1], "read"}, {fromDisk[2], "paged"}}) {
+        EXPECT_EQ(event.kind, StreamEventKind::Expiration) << key;
+        EXPECT_EQ(event.item.key, key);
+        EXPECT_TRUE(event.item.meta.deleted) << key;
+    }
+}
+
+// The replica's copies of expired documents wait for their active's
+// expirations (same seqnos); its own pager deleting them would fork its
+// history from the active's.
+TEST_F(ReplicationTest, AReplicasExpiryPagerLeavesItsCopiesToItsActive) {
+    connect();
+    storeExpiring("k");
+    settle();
+    stream->close();
+    ASSERT_EQ(replicaRead("k").status, Status::Success);
+    now += 11;
+    const auto before = replica->observeSeqno(kVb).currentSeqno;
+    runExpiryPagers();
+    EXPECT_EQ(replica->stats().expired, 0u);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, before);
+    EXPECT_EQ(replicaRead("k").status, Status::KeyNotFound) << "an expired copy reads as absent";
+    ASSERT_EQ(bucket->stats().expired, 1u);
+    connect(before);  // the active's expiration applies (connect() checks)
+    settle();
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back(), StreamEventKind::Expiration);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, bucket->observeSeqno(kVb).currentSeqno);
 }
 
 TEST_F(ReplicationTest, AnAbortReachesTheReplicaAndLeavesItsCopyAlone) {

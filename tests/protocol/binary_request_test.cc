@@ -171,6 +171,13 @@ TEST(BinaryRequest, ShapeRulesPerOpcode) {
     EXPECT_EQ(shapeOf(request(Opcode::Hello, "agent", "", std::string(3, '\0'))),
               Status::InvalidArguments);
     EXPECT_EQ(shapeOf(request(Opcode::Get, std::string(300, 'k'))), Status::InvalidArguments);
+    EXPECT_EQ(shapeOf(request(Opcode::SetVbucket, "", std::string(1, '\x02'))), Status::Success);
+    EXPECT_EQ(shapeOf(request(Opcode::SetVbucket, "", std::string(4, '\0'))), Status::Success);
+    EXPECT_EQ(shapeOf(request(Opcode::SetVbucket, "", std::string(2, '\0'))),
+              Status::InvalidArguments);
+    EXPECT_EQ(shapeOf(request(Opcode::SetVbucket)), Status::InvalidArguments);
+    EXPECT_EQ(shapeOf(request(Opcode::GetVbucket)), Status::Success);
+    EXPECT_EQ(shapeOf(request(Opcode::GetVbucket, "", "", "v")), Status::InvalidArguments);
     auto unknown = request(Opcode::Noop);
     unknown.opcode = 0x70;
     EXPECT_EQ(shapeOf(unknown), Status::UnknownCommand);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "protocol/binary_response.h"
 #include "protocol/client_codec.h"
 #include "protocol/keys.h"
 
@@ -27,8 +28,10 @@ std::uint16_t portOfServer(const std::string& server) {
 
 RawRequest durableSet(const std::string& key, const std::string& value,
                       protocol::DurabilityLevel level, std::uint16_t timeoutMs,
-                      std::uint16_t vbuckets) {
-    RawRequest r = request(Opcode::Set, key, std::string(8, '\0'), value);
+                      std::uint16_t vbuckets, std::uint32_t expiry) {
+    std::string extras(4, '\0');  // flags
+    protocol::appendBe32(extras, expiry);
+    RawRequest r = request(Opcode::Set, key, extras, value);
     r.magic = 0x08;
     r.framing = protocol::durabilityFrame(level, timeoutMs);
     r.vbucket = protocol::vbucketOfKey(key, vbuckets);
@@ -172,13 +175,15 @@ std::uint16_t ClusterProcesses::portOf(const std::string& key, std::size_t slot)
     return index < 0 ? 0 : portOfServer(map_["serverList"][index].get<std::string>());
 }
 
-std::optional<BinaryResponse> ClusterProcesses::writeOnceReplicated(
-    const std::string& key, const std::string& value, protocol::DurabilityLevel level) {
+std::optional<BinaryResponse> ClusterProcesses::writeOnceReplicated(const std::string& key,
+                                                                    const std::string& value,
+                                                                    protocol::DurabilityLevel level,
+                                                                    std::uint32_t expiry) {
     const auto deadline = Clock::now() + kSocketDeadline;
     std::optional<BinaryResponse> answer;
     while (Clock::now() < deadline) {
         Client client(portOf(key, 0));
-        answer = client.call(durableSet(key, value, level, 1000, vbuckets_));
+        answer = client.call(durableSet(key, value, level, 1000, vbuckets_, expiry));
         if (answer && answer->status != kAmbiguous) {
             return answer;
         }

@@ -22,10 +22,11 @@
 
 namespace kvexec::server::test {
 
-// A durable SET of `key` to the vBucket it hashes to among `vbuckets`.
+// A durable SET of `key` to the vBucket it hashes to among `vbuckets`;
+// `expiry` in seconds from now (0: none).
 RawRequest durableSet(const std::string& key, const std::string& value,
                       protocol::DurabilityLevel level, std::uint16_t timeoutMs,
-                      std::uint16_t vbuckets);
+                      std::uint16_t vbuckets, std::uint32_t expiry = 0);
 
 // SIGSTOP stops each of a process's threads as it is next scheduled: waits
 // until /proc shows every one of them stopped.
@@ -66,7 +67,8 @@ class ClusterProcesses {
     // (the first ones may time out while the replica's stream opens).
     std::optional<BinaryResponse> writeOnceReplicated(const std::string& key,
                                                       const std::string& value,
-                                                      protocol::DurabilityLevel level);
+                                                      protocol::DurabilityLevel level,
+                                                      std::uint32_t expiry = 0);
     // The copy at `slot` of the key's chain (GET_REPLICA for a replica)
     // once it holds `value`, or the last answer at the deadline.
     std::optional<BinaryResponse> readWhenItHolds(const std::string& key, std::size_t slot,

@@ -7,7 +7,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
+#include <thread>
+
+#include "protocol/binary_response.h"
 #include "protocol/client_codec.h"
+#include "protocol/keys.h"
 #include "server/cluster_processes.h"
 
 namespace kvexec::server::test {
@@ -15,6 +20,7 @@ namespace {
 
 using protocol::Opcode;
 using protocol::Status;
+using Clock = std::chrono::steady_clock;
 
 constexpr std::uint16_t kVBuckets = 16;
 constexpr auto kSuccess = static_cast<std::uint16_t>(Status::Success);
@@ -33,14 +39,28 @@ class ReplicationSocketTest : public ::testing::Test {
     }
     std::optional<BinaryResponse> writeOnceReplicated(const std::string& key,
                                                       const std::string& value,
-                                                      protocol::DurabilityLevel level) {
-        return cluster_.writeOnceReplicated(key, value, level);
+                                                      protocol::DurabilityLevel level,
+                                                      std::uint32_t expiry = 0) {
+        return cluster_.writeOnceReplicated(key, value, level, expiry);
     }
     // The replica's copy once it holds `value`: the active acknowledges a
     // Majority write when the replica holds its prepare, and the commit
     // follows on the stream.
     std::optional<BinaryResponse> replicaRead(const std::string& key, const std::string& value) {
         return cluster_.readWhenItHolds(key, 1, value);
+    }
+
+    // The high seqno of the key's vBucket on the node at `slot` of its
+    // chain (OBSERVE_SEQNO); 0 if it does not answer.
+    std::uint64_t highSeqno(const std::string& key, std::size_t slot) {
+        RawRequest observe = request(Opcode::ObserveSeqno, {}, {}, std::string(8, '\0'));
+        observe.vbucket = protocol::vbucketOfKey(key, kVBuckets);
+        Client client(portOf(key, slot));
+        const auto answer = client.call(observe);
+        if (!answer || answer->status != kSuccess || answer->value.size() < 27) {
+            return 0;
+        }
+        return protocol::readBe64(answer->value, 19);  // format, vb, uuid, persisted, current
     }
 
     ClusterProcesses cluster_{2, 1, kVBuckets};
@@ -93,6 +113,60 @@ TEST_F(ReplicationSocketTest, AStoppedReplicaMakesMajorityWritesAmbiguousUntilIt
     ASSERT_TRUE(after.has_value());
     EXPECT_EQ(after->status, kSuccess);
     EXPECT_EQ(replicaRead(key, "after")->value, "after");
+}
+
+// A read that finds a document expired on its active deletes it there;
+// the deletion reaches the replica (as DCP_EXPIRATION, which the nodes
+// enable), which ends at the active's seqno.
+TEST_F(ReplicationSocketTest, AnExpiredDocumentIsDeletedOnItsReplicaToo) {
+    const std::string key = "expiring";
+    const auto written =
+        writeOnceReplicated(key, "v", protocol::DurabilityLevel::Majority, /*expiry=*/1);
+    ASSERT_TRUE(written.has_value());
+    ASSERT_EQ(written->status, kSuccess);
+    const auto seqnoOfWrite = highSeqno(key, 0);
+    const auto deadline = Clock::now() + kSocketDeadline;
+    bool expired = false;
+    while (!expired && Clock::now() < deadline) {
+        Client active(portOf(key, 0));
+        const auto answer = active.call(request(Opcode::Get, key));
+        expired = answer && answer->status == static_cast<std::uint16_t>(Status::KeyNotFound);
+        if (!expired) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));  // expiry is in seconds
+        }
+    }
+    ASSERT_TRUE(expired) << "the document never expired";
+    const auto seqnoOfExpiry = highSeqno(key, 0);
+    ASSERT_GT(seqnoOfExpiry, seqnoOfWrite) << "the read deleted nothing";
+    while (highSeqno(key, 1) != seqnoOfExpiry && Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(highSeqno(key, 1), seqnoOfExpiry) << "the replica never got the expiry";
+}
+
+// With --cluster the map owns the vBucket states: SET_VBUCKET is refused
+// (NOT_SUPPORTED, not applied), and GET_VBUCKET answers what the map made
+// of each node.
+TEST_F(ReplicationSocketTest, SetVbucketIsRefusedWhereTheClusterMapOwnsTheStates) {
+    const std::string key = "k";
+    ASSERT_EQ(writeOnceReplicated(key, "v", protocol::DurabilityLevel::Majority)->status, kSuccess);
+    const auto vb = protocol::vbucketOfKey(key, kVBuckets);
+    RawRequest setReplica = request(Opcode::SetVbucket, {}, std::string(1, '\x02'));
+    setReplica.vbucket = vb;
+    RawRequest get = request(Opcode::GetVbucket);
+    get.vbucket = vb;
+    Client active(portOf(key, 0));
+    const auto refused = active.call(setReplica);
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->status, static_cast<std::uint16_t>(Status::NotSupported));
+    for (const auto& [slot, state] : {std::pair{0, 1u}, std::pair{1, 2u}}) {
+        Client node(portOf(key, slot));
+        const auto answer = node.call(get);
+        ASSERT_TRUE(answer.has_value());
+        ASSERT_EQ(answer->status, kSuccess);
+        ASSERT_EQ(answer->value.size(), 4u);
+        EXPECT_EQ(protocol::readBe32(answer->value, 0), state) << "chain slot " << slot;
+    }
 }
 
 // A replica killed while its active takes writes comes back on the same

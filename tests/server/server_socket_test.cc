@@ -18,8 +18,10 @@
 #include <vector>
 
 #include "executor/test_support.h"
+#include "kvexec/engine/vbucket_state.h"
 #include "protocol/binary_response.h"
 #include "protocol/client_codec.h"
+#include "protocol/keys.h"
 #include "server_process.h"
 
 namespace kvexec::server::test {
@@ -34,6 +36,9 @@ constexpr auto kTooBig = static_cast<std::uint16_t>(Status::ValueTooLarge);
 constexpr auto kInvalid = static_cast<std::uint16_t>(Status::InvalidArguments);
 constexpr auto kAuthError = static_cast<std::uint16_t>(Status::AuthError);
 constexpr auto kUnknownCommand = static_cast<std::uint16_t>(Status::UnknownCommand);
+constexpr auto kNotMyVbucket = static_cast<std::uint16_t>(Status::NotMyVbucket);
+constexpr std::uint16_t kVBuckets = 16;  // ServerProcess starts every server with --vbuckets 16
+constexpr auto kNotSupported = static_cast<std::uint16_t>(Status::NotSupported);
 
 RawRequest setRequest(const std::string& key, const std::string& value) {
     return request(Opcode::Set, key, std::string(8, '\0'), value);
@@ -474,6 +479,102 @@ TEST_F(ServerSocketTest, DcpOpenNeedsTheNodesCredentialsAndMalformedDcpClosesOnl
             ->status,
         kSuccess);
     expectServed(other, "after-dcp");
+}
+
+// SET_VBUCKET of vBucket `vb` with the state in `extras` (1 byte, or 4 in
+// network order), and GET_VBUCKET.
+RawRequest setVbucket(std::uint16_t vb, std::string extras, std::string value = {}) {
+    RawRequest r = request(Opcode::SetVbucket, {}, std::move(extras), std::move(value));
+    r.vbucket = vb;
+    return r;
+}
+RawRequest setVbucket(std::uint16_t vb, engine::VBucketState state) {
+    return setVbucket(vb, std::string(1, static_cast<char>(state)));
+}
+RawRequest getVbucket(std::uint16_t vb) {
+    RawRequest r = request(Opcode::GetVbucket);
+    r.vbucket = vb;
+    return r;
+}
+std::uint16_t statusOf(Client& client, const RawRequest& r) {
+    const auto answer = client.call(r);
+    return answer ? answer->status : std::uint16_t{0xffff};
+}
+// GET_VBUCKET's answer: the state in 4 bytes; 0 if refused.
+std::uint32_t vbucketState(Client& client, std::uint16_t vb) {
+    const auto answer = client.call(getVbucket(vb));
+    if (!answer || answer->status != kSuccess || answer->value.size() != 4) {
+        return 0;
+    }
+    return protocol::readBe32(answer->value, 0);
+}
+
+// On a single node SET_VBUCKET sets the engine's state: a replica vBucket
+// answers its keys NOT_MY_VBUCKET until it is active again.
+TEST_F(ServerSocketTest, SetVbucketToReplicaAndBackMovesItsKeysOutOfServiceAndBack) {
+    start();
+    const std::string key = "moved";
+    const auto vb = protocol::vbucketOfKey(key, kVBuckets);
+    Client client(port());
+    ASSERT_EQ(client.call(setRequest(key, "v"))->status, kSuccess);
+    EXPECT_EQ(vbucketState(client, vb), 1u);
+    ASSERT_EQ(statusOf(client, setVbucket(vb, engine::VBucketState::Replica)), kSuccess);
+    EXPECT_EQ(vbucketState(client, vb), 2u);
+    EXPECT_EQ(statusOf(client, setRequest(key, "w")), kNotMyVbucket);
+    EXPECT_EQ(statusOf(client, request(Opcode::Get, key)), kNotMyVbucket);
+    expectServed(client, "another-vbucket");
+    // The 4-byte form (before Couchbase 6.5) sets it back.
+    ASSERT_EQ(statusOf(client, setVbucket(vb, std::string("\0\0\0\x01", 4))), kSuccess);
+    EXPECT_EQ(vbucketState(client, vb), 1u);
+    const auto got = client.call(request(Opcode::Get, key));
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->status, kSuccess);
+    EXPECT_EQ(got->value, "v");
+    expectServed(client, key);
+}
+
+TEST_F(ServerSocketTest, MalformedVbucketCommandsGetInvalidArgumentsAndTheConnectionGoesOn) {
+    start();
+    Client client(port());
+    for (const auto& bad : {
+             setVbucket(0, std::string(2, '\x01')),                // extras neither 1 nor 4 bytes
+             setVbucket(0, ""),                                    // no state
+             setVbucket(0, std::string(1, '\0')),                  // no state 0
+             setVbucket(0, std::string(1, '\x05')),                // nor 5
+             setVbucket(0, std::string("\0\0\x01\x01", 4)),        // 257
+             setVbucket(0, std::string("\0\0\0\x01", 4), "v"),     // the 4-byte form has no value
+             setVbucket(kVBuckets, engine::VBucketState::Active),  // no such vBucket
+             getVbucket(kVBuckets),
+         }) {
+        EXPECT_EQ(statusOf(client, bad), kInvalid)
+            << protocol::opcodeName(static_cast<Opcode>(bad.opcode)) << " vb " << bad.vbucket
+            << " extras " << bad.extras.size();
+    }
+    // A topology (the JSON value of the 1-byte form) is not taken.
+    EXPECT_EQ(statusOf(client, setVbucket(0, std::string(1, '\x01'), R"({"topology":[["a"]]})")),
+              kNotSupported);
+    EXPECT_EQ(vbucketState(client, 0), 1u);
+    expectServed(client, "after-bad-vbucket-commands");
+}
+
+// Setting a vBucket's state is the node manager's: with users, only
+// @kvexec-node may; a client's credentials read it, never set it.
+TEST_F(ServerSocketTest, SetVbucketNeedsTheNodesCredentials) {
+    start({"--user", "alice", "--password", "secret", "--node-password", "node-secret"});
+    Client client(port());
+    ASSERT_EQ(
+        client.call(request(Opcode::SaslAuth, "PLAIN", "", std::string("\0alice\0secret", 13)))
+            ->status,
+        kSuccess);
+    EXPECT_EQ(statusOf(client, setVbucket(3, engine::VBucketState::Dead)),
+              static_cast<std::uint16_t>(Status::NoAccess));
+    EXPECT_EQ(vbucketState(client, 3), 1u);
+
+    Client node(port());
+    const std::string nodeLogin = std::string("\0@kvexec-node\0node-secret", 25);
+    ASSERT_EQ(node.call(request(Opcode::SaslAuth, "PLAIN", "", nodeLogin))->status, kSuccess);
+    EXPECT_EQ(statusOf(node, setVbucket(3, engine::VBucketState::Dead)), kSuccess);
+    EXPECT_EQ(vbucketState(client, 3), 4u);
 }
 
 // A 24-byte response header with no body (what a consumer answers a noop

@@ -133,6 +133,23 @@ TEST(RecordFormat, AVersion2RecordReadsAsADefaultCollectionKey) {
     EXPECT_EQ(format::decodeDocument(*record, bytes.data()).key, std::string("\0key", 4));
 }
 
+// The byte was reserved (zero) before: older records read as deletes.
+TEST(RecordFormat, ATombstoneAnExpiryMadeSaysSoInAFormerlyReservedByte) {
+    std::string bytes;
+    Document in{"key", "", 9, true};
+    in.deletedByExpiry = true;
+    format::appendDocument(bytes, in);
+    EXPECT_EQ(bytes[format::kRecordHeaderSize + 3 + 18], 1);
+    const auto header = format::decodeRecordHeader(bytes.data());
+    ASSERT_TRUE(header);
+    EXPECT_EQ(format::decodeDocument(*header, bytes.data()), in);
+
+    bytes[format::kRecordHeaderSize + 3 + 18] = 0;  // as a build before it wrote it
+    reseal(bytes, bytes.size());
+    EXPECT_FALSE(format::decodeDocument(*format::decodeRecordHeader(bytes.data()), bytes.data())
+                     .deletedByExpiry);
+}
+
 TEST(VBucketIndex, LatestVersionWinsAndSeqnoOrderHolds) {
     VBucketIndex index;
     index.apply("a", {100, 10, 1, false});

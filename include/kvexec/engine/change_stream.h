@@ -46,6 +46,10 @@ using StreamItemCallback = std::function<void(const Item&)>;
 //             [snapStart, snapEnd]; fromDisk: read from disk, where a
 //             key's older versions (and completed prepares) are left out.
 //   Mutation, Deletion  a committed change (item: the document).
+//   Expiration  a deletion that the document's expiry made (a read that
+//             found it expired, or the expiry pager), told apart so that
+//             DCP can send DCP_EXPIRATION; a replica applies it as the
+//             deletion it is.
 //   Prepare   a SyncWrite's prepare (item: the document it would write,
 //             meta.seqno the prepare's seqno; level).
 //   Commit    item: the committed document (meta.seqno the commit's own
@@ -53,8 +57,21 @@ using StreamItemCallback = std::function<void(const Item&)>;
 //             is a Mutation or Deletion.
 //   Abort     item: the key (meta.seqno the abort's own seqno);
 //             preparedSeqno: its prepare's (0 when read from disk).
+//   BackfillFailed  the stream could not read its backfill from disk
+//             and has closed itself: nothing follows (item: only the
+//             vbid). Its owner may open another (DCP: STREAM_END). A
+//             stream of openStream stops without it.
 // Bucket::applyReplicated takes the same events on a replica.
-enum class StreamEventKind : std::uint8_t { Snapshot, Mutation, Deletion, Prepare, Commit, Abort };
+enum class StreamEventKind : std::uint8_t {
+    Snapshot,
+    Mutation,
+    Deletion,
+    Expiration,
+    Prepare,
+    Commit,
+    Abort,
+    BackfillFailed
+};
 std::string_view to_string(StreamEventKind kind);
 
 struct StreamEvent {

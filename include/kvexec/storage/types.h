@@ -34,6 +34,9 @@ struct Document {
     // Opaque to storage: the engine keeps a SyncWrite prepare's durability
     // level here (0 for every other document).
     std::uint8_t level = 0;
+    // A tombstone that the document's expiry made, not a delete: change
+    // streams tell the two apart (DCP_EXPIRATION).
+    bool deletedByExpiry = false;
 
     friend bool operator==(const Document&, const Document&) = default;
 };
