@@ -1,6 +1,7 @@
 #include "cluster/cluster_state.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -74,6 +75,8 @@ void readKey(const ClusterKeys& keys, const KeyValue& kv, ClusterView& view) {
             view.rebalanceTarget = decodeVBucketMap(kv.value);
         } else if (const auto name = nameUnder(kv.key, keys.nodesPrefix()); !name.empty()) {
             view.addresses[std::string(name)] = decodeNodeAddress(kv.value);
+        } else if (const auto name = nameUnder(kv.key, keys.ejectedPrefix()); !name.empty()) {
+            view.ejected.insert(std::string(name));
         } else if (const auto name = nameUnder(kv.key, keys.statusPrefix()); !name.empty()) {
             view.statuses[std::string(name)] = decodeNodeStatus(kv.value);
         }
@@ -223,15 +226,24 @@ HeldSeqnos heldSeqnos(const ClusterView& view, std::uint16_t numVBuckets) {
     return held;
 }
 
+std::vector<std::string> mappableNodes(const ClusterView& view) {
+    std::vector<std::string> nodes;
+    std::copy_if(view.membership.nodes.begin(), view.membership.nodes.end(),
+                 std::back_inserter(nodes),
+                 [&](const std::string& node) { return !view.ejected.contains(node); });
+    return nodes;
+}
+
 std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t numVBuckets,
                                        std::uint32_t numReplicas,
                                        std::uint64_t highestRevisionSeen) {
-    if (view.membership.nodes.empty()) {
+    const std::vector<std::string> nodes = mappableNodes(view);
+    if (nodes.empty()) {
         return std::nullopt;
     }
     const VBucketMap* previous = view.map ? &*view.map : nullptr;
     const HeldSeqnos held = heldSeqnos(view, numVBuckets);
-    VBucketMap next = computeMap(view.membership.nodes, numVBuckets, numReplicas, previous, &held);
+    VBucketMap next = computeMap(nodes, numVBuckets, numReplicas, previous, &held);
     if (previous != nullptr && next == *previous) {
         return std::nullopt;
     }

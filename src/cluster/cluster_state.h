@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -99,6 +100,7 @@ struct ClusterView {
     std::optional<VBucketMap> map;              // absent, or present but malformed: nullopt
     std::int64_t mapModRevision = 0;            // the map key's, for a fenced write; 0: absent
     std::optional<VBucketMap> rebalanceTarget;  // while a rebalance runs (and decodes)
+    std::set<std::string> ejected;              // nodes rebalanced out
     std::int64_t rebalanceModRevision = 0;      // the rebalance key's; 0: absent
     std::vector<std::string> problems;          // values that did not decode, and why
 };
@@ -125,8 +127,12 @@ struct ClusterState {
 ClusterState clusterStateOf(const ClusterView& view, std::uint16_t numVBuckets,
                             const std::map<std::string, NodeAddress>& remembered);
 
-// The leader's decision: the map to publish over the registered nodes, or
-// nullopt when the one in etcd already is it (or no node is registered).
+// The nodes a map is made over: the registered ones but those rebalanced
+// out.
+std::vector<std::string> mappableNodes(const ClusterView& view);
+
+// The leader's decision: the map to publish over the mappable nodes, or
+// nullopt when the one in etcd already is it (or there is none).
 // The new map's revision is above both the old map's and
 // `highestRevisionSeen` (a map that stopped decoding still had one).
 std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t numVBuckets,

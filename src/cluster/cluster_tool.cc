@@ -128,6 +128,7 @@ std::optional<std::uint64_t> replicationLag(const VBucketMap& map, const std::st
 std::string clusterToolUsage() {
     return "usage: kvexec-cluster --etcd http://HOST:PORT [--root /kvexec/default]\n"
            "                      status [--json] | rebalance [--json] | failover NODE\n"
+           "                      | remove NODE [--json] | add NODE\n"
            "status: the cluster kept under --root (kvexec-server --cluster keeps a bucket B\n"
            "  under /kvexec/B): its nodes (name, address, alive = registered under a live\n"
            "  lease, the map revision each has applied), the map's revision and the leader\n"
@@ -147,7 +148,11 @@ std::string clusterToolUsage() {
            "  handed over (its clients wait for a moment: TMPFAIL). The elected node\n"
            "  drives it; this command asks for it and shows its progress until it is\n"
            "  done (exit 0) or cancelled by a node joining or failing (exit 1; run it\n"
-           "  again). --json: one progress object per line.\n";
+           "  again). --json: one progress object per line.\n"
+           "remove NODE: rebalances NODE out: its vBuckets move to the other nodes as a\n"
+           "  rebalance moves them, then no map names it (it serves nothing and may be\n"
+           "  stopped) until `add NODE`. Exit 1 if cancelled.\n"
+           "add NODE: lets a removed NODE back into the map (it then needs a rebalance).\n";
 }
 
 ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
@@ -169,9 +174,10 @@ ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
             options.command = arg;
         } else if (arg == "rebalance" && options.command.empty()) {
             options.command = arg;
-        } else if (arg == "failover" && options.command.empty()) {
+        } else if ((arg == "failover" || arg == "remove" || arg == "add") &&
+                   options.command.empty()) {
             if (i + 1 >= args.size() || args[i + 1].empty() || args[i + 1].front() == '-') {
-                refuse("failover: which node? (failover NODE)");
+                refuse(arg, ": which node? (", " NODE)");
             }
             options.command = arg;
             options.node = args[++i];
@@ -184,7 +190,7 @@ ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
     }
     (void)parseEtcdUrl(options.etcdUrl);  // std::invalid_argument saying why
     if (options.command.empty()) {
-        refuse("a command is required: status, rebalance or failover NODE");
+        refuse("a command is required: status, rebalance, failover NODE, remove NODE or add NODE");
     }
     if (options.root.empty() || options.root.front() != '/' || options.root.back() == '/') {
         refuse("--root: expected /PATH without a trailing '/'");

@@ -23,8 +23,8 @@ namespace kvexec::cluster {
 struct ClusterToolOptions {
     std::string etcdUrl;
     std::string root = "/kvexec/default";
-    std::string command;  // "status", "failover", "rebalance"
-    std::string node;     // the one `failover` names
+    std::string command;  // "status", "failover", "rebalance", "remove", "add"
+    std::string node;     // the one `failover`, `remove` and `add` name
     bool json = false;
     bool help = false;
 };

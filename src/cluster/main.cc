@@ -1,8 +1,10 @@
 // kvexec-cluster: the operator's view of a kvexec cluster kept in etcd
 // (see `kvexec-cluster --help` and cluster_tool.h): the cluster's status,
 // a hard failover, a rebalance and its progress.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "cluster/cluster_tool.h"
@@ -54,27 +56,13 @@ int watchRebalance(kvexec::cluster::EtcdClient& etcd, const kvexec::cluster::Clu
     }
 }
 
-// Asks the elected node for a rebalance over the registered nodes (or
-// follows the one running), then watches it.
-int rebalance(kvexec::cluster::EtcdClient& etcd, const kvexec::cluster::ClusterKeys& keys,
-              bool json) {
+// Asks the elected node to rebalance towards `target` (only if no
+// rebalance runs, and only against the map it was computed from), then
+// watches it.
+int askAndWatch(kvexec::cluster::EtcdClient& etcd, const kvexec::cluster::ClusterKeys& keys,
+                const kvexec::cluster::ClusterView& view, const kvexec::cluster::VBucketMap& target,
+                bool json) {
     using namespace kvexec::cluster;
-    const ClusterView view = readClusterView(keys, etcd.getPrefix(keys.all()));
-    if (view.rebalanceTarget) {
-        std::cerr << "kvexec-cluster: a rebalance is running; following it\n";
-        return watchRebalance(etcd, keys, *view.rebalanceTarget, json);
-    }
-    if (!view.map || view.map->nodes != view.membership.nodes) {
-        std::cerr << "kvexec-cluster: the map does not name every registered node yet (one "
-                     "joined or left a moment ago); try again\n";
-        return 1;
-    }
-    const VBucketMap target = rebalanceTarget(*view.map, view.membership.nodes);
-    if (chainsInPlace(*view.map, target) == target.chains.size()) {
-        std::cerr << "kvexec-cluster: balanced already\n";
-        return 0;
-    }
-    // Only if none is running, and only against the map it was computed from.
     const CasResult asked =
         etcd.putIfUnchanged(keys.rebalance(), encodeVBucketMap(target),
                             {{keys.rebalance(), 0}, {keys.map(), view.mapModRevision}});
@@ -83,6 +71,83 @@ int rebalance(kvexec::cluster::EtcdClient& etcd, const kvexec::cluster::ClusterK
         return 1;
     }
     return watchRebalance(etcd, keys, target, json);
+}
+
+// The view, if a rebalance may begin from it: a map over every mappable
+// node and none running (then it follows that one instead).
+std::optional<kvexec::cluster::ClusterView> readyView(kvexec::cluster::EtcdClient& etcd,
+                                                      const kvexec::cluster::ClusterKeys& keys,
+                                                      bool json, int& exitCode) {
+    using namespace kvexec::cluster;
+    ClusterView view = readClusterView(keys, etcd.getPrefix(keys.all()));
+    if (view.rebalanceTarget) {
+        std::cerr << "kvexec-cluster: a rebalance is running; following it\n";
+        exitCode = watchRebalance(etcd, keys, *view.rebalanceTarget, json);
+        return std::nullopt;
+    }
+    if (!view.map || view.map->nodes != mappableNodes(view)) {
+        std::cerr << "kvexec-cluster: the map does not name every registered node yet (one "
+                     "joined or left a moment ago); try again\n";
+        exitCode = 1;
+        return std::nullopt;
+    }
+    return view;
+}
+
+int rebalance(kvexec::cluster::EtcdClient& etcd, const kvexec::cluster::ClusterKeys& keys,
+              bool json) {
+    using namespace kvexec::cluster;
+    int exitCode = 0;
+    const auto view = readyView(etcd, keys, json, exitCode);
+    if (!view) {
+        return exitCode;
+    }
+    const VBucketMap target = rebalanceTarget(*view->map, view->map->nodes);
+    if (chainsInPlace(*view->map, target) == target.chains.size()) {
+        std::cerr << "kvexec-cluster: balanced already\n";
+        return 0;
+    }
+    return askAndWatch(etcd, keys, *view, target, json);
+}
+
+// Rebalances `node` out, then marks it ejected: the leader's next map no
+// longer names it.
+int remove(kvexec::cluster::EtcdClient& etcd, const kvexec::cluster::ClusterKeys& keys,
+           const std::string& node, bool json) {
+    using namespace kvexec::cluster;
+    int exitCode = 0;
+    const auto view = readyView(etcd, keys, json, exitCode);
+    if (!view) {
+        return exitCode;
+    }
+    const auto& nodes = view->map->nodes;
+    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end() || nodes.size() == 1) {
+        std::cerr << "kvexec-cluster: " << node
+                  << " is not in the map, or is its only node: nothing to remove\n";
+        return 1;
+    }
+    const VBucketMap target = removalTarget(*view->map, node);
+    if (chainsInPlace(*view->map, target) != target.chains.size()) {
+        exitCode = askAndWatch(etcd, keys, *view, target, json);
+        if (exitCode != 0) {
+            return exitCode;
+        }
+    }
+    etcd.put(keys.ejected(node), "");
+    std::cerr << "kvexec-cluster: " << node << " holds nothing and leaves the map; it may be "
+              << "stopped (kvexec-cluster add " << node << " lets it back)\n";
+    return 0;
+}
+
+int add(kvexec::cluster::EtcdClient& etcd, const kvexec::cluster::ClusterKeys& keys,
+        const std::string& node) {
+    if (!etcd.del(keys.ejected(node))) {
+        std::cerr << "kvexec-cluster: " << node << " was not removed: nothing to do\n";
+        return 1;
+    }
+    std::cerr << "kvexec-cluster: " << node << " may join the map again; run rebalance to give "
+              << "it vBuckets\n";
+    return 0;
 }
 
 }  // namespace
@@ -108,6 +173,12 @@ int main(int argc, char** argv) {
         }
         if (options.command == "rebalance") {
             return rebalance(etcd, keys, options.json);
+        }
+        if (options.command == "remove") {
+            return remove(etcd, keys, options.node, options.json);
+        }
+        if (options.command == "add") {
+            return add(etcd, keys, options.node);
         }
         const StatusReport report =
             statusReport(options.root, readClusterView(keys, etcd.getPrefix(keys.all())));

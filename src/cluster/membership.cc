@@ -52,6 +52,18 @@ std::string ClusterKeys::status(std::string_view name) const {
     return key;
 }
 
+std::string ClusterKeys::ejectedPrefix() const {
+    std::string key = all();
+    key += "ejected/";
+    return key;
+}
+
+std::string ClusterKeys::ejected(std::string_view name) const {
+    std::string key = ejectedPrefix();
+    key += name;
+    return key;
+}
+
 Membership readMembership(const ClusterKeys& keys, const std::vector<KeyValue>& underRoot) {
     Membership membership;
     const std::string nodesPrefix = keys.nodesPrefix();

@@ -10,6 +10,8 @@
 //                        NodeStatus), under the node's lease
 //   <root>/rebalance     while a rebalance runs, the map it ends at
 //                        (rebalance.h), written by kvexec-cluster
+//   <root>/ejected/<name> a node rebalanced out (kvexec-cluster remove):
+//                        no map names it until kvexec-cluster add
 // Keys under a lease vanish when the lease expires, so a node that stops
 // renewing leaves the membership, and the leadership with it.
 //
@@ -37,7 +39,9 @@ class ClusterKeys {
     std::string node(std::string_view name) const;
     std::string leader() const;
     std::string map() const;
-    std::string rebalance() const;     // "<root>/rebalance": a rebalance's target map
+    std::string rebalance() const;      // "<root>/rebalance": a rebalance's target map
+    std::string ejectedPrefix() const;  // "<root>/ejected/"
+    std::string ejected(std::string_view name) const;
     std::string statusPrefix() const;  // "<root>/status/"
     std::string status(std::string_view name) const;
 

@@ -228,6 +228,36 @@ VBucketMap rebalanceTarget(const VBucketMap& current, std::vector<std::string> n
     return target;
 }
 
+VBucketMap removalTarget(const VBucketMap& current, const std::string& leaving) {
+    std::vector<std::string> staying;
+    for (const std::string& node : current.nodes) {
+        if (node != leaving) {
+            staying.push_back(node);
+        }
+    }
+    if (staying.size() == current.nodes.size()) {
+        std::string message = "removalTarget: the map does not name ";
+        message += leaving;
+        throw std::invalid_argument(message);
+    }
+    if (staying.empty()) {
+        throw std::invalid_argument("removalTarget: the last node cannot leave");
+    }
+    VBucketMap target = rebalanceTarget(current, staying);
+    for (auto& chain : target.chains) {
+        for (int& node : chain) {
+            if (node != kNoNode) {
+                const auto& name = target.nodes[static_cast<std::size_t>(node)];
+                node =
+                    static_cast<int>(std::find(current.nodes.begin(), current.nodes.end(), name) -
+                                     current.nodes.begin());
+            }
+        }
+    }
+    target.nodes = current.nodes;
+    return target;
+}
+
 RebalanceDistance rebalanceDistance(const VBucketMap& from, const VBucketMap& to) {
     if (from.chains.size() != to.chains.size()) {
         throw std::invalid_argument("rebalanceDistance: maps of different vBucket counts");

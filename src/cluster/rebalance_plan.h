@@ -1,8 +1,7 @@
 // cluster/rebalance_plan.h: where a rebalance takes the cluster: a
 // balanced map over a new node set that moves as little data as it can
 // from the map in place. The moves themselves (backfill, then takeover)
-// are the rebalance's; this is only the destination (issue 27; not yet
-// driven by the node agent).
+// are the rebalance's (rebalance.h); this is only the destination.
 //
 // Pure functions over values: no I/O, no locks, no global state; safe from
 // any thread.
@@ -30,6 +29,12 @@ namespace kvexec::cluster {
 //   are within quota. A node outside `nodes` holds nothing in it.
 // Requires what computeMap requires of `nodes`; throws std::invalid_argument.
 VBucketMap rebalanceTarget(const VBucketMap& current, std::vector<std::string> nodes);
+
+// removalTarget is rebalanceTarget over `current`'s nodes but `leaving`,
+// written over all of `current`'s nodes (the leaving one holds nothing in
+// it), so that the rebalance moves within one list of nodes. Throws
+// std::invalid_argument if `leaving` is not in the map or is its only node.
+VBucketMap removalTarget(const VBucketMap& current, const std::string& leaving);
 
 // How far a map is from a target of the same shape: the vBuckets whose
 // active differs, and the replica copies the target has that the map

@@ -118,6 +118,19 @@ TEST(MapToPublishTest, FirstMapThenNothingUntilTheNodesChange) {
     EXPECT_FALSE(mapToPublish(ClusterView{}, 8, 1, 0));  // no node registered
 }
 
+// A node rebalanced out stays out of the map while it is registered.
+TEST(MapToPublishTest, AnEjectedNodeIsLeftOut) {
+    ClusterView view;
+    view.membership.nodes = {"n1", "n2", "n3"};
+    view.ejected = {"n2"};
+    EXPECT_EQ(mappableNodes(view), (std::vector<std::string>{"n1", "n3"}));
+    const auto map = mapToPublish(view, 8, 1, 0);
+    ASSERT_TRUE(map);
+    EXPECT_EQ(map->nodes, (std::vector<std::string>{"n1", "n3"}));
+    view.membership.nodes = {"n2"};  // alone, and out
+    EXPECT_FALSE(mapToPublish(view, 8, 1, 0));
+}
+
 TEST(MapToPublishTest, ARevisionNeverGoesBack) {
     ClusterView view;
     view.membership.nodes = {"n1"};  // the map in etcd stopped decoding

@@ -116,6 +116,23 @@ TEST(RebalanceTargetTest, ALeavingNodesActivesGoWhereTheirReplicasAre) {
     EXPECT_EQ(distance.replicaCopies, chainsWithNode2);
 }
 
+// Removing a node: the target is over the others but keeps the map's node
+// list (the rebalance moves within one list), the leaving node in no chain.
+TEST(RebalanceTargetTest, ARemovalTargetLeavesTheNodeInNoChain) {
+    const VBucketMap current = computeMap(names(3), 64, 1);
+    const VBucketMap target = removalTarget(current, "node1");
+    EXPECT_EQ(target.nodes, current.nodes);
+    std::vector<int> actives(3, 0);
+    for (const auto& chain : target.chains) {
+        EXPECT_EQ(std::count(chain.begin(), chain.end(), 1), 0);
+        ++actives[static_cast<std::size_t>(chain[0])];
+    }
+    EXPECT_EQ(actives[0], 32);
+    EXPECT_EQ(actives[2], 32);
+    EXPECT_THROW(removalTarget(current, "nope"), std::invalid_argument);
+    EXPECT_THROW(removalTarget(computeMap({"a"}, 4, 0), "a"), std::invalid_argument);
+}
+
 TEST(RebalanceTargetTest, RefusesWhatComputeMapRefuses) {
     const VBucketMap current = computeMap(names(2), 4, 1);
     EXPECT_THROW(rebalanceTarget(current, {}), std::invalid_argument);

@@ -127,26 +127,30 @@ nlohmann::json ClusterProcesses::config(std::uint16_t port) {
     return nlohmann::json::parse(answer->value, nullptr, false);
 }
 
-bool ClusterProcesses::servesRunningNodes(const nlohmann::json& config) const {
+bool ClusterProcesses::serves(const nlohmann::json& config,
+                              const std::vector<std::size_t>& members) const {
     if (!config.is_object() || config.value("rev", 0) <= 0) {
         return false;
     }
     const auto& servers = config["vBucketServerMap"]["serverList"];
-    std::size_t running = 0;
     std::size_t listed = 0;
-    for (const auto& node : nodes_) {
-        if (!node) {
-            continue;
-        }
-        ++running;
+    for (const std::size_t member : members) {
         for (const auto& server : servers) {
-            listed += portOfServer(server.get<std::string>()) == node->port() ? 1 : 0;
+            listed += portOfServer(server.get<std::string>()) == nodes_.at(member)->port() ? 1 : 0;
         }
     }
-    return servers.size() == running && listed == running;
+    return servers.size() == members.size() && listed == members.size();
 }
 
-bool ClusterProcesses::waitForMap() {
+bool ClusterProcesses::waitForMap(std::optional<std::vector<std::size_t>> members) {
+    if (!members) {
+        members.emplace();
+        for (std::size_t i = 0; i < nodes_.size(); ++i) {
+            if (nodes_[i]) {
+                members->push_back(i);
+            }
+        }
+    }
     const auto deadline = Clock::now() + kSocketDeadline;
     while (Clock::now() < deadline) {
         std::optional<nlohmann::json> agreed;
@@ -156,8 +160,8 @@ bool ClusterProcesses::waitForMap() {
                 continue;
             }
             nlohmann::json served = config(node->port());
-            same = same && servesRunningNodes(served) &&
-                   (!agreed || (*agreed)["rev"] == served["rev"]);
+            same =
+                same && serves(served, *members) && (!agreed || (*agreed)["rev"] == served["rev"]);
             agreed = std::move(served);
         }
         if (same && agreed) {

@@ -56,8 +56,9 @@ class ClusterProcesses {
     // it does not answer.
     nlohmann::json config(std::uint16_t port);
     // Every running node serves the same map, whose server list is exactly
-    // the running nodes; remembered for portOf.
-    bool waitForMap();
+    // the running nodes (or the `members` given, by index); remembered for
+    // portOf.
+    bool waitForMap(std::optional<std::vector<std::size_t>> members = std::nullopt);
     const nlohmann::json& map() const { return map_; }
     // The port of the node at `slot` of the key's chain (0: the active) in
     // the map waitForMap last saw; 0 for an empty slot.
@@ -76,7 +77,7 @@ class ClusterProcesses {
 
   private:
     std::vector<std::string> args(std::size_t node) const;
-    bool servesRunningNodes(const nlohmann::json& config) const;
+    bool serves(const nlohmann::json& config, const std::vector<std::size_t>& members) const;
 
     const std::uint32_t replicas_;
     const std::uint16_t vbuckets_;

@@ -198,5 +198,38 @@ TEST(RebalanceSocketTest, ARebalanceGivesAJoiningNodeItsShareAndKeepsEveryWrite)
     EXPECT_TRUE(cluster.stopAll());
 }
 
+// A node rebalanced out hands its vBuckets over (every write stays, on
+// the active and the replica), then no map names it; added back and
+// rebalanced, it takes its share again.
+TEST(RebalanceSocketTest, ARemovedNodeHandsItsVBucketsOverAndLeavesTheMap) {
+    ClusterProcesses cluster(3, 1, kVBuckets);
+    ASSERT_TRUE(cluster.waitForMap());
+    const auto written = writeKeys(cluster, 64, "one");
+    EXPECT_EQ(runClusterTool(cluster.etcdUrl(), "remove nope"), 1);
+    ASSERT_EQ(runClusterTool(cluster.etcdUrl(), "remove n2"), 0);
+    ASSERT_TRUE(cluster.waitForMap(std::vector<std::size_t>{0, 1})) << "n2 is still in the map";
+    expectEveryWriteOnItsActive(cluster, written);
+    for (const auto& [key, acknowledged] : written) {
+        const auto copy = cluster.readWhenItHolds(key, 1, acknowledged.value);
+        ASSERT_TRUE(copy.has_value()) << key;
+        EXPECT_EQ(copy->cas, acknowledged.cas) << key << ": the replica's copy";
+    }
+    // n2 serves nothing: its config sends clients elsewhere.
+    Client removed(cluster.node(2).port());
+    RawRequest get = request(protocol::Opcode::Get, written.begin()->first);
+    get.vbucket = protocol::vbucketOfKey(written.begin()->first, kVBuckets);
+    EXPECT_EQ(removed.call(get)->status,
+              static_cast<std::uint16_t>(protocol::Status::NotMyVbucket));
+
+    ASSERT_EQ(runClusterTool(cluster.etcdUrl(), "add n2"), 0);
+    EXPECT_EQ(runClusterTool(cluster.etcdUrl(), "add n2"), 1);  // not removed any more
+    ASSERT_TRUE(cluster.waitForMap());
+    ASSERT_EQ(runClusterTool(cluster.etcdUrl(), "rebalance"), 0);
+    ASSERT_TRUE(cluster.waitForMap());
+    EXPECT_GE(activesByPort(cluster.map())[cluster.node(2).port()], kVBuckets / 3);
+    expectEveryWriteOnItsActive(cluster, written);
+    EXPECT_TRUE(cluster.stopAll());
+}
+
 }  // namespace
 }  // namespace kvexec::server::test
