@@ -1,26 +1,32 @@
-// The official Couchbase Node.js SDK under a failover: eight workers keep
-// upserting their own keys at durability Majority on a three-node cluster
-// with one replica while node n0 is killed (SIGKILL). Once its lease
-// expires the others fail it over: the replicas of its vBuckets are
-// promoted and the SDK, told NOT_MY_VBUCKET or polling the config, moves
-// its writes there. Then n0 is restarted on its data directory and joins
-// again. Checks:
+// The official Couchbase Node.js SDK through a cluster's life (issue 27):
+// eight workers keep upserting their own keys at durability Majority on a
+// three-node cluster with one replica while
+// 1. node n0 is killed (SIGKILL): once its lease expires the others fail
+//    it over, the replicas of its vBuckets are promoted and the SDK, told
+//    NOT_MY_VBUCKET or polling the config, moves its writes there;
+// 2. n0 is restarted on its data directory and rejoins, and
+//    `kvexec-cluster rebalance` gives it its share back;
+// 3. a fourth node n3 starts and a rebalance moves its share to it;
+// 4. `kvexec-cluster remove n1` rebalances n1 out.
+// Checks:
 // - every key is written again after the kill, within 10 s of it (the
 //   failover time printed is the longest a key waited);
 // - the SDK saw only retriable errors (timeouts, ambiguous durability,
 //   temporary failure);
 // - at the end every key reads back as its last acknowledged write, or as
 //   a later write whose outcome the SDK could not know (ambiguous);
-// - the restarted node stops cleanly (SIGTERM, exit 0).
-//   node sdk_failover_test.js N0_ARGV_FILE N0_PID PORT0 PORT1 PORT2
+// - each rebalance and the removal exit 0;
+// - the nodes this script started stop cleanly (SIGTERM, exit 0).
+//   node sdk_failover_test.js KVEXEC_CLUSTER ETCD_URL DIR N0_PID PORT0 PORT1 PORT2
 'use strict';
 const assert = require('assert');
 const fs = require('fs');
-const { spawn } = require('child_process');
+const path = require('path');
+const { spawn, spawnSync } = require('child_process');
 const couchbase = require('couchbase');
 const { check, fail, finish } = require('./sdk_check');
 
-const [argvFile, victimPidText, ...portTexts] = process.argv.slice(2);
+const [clusterToolPath, etcdUrl, dir, victimPidText, ...portTexts] = process.argv.slice(2);
 const victimPid = Number(victimPidText);
 const ports = portTexts.map(Number);
 const WORKERS = 8;
@@ -95,6 +101,37 @@ function restart(argv) {
   });
 }
 
+// kvexec-cluster ARGS...: its exit status (its output goes to ours).
+function runClusterTool(...args) {
+  const result = spawnSync(clusterToolPath, ['--etcd', etcdUrl, ...args],
+                           { stdio: ['ignore', 'inherit', 'inherit'], timeout: 90000 });
+  return result.status;
+}
+
+// n0's command line as another node's: its own name and data directory.
+function argvOf(argv, name) {
+  const copy = [...argv];
+  copy[copy.indexOf('--node') + 1] = name;
+  copy[copy.indexOf('--data-dir') + 1] = path.join(dir, name);
+  return copy;
+}
+
+// Waits until the map names `node` and every node applied it.
+async function waitInMap(node) {
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    const result = spawnSync(clusterToolPath, ['--etcd', etcdUrl, 'status', '--json'],
+                             { encoding: 'utf8' });
+    if (result.status === 0) {
+      const status = JSON.parse(result.stdout);
+      const applied = status.nodes.every((n) => !n.alive || n.appliedRevision === status.mapRevision);
+      if (status.nodes.some((n) => n.name === node && n.alive) && applied) return;
+    }
+    assert.ok(Date.now() < deadline, `${node} never joined the map`);
+    await sleep(200);
+  }
+}
+
 function stopChild(child) {
   return new Promise((resolve) => {
     if (child.exitCode !== null) return resolve(child.exitCode);
@@ -104,7 +141,7 @@ function stopChild(child) {
 }
 
 async function main() {
-  const argv = JSON.parse(fs.readFileSync(argvFile, 'utf8'));
+  const argv = JSON.parse(fs.readFileSync(path.join(dir, 'n0.argv'), 'utf8'));
   // Bootstrap from the nodes that stay: the SDK learns n0 from the map.
   const cluster = await couchbase.connect(
     `couchbase://127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}`, {
@@ -116,7 +153,7 @@ async function main() {
   const state = { stop: false, unexpected: [], retriable: {} };
   const workers = Array.from({ length: WORKERS }, (_, w) =>
     worker(collection, logs.slice(w * KEYS_PER_WORKER, (w + 1) * KEYS_PER_WORKER), state));
-  let restarted = null;
+  const restarted = [];  // the nodes this script started
   try {
     await check('every key is written before the kill', async () => {
       const deadline = Date.now() + 30000;
@@ -143,8 +180,22 @@ async function main() {
                   assert.ok(longest < FAILOVER_DEADLINE_MS, `a key waited ${longest} ms`);
                 });
     await check('the killed node restarts on its data directory and rejoins', async () => {
-      restarted = await restart(argv);
-      await sleep(3000);  // the load goes on while it joins and streams
+      restarted.push(await restart(argv));
+      await waitInMap('n0');
+    });
+    await check('a rebalance gives it its share back', async () => {
+      assert.strictEqual(runClusterTool('rebalance'), 0);
+      await sleep(1000);
+    });
+    await check('a fourth node joins and a rebalance gives it its share', async () => {
+      restarted.push(await restart(argvOf(argv, 'n3')));
+      await waitInMap('n3');
+      assert.strictEqual(runClusterTool('rebalance'), 0);
+      await sleep(1000);
+    });
+    await check('n1 is rebalanced out', async () => {
+      assert.strictEqual(runClusterTool('remove', 'n1'), 0);
+      await sleep(2000);  // the load goes on without it
     });
   } catch (e) {
     fail('load', e);
@@ -171,11 +222,11 @@ async function main() {
                 }
               });
   await cluster.close();
-  if (restarted) {
-    await check('the restarted node stops cleanly', async () => {
-      assert.strictEqual(await stopChild(restarted), 0);
-    });
-  }
+  await check('the nodes this script started stop cleanly', async () => {
+    for (const child of restarted) {
+      assert.strictEqual(await stopChild(child), 0);
+    }
+  });
   finish();
 }
 
