@@ -110,11 +110,35 @@ int rebalance(kvexec::cluster::EtcdClient& etcd, const kvexec::cluster::ClusterK
     return askAndWatch(etcd, keys, *view, target, json);
 }
 
-// Rebalances `node` out, then marks it ejected: the leader's next map no
-// longer names it.
+// Marks `node` ejected once the map leaves it nothing, fenced on that map
+// (a failover since could have given it slots again).
+int eject(kvexec::cluster::EtcdClient& etcd, const kvexec::cluster::ClusterKeys& keys,
+          const std::string& node) {
+    using namespace kvexec::cluster;
+    const ClusterView view = readClusterView(keys, etcd.getPrefix(keys.all()));
+    const NodeVBuckets held = view.map ? vbucketsOf(*view.map, node) : NodeVBuckets{};
+    if (!view.map || !held.active.empty() || !held.replica.empty() ||
+        !etcd.putIfUnchanged(keys.ejected(node), "", {{keys.map(), view.mapModRevision}})
+             .succeeded) {
+        std::cerr << "kvexec-cluster: " << node << " was given vBuckets again (a node joined or "
+                  << "failed); run remove again\n";
+        return 1;
+    }
+    std::cerr << "kvexec-cluster: " << node << " holds nothing and leaves the map; it may be "
+              << "stopped (kvexec-cluster add " << node << " lets it back)\n";
+    return 0;
+}
+
+// Rebalances `node` out, then ejects it: the leader's next map no longer
+// names it.
 int remove(kvexec::cluster::EtcdClient& etcd, const kvexec::cluster::ClusterKeys& keys,
            const std::string& node, bool json) {
     using namespace kvexec::cluster;
+    if (readClusterView(keys, etcd.getPrefix(keys.all())).rebalanceTarget) {
+        std::cerr << "kvexec-cluster: a rebalance is running; remove " << node
+                  << " once it is done\n";
+        return 1;
+    }
     int exitCode = 0;
     const auto view = readyView(etcd, keys, json, exitCode);
     if (!view) {
@@ -133,10 +157,7 @@ int remove(kvexec::cluster::EtcdClient& etcd, const kvexec::cluster::ClusterKeys
             return exitCode;
         }
     }
-    etcd.put(keys.ejected(node), "");
-    std::cerr << "kvexec-cluster: " << node << " holds nothing and leaves the map; it may be "
-              << "stopped (kvexec-cluster add " << node << " lets it back)\n";
-    return 0;
+    return eject(etcd, keys, node);
 }
 
 int add(kvexec::cluster::EtcdClient& etcd, const kvexec::cluster::ClusterKeys& keys,

@@ -369,9 +369,14 @@ bool NodeAgent::actOn(const ClusterState& state) {
 
 void NodeAgent::writeStatus(std::uint64_t mapRevision) {
     NodeStatus status{mapRevision, std::nullopt};
-    if (statusSource_) {
+    {
         detail::MutexLock callbacks(callbackMutex_);
-        status.replication = statusSource_();
+        if (fencedLease_ == sessionLease_) {
+            return;  // it serves nothing now: the pass that joins again writes afresh
+        }
+        if (statusSource_) {
+            status.replication = statusSource_();
+        }
     }
     // Read back on the next pass (the write is a change under the root), so
     // comparing with the last pass's view would write twice; keep it here.
@@ -439,11 +444,15 @@ void NodeAgent::runKeepAlive() {
 bool NodeAgent::renew(std::int64_t lease, Clock::time_point& lastRenewalSent) {
     const auto sent = Clock::now();
     std::int64_t ttl = -1;  // no answer
-    std::string why;
-    try {
-        ttl = keepAliveEtcd_.keepAlive(lease);
-    } catch (const EtcdError& error) {
-        why = error.what();
+    std::string why = "the fence deadline passed before this try";
+    // A try begun after the deadline could end a renewal timeout later:
+    // none is begun, so the fence comes at most that long after it.
+    if (sent - lastRenewalSent < fenceAfter(config_)) {
+        try {
+            ttl = keepAliveEtcd_.keepAlive(lease);
+        } catch (const EtcdError& error) {
+            why = error.what();
+        }
     }
     if (ttl > 0) {
         lastRenewalSent = sent;

@@ -162,7 +162,7 @@ class NodeAgent {
     // Held while a callback runs: they run one at a time, and a fence
     // (keep-alive thread) never interleaves with acting on a state. Taken
     // before mutex_, never after.
-    detail::Mutex callbackMutex_;
+    detail::Mutex callbackMutex_ ACQUIRED_BEFORE(mutex_);
     std::int64_t fencedLease_ GUARDED_BY(callbackMutex_) = 0;
 
     detail::Mutex mutex_;

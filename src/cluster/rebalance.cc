@@ -1,6 +1,7 @@
 #include "cluster/rebalance.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace kvexec::cluster {
 namespace {
@@ -16,20 +17,25 @@ class Published {
         const NodeStatus* status = of(node);
         return status == nullptr ? 0 : status->mapRevision;
     }
-    // Its high seqno of vb (0 where it lists none).
-    std::uint64_t seqno(int node, std::size_t vb) const {
+    // Its high seqno of vb; nullopt where it lists none (a replica before
+    // its stream opened, or a node not holding vb): unknown, so wait.
+    std::optional<std::uint64_t> seqno(int node, std::size_t vb, bool asActive = false) const {
         const NodeStatus* status = of(node);
         if (status == nullptr || !status->replication) {
-            return 0;
+            return std::nullopt;
         }
-        for (const auto* list : {&status->replication->active, &status->replication->replica}) {
+        const auto& replication = *status->replication;
+        for (const auto* list : {&replication.active, &replication.replica}) {
+            if (asActive && list != &replication.active) {
+                continue;
+            }
             for (const VBucketSeqno& entry : *list) {
                 if (entry.vbid == vb) {
                     return entry.seqno;
                 }
             }
         }
-        return 0;
+        return std::nullopt;
     }
 
   private:
@@ -86,7 +92,7 @@ class Mover {
         if (!copies.empty()) {
             next_.incoming[vb] = std::move(copies);
         } else {
-            finishOrTakeOver(vb);
+            takeOver(vb);
         }
         return true;
     }
@@ -96,33 +102,37 @@ class Mover {
         if (next_.takeoverSince[vb] != 0) {
             return finishTakeover(vb);
         }
-        const int active = next_.chains[vb].front();
-        const std::uint64_t activeSeqno = published_.seqno(active, vb);
-        for (const int node : next_.incoming[vb]) {
-            if (published_.seqno(node, vb) < activeSeqno) {
-                return false;  // still copying
-            }
+        // Near enough to pause the writes: the copies reached what the
+        // active published (up to a status interval old).
+        const auto activeSeqno = published_.seqno(next_.chains[vb].front(), vb, true);
+        if (!activeSeqno || !reached(next_.incoming[vb], vb, *activeSeqno)) {
+            return false;
         }
-        finishOrTakeOver(vb);
+        takeOver(vb);
         return true;
     }
 
   private:
-    void finishOrTakeOver(std::size_t vb) {
-        if (target_.chains[vb].front() == next_.chains[vb].front()) {
-            place(vb);
-        } else {
-            next_.takeoverSince[vb] = next_.revision;
-        }
+    // Every chain change pauses the active's writes first: a chain that
+    // dropped an old copy before a new one held every write acknowledged
+    // (by the old chain) would lose it with one more failure.
+    void takeOver(std::size_t vb) { next_.takeoverSince[vb] = next_.revision; }
+
+    // Each of `nodes` published at least `seqno` of vb.
+    bool reached(const std::vector<int>& nodes, std::size_t vb, std::uint64_t seqno) const {
+        return std::all_of(nodes.begin(), nodes.end(), [&](int node) {
+            const auto held = published_.seqno(node, vb);
+            return node == kNoNode || (held && *held >= seqno);
+        });
     }
 
-    // The old active applied the handover (so its published seqno is its
-    // last), and the new one holds all of it.
+    // The active applied the pause (so the seqno its status lists is its
+    // last), and every node of the target chain holds all of it.
     bool finishTakeover(std::size_t vb) {
-        const int oldActive = next_.chains[vb].front();
-        const int newActive = target_.chains[vb].front();
-        if (published_.appliedRevision(oldActive) < next_.takeoverSince[vb] ||
-            published_.seqno(newActive, vb) < published_.seqno(oldActive, vb)) {
+        const int active = next_.chains[vb].front();
+        const auto last = published_.seqno(active, vb, true);
+        if (published_.appliedRevision(active) < next_.takeoverSince[vb] || !last ||
+            !reached(target_.chains[vb], vb, *last)) {
             return false;
         }
         place(vb);

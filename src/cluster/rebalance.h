@@ -6,13 +6,17 @@
 // time, through:
 //   1. incoming: the target's nodes that hold no copy stream one from the
 //      active, as replicas durability does not count;
-//   2. once they have caught up with the active's published high seqno:
-//      if the active stays, the chain becomes the target's; otherwise
+//   2. once they have reached the active's published high seqno (a copy
+//      counts only once its stream is open, past the failover-log check):
 //   3. takeover: the active hands over (refuses clients, ends its pending
-//      SyncWrites), and once its status says it applied that (its seqno
-//      there no longer moves) and the new active holds that seqno, the
-//      chain becomes the target's: the new active leads, the old one
-//      follows it or drops the vBucket.
+//      SyncWrites), and once its status says it applied that (the seqno
+//      listed there is its last) and every node of the target chain
+//      holds that seqno, the chain becomes the target's: the new active
+//      leads with the old one's history, the old one follows it or drops
+//      the vBucket. Every chain change pauses the writes so: a chain that
+//      dropped an old copy before a new one held all the old chain
+//      acknowledged would lose a write to one more failure.
+// A status that lists no seqno for a node's vBucket is "unknown": wait.
 // A failover or a node joining during a rebalance cancels it: the map the
 // leader then computes (computeMap) carries no moves, and a takeover in
 // flight is undone (the old active serves again).

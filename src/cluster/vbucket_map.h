@@ -78,7 +78,7 @@ struct HeldSeqnos {
 //   only empty slots take nodes from the balanced map (and whole chains,
 //   for a vBucket none of whose nodes survived). A node that returns or
 //   joins is never made active: moving actives to it is a rebalance's job
-//   (not built yet: issue 27). A cluster is balanced when its nodes are
+//   (rebalance.h). A cluster is balanced when its nodes are
 //   all in its first map (node_agent.h waits for them to stop joining).
 //
 // Requires: nodes non-empty, no duplicate names, no empty name;

@@ -220,6 +220,7 @@ class BucketImpl final : public Bucket {
     // a new branch if that run crashed. Throws if its chain is not led by
     // this node.
     void restoreVBucketStateLocked(VBucket& vb) REQUIRES(vb.mutex);
+    void restorePersistedStateLocked(VBucket& vb) REQUIRES(vb.mutex);
     std::uint64_t newVBucketUuid() EXCLUDES(uuidMutex_);
     void adoptReplicaPreparesLocked(VBucket& vb) REQUIRES(vb.mutex);
     // One checked change, in memory; its aborted SyncWrites into `aborted`.

@@ -156,6 +156,13 @@ void BucketImpl::persistVBucketStatesSoon() {
 }
 
 void BucketImpl::restoreVBucketStateLocked(VBucket& vb) {
+    restorePersistedStateLocked(vb);
+    if (config_.awaitAssignment) {
+        vb.state = VBucketState::Dead;
+    }
+}
+
+void BucketImpl::restorePersistedStateLocked(VBucket& vb) {
     if (!persistedVBuckets_) {
         return;  // a new bucket: active, [nodeName], the branch it was made with
     }

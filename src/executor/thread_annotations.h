@@ -33,6 +33,7 @@
 #define REQUIRES(...) KVEXEC_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
 #define REQUIRES_SHARED(...) KVEXEC_THREAD_ANNOTATION(requires_shared_capability(__VA_ARGS__))
 #define EXCLUDES(...) KVEXEC_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
+#define ACQUIRED_BEFORE(...) KVEXEC_THREAD_ANNOTATION(acquired_before(__VA_ARGS__))
 #define ACQUIRE(...) KVEXEC_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define RELEASE(...) KVEXEC_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
 #define ACQUIRE_SHARED(...) KVEXEC_THREAD_ANNOTATION(acquire_shared_capability(__VA_ARGS__))

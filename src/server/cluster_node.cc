@@ -152,6 +152,16 @@ void ClusterNode::updateReplication(const std::vector<cluster::VBucketChange>& c
         std::count_if(changes.begin(), changes.end(), [](const cluster::VBucketChange& change) {
             return change.role == cluster::VBucketRole::Replica;
         }));
+    activeOf_.clear();
+    for (const cluster::VBucketChange& change : changes) {
+        if (change.role == cluster::VBucketRole::Replica && !change.chain.empty()) {
+            activeOf_[change.vbid] = change.chain.front();
+        }
+    }
+    std::erase_if(streamedFrom_, [&](const auto& entry) {
+        const auto active = activeOf_.find(entry.first);
+        return active == activeOf_.end() || active->second != entry.second;
+    });
     for (const cluster::VBucketChange& change : changes) {
         if (change.role != cluster::VBucketRole::Replica || change.chain.empty() ||
             change.chain.front().empty()) {
@@ -183,6 +193,8 @@ void ClusterNode::stopActing(const std::string& why) {
               << "it joins again\n";
     replication_->setPeers({});
     replicaVBuckets_ = 0;
+    activeOf_.clear();
+    streamedFrom_.clear();
     std::vector<engine::VBucketStateChange> dead;
     for (std::size_t vb = 0; vb < context_.config.vbuckets; ++vb) {
         const auto vbid = static_cast<engine::Vbid>(vb);
@@ -198,22 +210,31 @@ void ClusterNode::stopActing(const std::string& why) {
 
 // The agent asks every status interval: a walk over the vBuckets, each
 // under its own lock for a moment, so the front ends never wait on it.
-std::optional<cluster::ReplicationStatus> ClusterNode::replicationStatus() const {
+// Every active vBucket is listed (at 0 too: a rebalance reads a missing
+// one as unknown), a replica only once its stream from its active opened.
+std::optional<cluster::ReplicationStatus> ClusterNode::replicationStatus() {
     cluster::ReplicationStatus status;
     status.replicaVBuckets = replicaVBuckets_;
     status.streamsOpen = replication_->openStreams();
+    for (const engine::Vbid vb : replication_->openStreamVBuckets()) {
+        if (const auto active = activeOf_.find(vb); active != activeOf_.end()) {
+            streamedFrom_[vb] = active->second;
+        }
+    }
     for (std::size_t vb = 0; vb < context_.config.vbuckets; ++vb) {
         const auto vbid = static_cast<engine::Vbid>(vb);
         const auto held = context_.bucket->vbucketAssignment(vbid);
-        if (!held || (held->state != engine::VBucketState::Active &&
-                      held->state != engine::VBucketState::Replica)) {
+        const bool active = held && held->state == engine::VBucketState::Active;
+        const bool replica =
+            held && held->state == engine::VBucketState::Replica && streamedFrom_.contains(vbid);
+        if (!active && !replica) {
             continue;
         }
         const engine::ObserveSeqnoResult seqnos = context_.bucket->observeSeqno(vbid);
-        if (seqnos.status != engine::Status::Success || seqnos.currentSeqno == 0) {
-            continue;  // 0 is what a reader assumes for a vBucket left out
+        if (seqnos.status != engine::Status::Success) {
+            continue;
         }
-        auto& list = held->state == engine::VBucketState::Active ? status.active : status.replica;
+        auto& list = active ? status.active : status.replica;
         list.push_back({static_cast<std::uint16_t>(vbid), seqnos.currentSeqno});
     }
     return status;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,7 +52,7 @@ class ClusterNode {
     // The agent's callbacks (its thread).
     bool apply(const cluster::ClusterState& state);
     void stopActing(const std::string& why);
-    std::optional<cluster::ReplicationStatus> replicationStatus() const;
+    std::optional<cluster::ReplicationStatus> replicationStatus();
     // Sets the states that differ from the bucket's; false if the bucket
     // refused (logged; the agent delivers the state again later).
     bool applyStates(const std::vector<cluster::VBucketChange>& changes);
@@ -63,7 +64,14 @@ class ClusterNode {
     ServerContext& context_;
     std::unique_ptr<ReplicationClient> replication_;
     std::unique_ptr<cluster::NodeAgent> agent_;
-    std::size_t replicaVBuckets_ = 0;  // in the applied map; the agent's thread only
+    // The agent's callbacks', one at a time (the agent serializes them):
+    std::size_t replicaVBuckets_ = 0;  // in the applied map
+    // Each replica vBucket's active in the applied map, and the active its
+    // stream has been open from (past the failover-log check, so its
+    // history is that active's). A replica's seqno is published only then:
+    // before, a copy that diverged (and will roll back) could look ahead.
+    std::map<engine::Vbid, std::string> activeOf_;
+    std::map<engine::Vbid, std::string> streamedFrom_;
 };
 
 }  // namespace kvexec::server

@@ -28,7 +28,8 @@ std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, server::ServerCon
     config.fileCacheEnabled = c.fileCache;
     config.maxItemSize = c.maxValueBytes;
     if (c.cluster) {
-        config.nodeName = c.node;  // the name vBucket chains know this node by
+        config.nodeName = c.node;       // the name vBucket chains know this node by
+        config.awaitAssignment = true;  // nothing served until the map says so
     }
     config.onReplicaPrepared = [&context](engine::Vbid vbid, engine::Seqno seqno) {
         context.replicaPrepared.forward(vbid, seqno);  // to the consumer streaming it

@@ -1,8 +1,9 @@
 // rebalanceStep (cluster/rebalance.h) driven the way the leader drives it,
 // with the nodes' statuses simulated: a vBucket moves only once its new
-// copies caught up, an active hands over only once it stopped and the new
-// one holds all it had, at most kMovesInFlight move at once, and the map
-// ends as the target. A changed node set cancels.
+// copies caught up, every chain change waits for the active to stop and
+// the whole new chain to hold all it had, a copy whose seqno is unknown is
+// waited for, at most kMovesInFlight move at once, and the map ends as the
+// target. A changed node set cancels.
 #include <gtest/gtest.h>
 
 #include "cluster/rebalance.h"
@@ -130,12 +131,55 @@ TEST(RebalanceStepTest, ATakeoverWaitsForTheCopyAndForTheOldActiveToStop) {
     if (step.next) {
         EXPECT_EQ(step.next->chains[vb], map.chains[vb]) << "n2 lacks seqno 11";
     }
-    // 3: n2 holds it too: n2 leads.
-    setSeqno(statuses, "n2", vbid, 11);
+    // 3: the target chain holds it too: n2 leads.
+    for (const int node : joined.target.chains[vb]) {
+        setSeqno(statuses, joined.target.nodes[node], vbid, 11);
+    }
     step = rebalanceStep(map, joined.target, statuses, 8);
     ASSERT_TRUE(step.next);
     EXPECT_EQ(step.next->chains[vb], joined.target.chains[vb]);
     EXPECT_EQ(step.next->takeoverSince.empty() ? 0u : step.next->takeoverSince[vb], 0u);
+}
+
+// A chain change where the active stays (a replica moves) pauses too, and
+// ends only once the new replica holds the active's last seqno; a copy
+// that lists no seqno (its stream not open yet) is waited for.
+TEST(RebalanceStepTest, AReplicaMoveWaitsForTheNewCopyToHoldTheLastWrite) {
+    Joined joined = aThirdNodeJoins(8);
+    std::size_t vb = 0;
+    while (joined.target.chains[vb][0] != joined.current.chains[vb][0] ||
+           joined.target.chains[vb] == joined.current.chains[vb]) {
+        ++vb;
+        ASSERT_LT(vb, 8u) << "no replica-only move in this plan";
+    }
+    const auto vbid = static_cast<std::uint16_t>(vb);
+    const std::string active = joined.current.nodes[joined.current.chains[vb][0]];
+    const std::string copy = joined.target.nodes[joined.target.chains[vb][1]];
+    auto step = rebalanceStep(joined.current, joined.target, everyoneAt(joined.current, 10), 8);
+    ASSERT_TRUE(step.next);
+    VBucketMap map = *step.next;
+    // Its stream is not open yet: no seqno listed, nothing moves.
+    auto statuses = everyoneAt(map, 10);
+    auto& replica = statuses.at(copy).replication->replica;
+    std::erase_if(replica, [&](const VBucketSeqno& entry) { return entry.vbid == vbid; });
+    step = rebalanceStep(map, joined.target, statuses, 8);
+    if (step.next) {
+        EXPECT_EQ(step.next->takeoverSince[vb], 0u);
+    }
+    step = rebalanceStep(map, joined.target, everyoneAt(map, 10), 8);
+    ASSERT_TRUE(step.next);
+    map = *step.next;
+    ASSERT_NE(map.takeoverSince[vb], 0u) << "a replica move pauses the writes too";
+    statuses = everyoneAt(map, 10);
+    setSeqno(statuses, active, vbid, 12);  // two more before it stopped
+    step = rebalanceStep(map, joined.target, statuses, 8);
+    if (step.next) {
+        EXPECT_EQ(step.next->chains[vb], map.chains[vb]) << "the new copy lacks seqnos 11-12";
+    }
+    setSeqno(statuses, copy, vbid, 12);
+    step = rebalanceStep(map, joined.target, statuses, 8);
+    ASSERT_TRUE(step.next);
+    EXPECT_EQ(step.next->chains[vb], joined.target.chains[vb]);
 }
 
 TEST(RebalanceStepTest, ANodeSetThatChangedCancels) {

@@ -41,6 +41,24 @@ TEST_F(VBucketStatePersistenceTest, StatesTopologiesAndHistoryOutliveACleanResta
     EXPECT_EQ(test::getNow(*bucket, 1, "k").status, Status::NotMyVbucket);
 }
 
+// A cluster's node serves nothing after a restart until a map assigns its
+// vBuckets (another node may have taken them over meanwhile); the data and
+// the history stay.
+TEST_F(VBucketStatePersistenceTest, ANodeAwaitingItsAssignmentStartsWithEveryVBucketDead) {
+    test::storeNow(*bucket, setRequest(0, "k", "v"));
+    const auto log0 = logOf(0);
+    settle();
+    config.awaitAssignment = true;
+    reopen();
+    EXPECT_EQ(bucket->vbucketAssignment(0)->state, VBucketState::Dead);
+    EXPECT_EQ(bucket->vbucketAssignment(3)->state, VBucketState::Dead);
+    EXPECT_EQ(test::getNow(*bucket, 0, "k").status, Status::NotMyVbucket);
+    EXPECT_EQ(test::storeNow(*bucket, setRequest(0, "k", "w"))->status, Status::NotMyVbucket);
+    EXPECT_EQ(logOf(0).entries().back(), log0.entries().back()) << "its history is kept";
+    ASSERT_EQ(bucket->setVBucketState(0, VBucketState::Active, {{kThisNode}}), Status::Success);
+    EXPECT_EQ(test::getNow(*bucket, 0, "k").item.value, "v");
+}
+
 TEST_F(VBucketStatePersistenceTest, ACrashStartsANewBranchAtThePersistedSeqno) {
     test::storeNow(*bucket, setRequest(0, "k1", "v"));
     test::storeNow(*bucket, setRequest(0, "k2", "v"));

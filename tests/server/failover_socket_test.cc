@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "protocol/keys.h"
 #include "server/cluster_processes.h"
@@ -135,6 +136,7 @@ TEST(FailoverSocketTest, AFailoverByHandPromotesTheReplicasAtOnce) {
     while (!promoted && Clock::now() < deadline) {
         const auto config = cluster.config(cluster.node(1).port());
         if (!config.is_object()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
             continue;
         }
         const auto& map = config["vBucketServerMap"];
@@ -144,6 +146,9 @@ TEST(FailoverSocketTest, AFailoverByHandPromotesTheReplicasAtOnce) {
             const auto server =
                 active < 0 ? std::string() : map["serverList"][active].get<std::string>();
             promoted = promoted && !server.ends_with(victimServer);
+        }
+        if (!promoted) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
     }
     ASSERT_TRUE(promoted) << "n0's vBuckets were not promoted";

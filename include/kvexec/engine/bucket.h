@@ -129,6 +129,10 @@ struct BucketConfig {
     // This node's name in vBucket topologies (vbucket_state.h). Every
     // vBucket starts active with the chain [nodeName].
     std::string nodeName = std::string(kLocalNode);
+    // A cluster's node: every vBucket starts dead after warmup (its history
+    // kept) and serves only once a map assigns it (setVBucketStates). What
+    // the node led before it stopped may have been taken over meanwhile.
+    bool awaitAssignment = false;
     // Called when a replica vBucket's high prepared seqno moves (after an
     // applyReplicated, or after its flusher persisted a PersistToMajority
     // prepare), with no engine lock held, on the thread that moved it. A

@@ -286,6 +286,17 @@ std::size_t ReplicationClient::openStreams() const {
     return open;
 }
 
+std::vector<engine::Vbid> ReplicationClient::openStreamVBuckets() const {
+    std::vector<engine::Vbid> open;
+    kvexec::detail::MutexLock lock(mutex_);
+    for (const auto& [vb, consumer] : consumers_) {
+        if (consumer->streamState(vb) == dcp::DcpConsumer::StreamState::Open) {
+            open.push_back(vb);
+        }
+    }
+    return open;
+}
+
 void ReplicationClient::track(const std::vector<engine::Vbid>& vbuckets,
                               const std::shared_ptr<dcp::DcpConsumer>& consumer) {
     kvexec::detail::MutexLock lock(mutex_);

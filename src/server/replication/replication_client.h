@@ -63,6 +63,8 @@ class ReplicationClient {
     void prepared(engine::Vbid vbid, engine::Seqno seqno);
     // Streams open now, over all peers (cluster-run waits for all of them).
     std::size_t openStreams() const;
+    // The vBuckets whose stream is open now.
+    std::vector<engine::Vbid> openStreamVBuckets() const;
     void stop();
 
     class Link;  // one peer's connection (replication_client.cc)
