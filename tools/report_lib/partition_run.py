@@ -386,13 +386,18 @@ class PartitionRun:
                                  if new_leaders else None)
         p["leader_after"] = window[-1]["leader"] if window else None
         p["vbuckets_moved"] = sum(s["moved"] for s in window)
-        self.log("partition %d healed after %.1f s: lease lost after %s s, failover (no "
-                 "active left on it) after %s s, new leader after %s s, %d vBucket active "
-                 "moves, %s writes acknowledged by %s after its lease was lost"
-                 % (index, p["heal"] - p["start"], p.get("lease_lost_after"),
-                    p.get("failover_after") if p.get("target_actives", 1) else "(none active)",
-                    p["new_leader_after"], p["vbuckets_moved"],
-                    p.get("acked_after_lease_lost", "-"), "/".join(targets)))
+        if kind == "pair":
+            self.log("partition %d healed after %.1f s: new leader after %s s, %d vBucket "
+                     "active moves" % (index, p["heal"] - p["start"], p["new_leader_after"],
+                                       p["vbuckets_moved"]))
+        else:
+            self.log("partition %d healed after %.1f s: lease lost after %s s, failover (no "
+                     "active left on it) after %s s, new leader after %s s, %d vBucket active "
+                     "moves, %s writes acknowledged by %s after its lease was lost"
+                     % (index, p["heal"] - p["start"], p.get("lease_lost_after"),
+                        p.get("failover_after") if p.get("target_actives") else "(none active)",
+                        p["new_leader_after"], p["vbuckets_moved"],
+                        p.get("acked_after_lease_lost"), targets[0]))
         took = self.wait_settled(self.args.settle_deadline)
         p["settled_after"] = round(took, 2) if took is not None else None
         if took is None:
