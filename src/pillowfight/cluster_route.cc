@@ -19,6 +19,9 @@ std::optional<ClusterRoute> routeOf(std::string_view clusterMap) {
         return std::nullopt;
     }
     ClusterRoute route;
+    if (const auto rev = json.find("rev"); rev != json.end() && rev->is_number_unsigned()) {
+        route.revision = rev->get<std::uint64_t>();
+    }
     if (const auto servers = map->find("serverList");
         servers != map->end() && servers->is_array()) {
         for (const auto& server : *servers) {

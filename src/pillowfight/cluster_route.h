@@ -3,6 +3,8 @@
 // vBucketServerMap.serverList and, per vBucket, the index of its active
 // (the first of its vBucketMap chain). A one-node map routes everything to
 // its one server. Replicas are not used: the load reads and writes actives.
+// The map's "rev" orders maps: a client takes one only if it is newer than
+// the one it routes by (a NOT_MY_VBUCKET answer carries the node's map).
 //
 // A value type; parsing is a pure function. Safe from any thread.
 #pragma once
@@ -18,6 +20,7 @@ namespace kvexec::pillowfight {
 struct ClusterRoute {
     std::vector<std::string> servers;  // "host:port", serverList order
     std::vector<int> activeOf;         // per vBucket: an index into servers, -1 if none
+    std::uint64_t revision = 0;        // the map's "rev"; 0 if it has none
 
     std::uint16_t vbucketCount() const { return static_cast<std::uint16_t>(activeOf.size()); }
     bool operator==(const ClusterRoute&) const = default;

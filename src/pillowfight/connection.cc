@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "pillowfight/retry.h"
 #include "pillowfight/subdoc_request.h"
 #include "protocol/binary_response.h"
 #include "protocol/cluster_map.h"
@@ -48,8 +49,10 @@ Connection::Connection(event_base* base, RunState& run, Workload& workload,
       onFinished_(std::move(onFinished)) {}
 
 Connection::~Connection() {
-    if (timer_ != nullptr) {
-        event_free(timer_);
+    for (event* e : {timer_, retryTimer_}) {
+        if (e != nullptr) {
+            event_free(e);
+        }
     }
     for (const auto& link : links_) {
         if (link->bev != nullptr) {
@@ -60,27 +63,34 @@ Connection::~Connection() {
 
 void Connection::start() {
     timer_ = evtimer_new(base_, &Connection::onTimeout, this);
-    if (timer_ == nullptr) {
+    retryTimer_ = evtimer_new(base_, &Connection::onRetry, this);
+    if (timer_ == nullptr || retryTimer_ == nullptr) {
         return fail("cannot create a libevent timer");
     }
     const timeval connectTimeout{10, 0};
     evtimer_add(timer_, &connectTimeout);
-    connect(reinterpret_cast<const sockaddr*>(&run_.address), static_cast<int>(run_.addressLength));
+    connect(reinterpret_cast<const sockaddr*>(&run_.address), static_cast<int>(run_.addressLength),
+            protocol::hostPort(run_.options.host, run_.options.port));
 }
 
 // Adds a link and connects it; its bootstrap follows from onEvent.
-void Connection::connect(const sockaddr* address, int length) {
-    auto& link = *links_.emplace_back(std::make_unique<Link>(*this, run_.options));
-    ++bootstrapping_;
+Connection::Link& Connection::connect(const sockaddr* address, int length, std::string server) {
+    auto& link =
+        *links_.emplace_back(std::make_unique<Link>(*this, run_.options, std::move(server)));
+    if (!bootstrapped_) {
+        ++bootstrapping_;
+    }
     link.bev = bufferevent_socket_new(base_, -1, BEV_OPT_CLOSE_ON_FREE);
     if (link.bev == nullptr) {
-        return fail("cannot create a libevent socket");
+        fail("cannot create a libevent socket");
+        return link;
     }
     bufferevent_setcb(link.bev, &Connection::onRead, nullptr, &Connection::onEvent, &link);
     bufferevent_enable(link.bev, EV_READ | EV_WRITE);
     if (bufferevent_socket_connect(link.bev, address, length) != 0) {
         fail("connect failed");
     }
+    return link;
 }
 
 void Connection::onEvent(bufferevent* bev, short what, void* self) {
@@ -90,7 +100,9 @@ void Connection::onEvent(bufferevent* bev, short what, void* self) {
         const int one = 1;
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (c->run_.options.protocol == Protocol::Couchbase) {
-            c->armTimeout();  // the handshake gets --timeout too
+            if (!c->bootstrapped_) {
+                c->armTimeout();  // the handshake gets --timeout too (later: the batch's)
+            }
             const std::string hello = link.handshake.start();
             bufferevent_write(bev, hello.data(), hello.size());
         } else {
@@ -108,7 +120,8 @@ void Connection::onEvent(bufferevent* bev, short what, void* self) {
 
 void Connection::onTimeout(int, short, void* self) {
     auto* c = static_cast<Connection*>(self);
-    c->fail(c->pending_.empty() ? "timeout (connect or handshake)" : "timeout (no answer)");
+    c->fail(c->pending_.empty() && c->backoff_.empty() ? "timeout (connect or handshake)"
+                                                       : "timeout (no answer)");
 }
 
 void Connection::onRead(bufferevent*, void* self) {
@@ -136,7 +149,7 @@ void Connection::readResponses(Link& link) {
             run_.options.protocol == Protocol::Couchbase) {
             handshakeResponse(link, parsed.response);
         } else {
-            loadResponse(parsed.response);
+            loadResponse(link, parsed.response);
         }
         evbuffer_drain(input, parsed.consumed);
     }
@@ -154,42 +167,68 @@ void Connection::handshakeResponse(Link& link, const Response& r) {
 }
 
 // The bootstrap node's map routes the load; the client is ready once every
-// node's link has bootstrapped too.
+// node's link has bootstrapped too. A link opened later for a newer map
+// sends the ops held for it (and its node's map, if newer still, routes).
 void Connection::bootstrapped(Link& link) {
-    if (&link == links_.front().get() && run_.options.protocol == Protocol::Couchbase) {
-        route_ = link.handshake.route();
-        vbucketCount_ = route_.vbucketCount();
+    link.ready = true;
+    const bool couchbase = run_.options.protocol == Protocol::Couchbase;
+    if (bootstrapped_) {
+        if (couchbase) {
+            adoptNewer(link.handshake.route());
+        }
+        return flush();
+    }
+    if (&link == links_.front().get() && couchbase) {
+        vbucketCount_ = link.handshake.route().vbucketCount();
         keyPrefix_ = link.handshake.keyPrefix();
         run_.vbucketCount.store(vbucketCount_, std::memory_order_relaxed);
-        connectToEveryNode();
+        routeBy(link.handshake.route());
     }
     if (--bootstrapping_ == 0 && !finished_) {
         ready();
     }
 }
 
-void Connection::connectToEveryNode() {
-    if (route_.servers.size() <= 1) {
+// Routes by `route`, opening a link to each server it names that has none.
+void Connection::routeBy(ClusterRoute route) {
+    route_ = std::move(route);
+    linkOfServer_.clear();
+    if (route_.servers.size() <= 1 && !bootstrapped_) {
         return;  // one node: the bootstrap link carries everything
     }
-    const std::string bootstrapNode = protocol::hostPort(run_.options.host, run_.options.port);
     for (const auto& server : route_.servers) {
-        if (server == bootstrapNode) {
-            linkOfServer_.push_back(links_.front().get());
-            continue;
-        }
-        sockaddr_storage address{};
-        int length = sizeof(address);
-        if (evutil_parse_sockaddr_port(server.c_str(), reinterpret_cast<sockaddr*>(&address),
-                                       &length) != 0) {
-            return fail("the cluster map names a server that is not an address: " + server);
-        }
-        connect(reinterpret_cast<const sockaddr*>(&address), length);
+        Link& link = linkTo(server);
         if (finished_) {
             return;
         }
-        linkOfServer_.push_back(links_.back().get());  // links are heap-held: the pointer stays
+        linkOfServer_.push_back(&link);
     }
+}
+
+// Takes `route` if it is newer than the one the client routes by (and
+// hashes keys over the same vBuckets). Returns whether it did.
+bool Connection::adoptNewer(const ClusterRoute& route) {
+    if (route.revision <= route_.revision || route.vbucketCount() != vbucketCount_) {
+        return false;
+    }
+    routeBy(route);
+    return true;
+}
+
+Connection::Link& Connection::linkTo(const std::string& server) {
+    for (const auto& link : links_) {
+        if (link->server == server) {
+            return *link;
+        }
+    }
+    sockaddr_storage address{};
+    int length = sizeof(address);
+    if (evutil_parse_sockaddr_port(server.c_str(), reinterpret_cast<sockaddr*>(&address),
+                                   &length) != 0) {
+        fail("the cluster map names a server that is not an address: " + server);
+        return *links_.front();
+    }
+    return connect(reinterpret_cast<const sockaddr*>(&address), length, server);
 }
 
 Connection::Link& Connection::linkFor(std::uint16_t vbucket) {
@@ -210,6 +249,7 @@ void Connection::armTimeout() {
 
 void Connection::ready() {
     evtimer_del(timer_);  // waiting for the go is no timeout
+    bootstrapped_ = true;
     run_.clientsReady.fetch_add(1, std::memory_order_relaxed);
     onReady_(*this);
 }
@@ -236,12 +276,19 @@ std::string Connection::writeFrames() const {
     return protocol::durabilityFrame(*run_.options.durability, run_.options.durabilityTimeoutMs);
 }
 
-void Connection::appendOp(const Op& op, std::uint32_t opaque) {
-    const bool couchbase = run_.options.protocol == Protocol::Couchbase;
-    // The vBucket is the key's without its collection prefix (the SDKs' rule).
-    const std::uint16_t vbucket = couchbase ? protocol::vbucketOfKey(op.key, vbucketCount_) : 0;
-    std::string& out = linkFor(vbucket).out;
-    const protocol::RequestHeader header{Opcode::Get, vbucket, opaque, 0, 0};
+// Encodes `p`'s op under a fresh opaque into its vBucket's active's link
+// (written by flush()) and puts it on the list of ops in flight.
+void Connection::send(Pending p) {
+    p.opaque = nextOpaque_++;
+    if (nextOpaque_ == 0) {
+        nextOpaque_ = Handshake::kLastOpaque + 1;
+    }
+    const Op& op = batch_[p.slot];
+    Link& link = linkFor(p.vbucket);
+    p.link = &link;
+    pending_.push_back(p);
+    std::string& out = link.out;
+    const protocol::RequestHeader header{Opcode::Get, p.vbucket, p.opaque, 0, 0};
     std::string_view key = op.key;
     if (!keyPrefix_.empty()) {
         wireKey_.assign(keyPrefix_).append(op.key);
@@ -264,8 +311,18 @@ void Connection::appendOp(const Op& op, std::uint32_t opaque) {
     protocol::appendBe32(extras, 0);  // no expiry
     // Datatype raw even for -J: the HELLO does not negotiate JSON, and the
     // server's sub-document code parses the body whatever the datatype says.
-    protocol::appendRequest(out, {Opcode::Set, vbucket, opaque, 0, 0}, writeFrames(), extras, key,
-                            workload_.value(op.valueSize));
+    protocol::appendRequest(out, {Opcode::Set, p.vbucket, p.opaque, 0, 0}, writeFrames(), extras,
+                            key, workload_.value(op.valueSize));
+}
+
+// Writes what each bootstrapped link has to send.
+void Connection::flush() {
+    for (const auto& link : links_) {
+        if (link->ready && !link->out.empty()) {
+            bufferevent_write(link->bev, link->out.data(), link->out.size());
+            link->out.clear();
+        }
+    }
 }
 
 void Connection::sendBatch() {
@@ -274,56 +331,124 @@ void Connection::sendBatch() {
     if (run_.stop.load(std::memory_order_relaxed) || (run_.phase == Phase::Load && !cyclesLeft)) {
         return finish();
     }
-    for (const auto& link : links_) {
-        link->out.clear();
+    if (batch_.size() < o.batchSize) {
+        batch_.resize(o.batchSize);
     }
+    const bool couchbase = o.protocol == Protocol::Couchbase;
     const auto now = Clock::now();
-    Op op;
-    while (pending_.size() < o.batchSize && nextOp(op)) {
-        const std::uint32_t opaque = nextOpaque_++;
-        if (nextOpaque_ == 0) {
-            nextOpaque_ = Handshake::kLastOpaque + 1;
-        }
-        appendOp(op, opaque);
-        pending_.push_back({opaque, op.kind, !op.specs.empty(), now});
+    std::uint32_t slot = 0;
+    while (slot < o.batchSize && nextOp(batch_[slot])) {
+        // The vBucket is the key's without its collection prefix (the SDKs' rule).
+        const std::uint16_t vbucket =
+            couchbase ? protocol::vbucketOfKey(batch_[slot].key, vbucketCount_) : 0;
+        send({0, slot, vbucket, 0, nullptr, now});
+        ++slot;
     }
     if (pending_.empty()) {
         return finish();  // population: the slice is stored
     }
-    for (const auto& link : links_) {
-        if (!link->out.empty()) {
-            bufferevent_write(link->bev, link->out.data(), link->out.size());
-        }
-    }
+    flush();
     armTimeout();
 }
 
-void Connection::loadResponse(const Response& r) {
+void Connection::loadResponse(Link& link, const Response& r) {
     const auto it = std::find_if(pending_.begin(), pending_.end(),
                                  [&](const Pending& p) { return p.opaque == r.opaque; });
-    if (it == pending_.end()) {
+    if (it == pending_.end() || it->link != &link) {
         return fail("protocol error: answer to an opaque never sent");
     }
-    const auto latency = Clock::now() - it->start;
-    const OpKind kind = it->kind;
-    const bool subdoc = it->subdoc;
+    Pending p = *it;
     *it = pending_.back();
     pending_.pop_back();
+    if (retried(p, r)) {
+        return;
+    }
+    const auto latency = Clock::now() - p.start;
+    const Op& op = batch_[p.slot];
     run_.completed.fetch_add(1, std::memory_order_relaxed);
     if (r.status == Status::Success) {
         if (run_.phase == Phase::Load) {
-            (kind == OpKind::Set ? run_.sets : run_.gets).record(latency);
+            (op.kind == OpKind::Set ? run_.sets : run_.gets).record(latency);
         }
-    } else if (kind == OpKind::Get && r.status == Status::KeyNotFound) {
+    } else if (op.kind == OpKind::Get && r.status == Status::KeyNotFound) {
         run_.getMisses.fetch_add(1, std::memory_order_relaxed);
         run_.gets.record(latency);
     } else {
-        run_.errors.add(errorName(kind, subdoc, r));
+        run_.errors.add(errorName(op.kind, !op.specs.empty(), r));
     }
-    if (pending_.empty()) {
+    if (pending_.empty() && backoff_.empty()) {
         evtimer_del(timer_);
         ++batchesDone_;
         sendBatch();
+    }
+}
+
+// Sends `p` again if its answer `r` says so (retry.h): at once to the
+// active of a newer map, else after a backoff. Returns whether it will.
+bool Connection::retried(Pending& p, const Response& r) {
+    if (run_.options.protocol != Protocol::Couchbase) {
+        return false;  // memcached: one server, no map to follow
+    }
+    bool elsewhere = false;
+    if (r.status == Status::NotMyVbucket) {
+        if (auto route = routeOf(r.value)) {
+            adoptNewer(*route);
+        }
+        if (finished_) {
+            return true;  // a server the map named could not be reached: counted
+        }
+        elsewhere = &linkFor(p.vbucket) != p.link;
+    }
+    const Retry retry = retryOf(r.status, p.retries, elsewhere);
+    if (!retry.again) {
+        return false;
+    }
+    const Op& op = batch_[p.slot];
+    run_.retries.add(errorName(op.kind, !op.specs.empty(), r));
+    ++p.retries;
+    if (retry.after.count() == 0) {
+        send(p);
+        flush();
+        return true;
+    }
+    backoff_.push_back({p, Clock::now() + retry.after});
+    armRetry();
+    return true;
+}
+
+// Arms the retry timer for the earliest backoff's end.
+void Connection::armRetry() {
+    const auto earliest =
+        std::min_element(backoff_.begin(), backoff_.end(),
+                         [](const Backoff& a, const Backoff& b) { return a.due < b.due; });
+    const auto wait = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::max(earliest->due - Clock::now(), Clock::duration::zero()));
+    const timeval tv{static_cast<time_t>(wait.count() / 1'000'000),
+                     static_cast<suseconds_t>(wait.count() % 1'000'000)};
+    evtimer_add(retryTimer_, &tv);
+}
+
+// Sends the ops whose backoff has ended, by the map the client has now.
+void Connection::onRetry(int, short, void* self) {
+    auto* c = static_cast<Connection*>(self);
+    if (c->finished_) {
+        return;
+    }
+    const auto now = Clock::now();
+    std::vector<Pending> due;
+    std::erase_if(c->backoff_, [&](const Backoff& b) {
+        if (b.due > now) {
+            return false;
+        }
+        due.push_back(b.op);
+        return true;
+    });
+    for (const Pending& p : due) {
+        c->send(p);
+    }
+    c->flush();
+    if (!c->backoff_.empty()) {
+        c->armRetry();
     }
 }
 
@@ -332,10 +457,11 @@ void Connection::fail(const std::string& what) {
         return;
     }
     // The batch in flight will never be answered: each op is an error.
-    const std::uint64_t lost = std::max<std::size_t>(pending_.size(), 1);
-    run_.errors.add(what, lost);
-    run_.completed.fetch_add(pending_.size(), std::memory_order_relaxed);
+    const std::size_t inFlight = pending_.size() + backoff_.size();
+    run_.errors.add(what, std::max<std::size_t>(inFlight, 1));
+    run_.completed.fetch_add(inFlight, std::memory_order_relaxed);
     pending_.clear();
+    backoff_.clear();
     finish();
 }
 
@@ -344,8 +470,10 @@ void Connection::finish() {
         return;
     }
     finished_ = true;
-    if (timer_ != nullptr) {
-        evtimer_del(timer_);
+    for (event* e : {timer_, retryTimer_}) {
+        if (e != nullptr) {
+            evtimer_del(e);
+        }
     }
     for (const auto& link : links_) {
         if (link->bev != nullptr) {

@@ -6,15 +6,23 @@
 //
 // On a cluster (a map of several servers) the client also opens one
 // connection to each other node and sends each operation to its vBucket's
-// active, as an SDK does; a batch spans the nodes. The map is read once:
-// an operation the map sends to the wrong node is counted as the
-// NOT_MY_VBUCKET error it gets.
+// active, as an SDK does; a batch spans the nodes. The client follows the
+// map as the SDKs do (retry.h): an op answered NOT_MY_VBUCKET or TMPFAIL
+// is sent again, to the active of the newest map the client has seen (a
+// NOT_MY_VBUCKET answer carries the node's map; a newer one replaces the
+// client's, and a node it names that the client has no connection to gets
+// one, bootstrapped with the same handshake, its ops held until then). A
+// retry is counted by the status that caused it; an op retried more than
+// kMaxRetries times counts as the error of its last answer. Backoffs run on
+// the loop's timer, never blocking it; the batch waits for them.
 //
-// Every operation is accounted for: answered (latency recorded, error
-// statuses counted by name) or, when the connection fails or a batch goes
-// unanswered for --timeout, counted as an error of that kind (a failure
-// with nothing in flight, e.g. in the bootstrap, counts once). A failed
-// client is not reconnected: the report shows the failures instead.
+// Every operation is accounted for: answered (latency recorded from its
+// first send, error statuses counted by name) or, when a connection fails
+// or a batch goes unanswered for --timeout, counted as an error of that
+// kind (a failure with nothing in flight, e.g. in the bootstrap, counts
+// once). A failed client is not reconnected: the report shows the
+// failures instead. A connection failing fails its client, whichever node
+// it goes to.
 //
 // Between its bootstrap and the run's go (RunState) a client waits idle;
 // the LoadLoop starts it.
@@ -30,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "pillowfight/cluster_route.h"
 #include "pillowfight/handshake.h"
 #include "pillowfight/run_state.h"
 #include "pillowfight/workload.h"
@@ -57,38 +66,56 @@ class Connection {
     bool finished() const { return finished_; }
 
   private:
+    struct Link;
+    // An op of the batch on the wire (or waiting for its backoff).
     struct Pending {
         std::uint32_t opaque;
-        OpKind kind;
-        bool subdoc;  // a lookup or mutation, not a whole-document get or set
-        Clock::time_point start;
+        std::uint32_t slot;       // its Op in batch_
+        std::uint16_t vbucket;    // where the key hashes
+        std::uint16_t retries;    // sent again so far
+        Link* link;               // where it went last
+        Clock::time_point start;  // its first send: latency includes retries
     };
-    // One server's connection: its bootstrap and the bytes of the batch
-    // bound for it. links_[0] is the bootstrap node's.
+    struct Backoff {
+        Pending op;
+        Clock::time_point due;
+    };
+    // One server's connection: its bootstrap and the bytes bound for it
+    // not yet written (held until its bootstrap is done). links_[0] is the
+    // bootstrap node's.
     struct Link {
-        Link(Connection& c, const Options& options) : owner(c), handshake(options) {}
+        Link(Connection& c, const Options& options, std::string name)
+            : owner(c), server(std::move(name)), handshake(options) {}
         Connection& owner;
+        const std::string server;  // "host:port", as the map names it
         bufferevent* bev = nullptr;
         Handshake handshake;
+        bool ready = false;  // bootstrapped: `out` may be written
         std::string out;
     };
 
     static void onRead(bufferevent* bev, void* link);
     static void onEvent(bufferevent* bev, short what, void* link);
     static void onTimeout(int fd, short what, void* self);
+    static void onRetry(int fd, short what, void* self);
 
-    void connect(const sockaddr* address, int length);
+    Link& connect(const sockaddr* address, int length, std::string server);
     void readResponses(Link& link);
     void handshakeResponse(Link& link, const protocol::Response& r);
     void bootstrapped(Link& link);
-    void connectToEveryNode();
+    void routeBy(ClusterRoute route);
+    bool adoptNewer(const ClusterRoute& route);
+    Link& linkTo(const std::string& server);
     Link& linkFor(std::uint16_t vbucket);
-    void loadResponse(const protocol::Response& r);
+    void loadResponse(Link& link, const protocol::Response& r);
+    bool retried(Pending& op, const protocol::Response& r);
     void ready();
     void armTimeout();
+    void armRetry();
     void sendBatch();
     bool nextOp(Op& op);
-    void appendOp(const Op& op, std::uint32_t opaque);
+    void send(Pending op);
+    void flush();
     std::string writeFrames() const;
     void fail(const std::string& what);
     void finish();
@@ -99,14 +126,18 @@ class Connection {
     std::function<void(Connection&)> onReady_;
     std::function<void()> onFinished_;
     event* timer_ = nullptr;
-    std::vector<std::unique_ptr<Link>> links_;
-    std::size_t bootstrapping_ = 0;    // links still connecting or in their handshake
-    ClusterRoute route_;               // from the bootstrap node's map
-    std::vector<Link*> linkOfServer_;  // route_.servers' links; empty: links_[0] for all
+    event* retryTimer_ = nullptr;               // the earliest backoff's end
+    std::vector<std::unique_ptr<Link>> links_;  // heap-held: a Link* stays valid
+    std::size_t bootstrapping_ = 0;             // the client's own bootstrap: links not done yet
+    bool bootstrapped_ = false;                 // ...and done: links opened later hold their ops
+    ClusterRoute route_;                        // the newest map seen (the bootstrap node's first)
+    std::vector<Link*> linkOfServer_;           // route_.servers' links; empty: links_[0] for all
     std::uint16_t vbucketCount_ = 1;
     std::string keyPrefix_;  // the collection id in front of each key (--collection)
     std::string wireKey_;    // scratch: the prefixed key of the op being encoded
+    std::vector<Op> batch_;  // the batch's ops, kept to be sent again
     std::vector<Pending> pending_;
+    std::vector<Backoff> backoff_;  // ops waiting to be sent again
     std::uint32_t nextOpaque_ = Handshake::kLastOpaque + 1;
     std::int64_t batchesDone_ = 0;
     bool finished_ = false;

@@ -27,6 +27,18 @@ void appendErrors(std::ostringstream& out, const PhaseResult& p) {
     }
 }
 
+// Shown once an op has been retried (a cluster's map changing): the one
+// node report stays as it was.
+void appendRetries(std::ostringstream& out, const PhaseResult& p) {
+    if (p.retries.empty()) {
+        return;
+    }
+    out << "  retried: " << p.retryCount() << " (sent again, by the answer that caused it)\n";
+    for (const auto& [what, count] : p.retries) {
+        out << "    " << count << "  " << what << "\n";
+    }
+}
+
 void appendLatency(std::ostringstream& out, const engine::HistogramSnapshot& h) {
     if (h.summary.count == 0) {
         return;
@@ -54,6 +66,8 @@ nlohmann::json phaseJson(const PhaseResult& p) {
             {"getMisses", p.getMisses},
             {"errorCount", p.errorCount()},
             {"errors", p.errors},
+            {"retryCount", p.retryCount()},
+            {"retries", p.retries},
             {"histograms", {{"SET", histogramJson(p.sets)}, {"GET", histogramJson(p.gets)}}}};
 }
 
@@ -84,6 +98,7 @@ std::string formatReport(const Options& o, const RunResult& r) {
         out << "Populate: " << r.population.ops << " items in " << r.population.seconds << " s ("
             << rate(r.population) << ")\n";
         appendErrors(out, r.population);
+        appendRetries(out, r.population);
     }
     if (r.load.ran) {
         out << "Load: " << r.load.ops << " ops in " << r.load.seconds << " s (" << rate(r.load)
@@ -91,6 +106,7 @@ std::string formatReport(const Options& o, const RunResult& r) {
             << r.load.sets.summary.count << ", gets " << r.load.gets.summary.count << " (misses "
             << r.load.getMisses << ")\n";
         appendErrors(out, r.load);
+        appendRetries(out, r.load);
         out << "Client latency (send to answer):\n";
         appendLatency(out, r.load.sets);
         appendLatency(out, r.load.gets);

@@ -4,7 +4,8 @@
 //
 // JSON shape: {"options": {...}, "vbuckets": N, "interrupted": bool,
 //  "population"/"load": {"ops", "seconds", "opsPerSecond", "getMisses",
-//     "errors": {what: count}, "histograms": {"SET"/"GET": H}},
+//     "errorCount", "errors": {what: count}, "retryCount",
+//     "retries": {answer: count}, "histograms": {"SET"/"GET": H}},
 //  "server": {"stats": {name: value}, "histograms": {name: H}, "error": ""}}
 // where H = {"count", "mean", "p50", "p90", "p99", "p999", "max" (ns),
 //            "buckets": [[upper ns, count], ...]}.

@@ -38,27 +38,33 @@ std::uint64_t expectedOps(const Options& o, Phase phase) {
                : static_cast<std::uint64_t>(o.numCycles) * o.batchSize * o.clientCount();
 }
 
+// "OPS/SEC: N  (Load: X ops, E errors)", and ", R retried" once an op
+// has been sent again.
 void printProgress(std::ostream& out, Phase phase, std::uint64_t done, std::uint64_t expected,
-                   std::uint64_t perSecond, std::size_t errors) {
-    char line[160];
+                   std::uint64_t perSecond, std::size_t errors, std::size_t retries) {
+    char line[200];
     const char* what = phase == Phase::Populate ? "Populate" : "Load";
     if (expected > 0) {
-        std::snprintf(line, sizeof line, "OPS/SEC: %llu  (%s %.0f%%: %llu/%llu ops, %zu errors)",
+        std::snprintf(line, sizeof line, "OPS/SEC: %llu  (%s %.0f%%: %llu/%llu ops, %zu errors",
                       static_cast<unsigned long long>(perSecond), what,
                       100.0 * static_cast<double>(done) / static_cast<double>(expected),
                       static_cast<unsigned long long>(done),
                       static_cast<unsigned long long>(expected), errors);
     } else {
-        std::snprintf(line, sizeof line, "OPS/SEC: %llu  (%s: %llu ops, %zu errors)",
+        std::snprintf(line, sizeof line, "OPS/SEC: %llu  (%s: %llu ops, %zu errors",
                       static_cast<unsigned long long>(perSecond), what,
                       static_cast<unsigned long long>(done), errors);
     }
-    out << line << std::endl;
+    out << line;
+    if (retries > 0) {
+        out << ", " << retries << " retried";
+    }
+    out << ")" << std::endl;
 }
 
-std::size_t errorTotal(const ErrorCounts& errors) {
+std::size_t sumOf(const ErrorCounts& counts) {
     std::size_t total = 0;
-    for (const auto& [what, count] : errors.snapshot()) {
+    for (const auto& [what, count] : counts.snapshot()) {
         total += count;
     }
     return total;
@@ -101,7 +107,7 @@ Clock::time_point supervise(const Options& o, RunState& run, std::size_t clients
             printProgress(
                 progress, run.phase, done, expected,
                 static_cast<std::uint64_t>(static_cast<double>(done - lastDone) / seconds),
-                errorTotal(run.errors));
+                sumOf(run.errors), sumOf(run.retries));
             lastDone = done;
         }
         lastPrint = now;
@@ -137,6 +143,7 @@ PhaseResult runPhase(const Options& o, Phase phase, std::vector<std::unique_ptr<
     result.ops = run.completed.load();
     result.getMisses = run.getMisses.load();
     result.errors = run.errors.snapshot();
+    result.retries = run.retries.snapshot();
     result.sets = run.sets.snapshot();
     result.gets = run.gets.snapshot();
     vbucketCount = std::max(vbucketCount, run.vbucketCount.load());
@@ -148,6 +155,14 @@ PhaseResult runPhase(const Options& o, Phase phase, std::vector<std::unique_ptr<
 std::uint64_t PhaseResult::errorCount() const {
     std::uint64_t total = 0;
     for (const auto& [what, count] : errors) {
+        total += count;
+    }
+    return total;
+}
+
+std::uint64_t PhaseResult::retryCount() const {
+    std::uint64_t total = 0;
+    for (const auto& [what, count] : retries) {
         total += count;
     }
     return total;

@@ -29,8 +29,12 @@ struct PhaseResult {
     double seconds = 0;       // from the go (every client ready) to the last answer
     std::uint64_t getMisses = 0;
     std::map<std::string, std::uint64_t> errors;
+    // Ops sent again, by the answer that caused it (retry.h); an op that
+    // then succeeded is no error.
+    std::map<std::string, std::uint64_t> retries;
     engine::HistogramSnapshot sets, gets;  // load only
     std::uint64_t errorCount() const;
+    std::uint64_t retryCount() const;
 };
 
 struct RunResult {

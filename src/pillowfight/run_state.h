@@ -1,6 +1,6 @@
 // pillowfight/run_state.h: what the clients of one phase share: the
 // options, the stop flag, the counters the progress line reads and the
-// latency histograms and error counts the report prints.
+// latency histograms, error and retry counts the report prints.
 //
 // Thread safety: the atomics and histograms are written by every event-loop
 // thread and read by the main thread at any time; ErrorCounts takes its
@@ -24,7 +24,8 @@ namespace kvexec::pillowfight {
 enum class Phase { Populate, Load };
 using Clock = std::chrono::steady_clock;
 
-// Errors by what happened ("SET: SyncWriteAmbiguous", "timeout", ...).
+// Errors by what happened ("SET: SyncWriteAmbiguous", "timeout", ...);
+// retries likewise, by the answer that caused them.
 class ErrorCounts {
   public:
     void add(const std::string& what, std::uint64_t n = 1) {
@@ -64,6 +65,7 @@ struct RunState {
     LatencyHistogram sets{"SET"};
     LatencyHistogram gets{"GET"};
     ErrorCounts errors;
+    ErrorCounts retries;  // ops sent again (NOT_MY_VBUCKET, TMPFAIL: retry.h)
 };
 
 }  // namespace kvexec::pillowfight

@@ -111,6 +111,21 @@ TEST(PillowfightVbucketMap, AClusterMapRoutesEachVbucketToItsActive) {
         << "a chain naming a server the list lacks";
 }
 
+TEST(PillowfightVbucketMap, AClusterMapCarriesItsRevisionToOrderMaps) {
+    protocol::ClusterMapInfo info;
+    info.host = "127.0.0.1";
+    info.kvPort = 11210;
+    info.vbucketCount = 4;
+    info.revision = 42;
+    const auto route = routeOf(protocol::clusterMapJson(info));
+    ASSERT_TRUE(route);
+    EXPECT_EQ(route->revision, 42u);
+    const auto unnumbered =
+        routeOf(R"({"vBucketServerMap":{"serverList":["a:1"],"vBucketMap":[[0]]}})");
+    ASSERT_TRUE(unnumbered);
+    EXPECT_EQ(unnumbered->revision, 0u) << "a map without \"rev\" is older than any numbered one";
+}
+
 TEST(PillowfightVbucketMap, KeysSpreadOverEveryVbucketByCrc32) {
     std::set<std::uint16_t> seen;
     for (std::uint64_t i = 0; i < 20000; ++i) {

@@ -62,6 +62,7 @@ class Server:
     def _drain(self):
         for line in self.proc.stdout:
             self.log.write(line)
+            self.log.flush()  # readable while the server runs
 
     def cpu_seconds(self):
         """utime + stime of the server so far."""

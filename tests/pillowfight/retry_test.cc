@@ -1,0 +1,57 @@
+// Which answers pillowfight sends again, and when (retry.h): the
+// Couchbase SDKs' rules for a map that changes under load.
+#include <gtest/gtest.h>
+
+#include "pillowfight/retry.h"
+
+namespace kvexec::pillowfight {
+namespace {
+
+using protocol::Status;
+using std::chrono::milliseconds;
+
+TEST(PillowfightRetry, NotMyVbucketGoesAtOnceToTheActiveOfANewerMap) {
+    const Retry r = retryOf(Status::NotMyVbucket, 0, /*routedElsewhere=*/true);
+    EXPECT_TRUE(r.again);
+    EXPECT_EQ(r.after, milliseconds(0));
+}
+
+TEST(PillowfightRetry, NotMyVbucketWithoutANewRouteWaitsForTheMapToMove) {
+    const Retry r = retryOf(Status::NotMyVbucket, 0, /*routedElsewhere=*/false);
+    EXPECT_TRUE(r.again);
+    EXPECT_GT(r.after, milliseconds(0));
+}
+
+TEST(PillowfightRetry, TmpfailBacksOffDoublingUpToTheCap) {
+    milliseconds last{0};
+    milliseconds total{0};
+    for (unsigned retries = 0; retries < kMaxRetries; ++retries) {
+        const Retry r = retryOf(Status::TemporaryFailure, retries, true);
+        ASSERT_TRUE(r.again) << retries;
+        EXPECT_GE(r.after, last) << retries;
+        EXPECT_LE(r.after, kMaxBackoff) << retries;
+        last = r.after;
+        total += r.after;
+    }
+    EXPECT_EQ(retryOf(Status::TemporaryFailure, 0, true).after, kFirstBackoff);
+    EXPECT_LE(kFirstBackoff, milliseconds(5)) << "a few ms: a node a moment behind";
+    EXPECT_EQ(last, kMaxBackoff);
+    // The retries span a takeover (two status reports, 500 ms apart, and
+    // the map's publication) with room to spare, as an SDK's 2.5 s would.
+    EXPECT_GE(total, milliseconds(2500));
+}
+
+TEST(PillowfightRetry, AnOpRetriedTheMostTimesIsAnError) {
+    EXPECT_FALSE(retryOf(Status::TemporaryFailure, kMaxRetries, true).again);
+    EXPECT_FALSE(retryOf(Status::NotMyVbucket, kMaxRetries, true).again);
+}
+
+TEST(PillowfightRetry, OtherStatusesAreFinal) {
+    for (const Status s : {Status::Success, Status::KeyNotFound, Status::SyncWriteAmbiguous,
+                           Status::DurabilityImpossible, Status::Busy}) {
+        EXPECT_FALSE(retryOf(s, 0, true).again) << static_cast<int>(s);
+    }
+}
+
+}  // namespace
+}  // namespace kvexec::pillowfight
