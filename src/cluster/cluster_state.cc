@@ -277,9 +277,7 @@ std::vector<VBucketChange> vbucketChanges(const VBucketMap& map, std::string_vie
             change.chain.push_back(index == kNoNode ? std::string() : map.nodes[index]);
         }
         const auto position = std::find(chain.begin(), chain.end(), self);
-        const bool incoming = vb < map.incoming.size() &&
-                              std::find(map.incoming[vb].begin(), map.incoming[vb].end(), self) !=
-                                  map.incoming[vb].end();
+        const bool incoming = isIncoming(map, vb, self);
         if (self != kNoNode && position == chain.begin()) {
             change.role = VBucketRole::Active;
             change.handingOver = vb < map.takeoverSince.size() && map.takeoverSince[vb] != 0;

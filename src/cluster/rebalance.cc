@@ -74,12 +74,9 @@ class Mover {
 
     // True if the vBucket is where the target wants it.
     bool inPlace(std::size_t vb) const {
-        return next_.chains[vb] == target_.chains[vb] && next_.incoming[vb].empty() &&
-               next_.takeoverSince[vb] == 0;
+        return next_.chains[vb] == target_.chains[vb] && !moving(vb);
     }
-    bool moving(std::size_t vb) const {
-        return !next_.incoming[vb].empty() || next_.takeoverSince[vb] != 0;
-    }
+    bool moving(std::size_t vb) const { return isMoving(next_, vb); }
 
     // Starts the move; false if there was nothing to start.
     bool start(std::size_t vb) {
@@ -155,9 +152,7 @@ class Mover {
 std::size_t chainsInPlace(const VBucketMap& current, const VBucketMap& target) {
     std::size_t same = 0;
     for (std::size_t vb = 0; vb < current.chains.size() && vb < target.chains.size(); ++vb) {
-        const bool moving = (vb < current.incoming.size() && !current.incoming[vb].empty()) ||
-                            (vb < current.takeoverSince.size() && current.takeoverSince[vb] != 0);
-        same += current.chains[vb] == target.chains[vb] && !moving ? 1 : 0;
+        same += current.chains[vb] == target.chains[vb] && !isMoving(current, vb) ? 1 : 0;
     }
     return same;
 }

@@ -187,11 +187,23 @@ std::uint64_t HeldSeqnos::seqnoOf(std::string_view node, std::size_t vb) const {
     return found == byNode.end() || vb >= found->second.size() ? 0 : found->second[vb];
 }
 
+bool isMoving(const VBucketMap& map, std::size_t vb) {
+    return (vb < map.incoming.size() && !map.incoming[vb].empty()) ||
+           (vb < map.takeoverSince.size() && map.takeoverSince[vb] != 0);
+}
+
+bool isIncoming(const VBucketMap& map, std::size_t vb, int node) {
+    return vb < map.incoming.size() && std::find(map.incoming[vb].begin(), map.incoming[vb].end(),
+                                                 node) != map.incoming[vb].end();
+}
+
 bool hasMoves(const VBucketMap& map) {
-    return std::any_of(map.incoming.begin(), map.incoming.end(),
-                       [](const auto& nodes) { return !nodes.empty(); }) ||
-           std::any_of(map.takeoverSince.begin(), map.takeoverSince.end(),
-                       [](std::uint64_t since) { return since != 0; });
+    for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
+        if (isMoving(map, vb)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void normalizeMoves(VBucketMap& map) {
@@ -213,9 +225,7 @@ NodeVBuckets vbucketsOf(const VBucketMap& map, std::string_view node) {
     const int index = static_cast<int>(found - map.nodes.begin());
     for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
         const auto& chain = map.chains[vb];
-        const bool incoming = vb < map.incoming.size() &&
-                              std::find(map.incoming[vb].begin(), map.incoming[vb].end(), index) !=
-                                  map.incoming[vb].end();
+        const bool incoming = isIncoming(map, vb, index);
         if (!chain.empty() && chain.front() == index) {
             held.active.push_back(static_cast<std::uint16_t>(vb));
         } else if (incoming || std::find(chain.begin(), chain.end(), index) != chain.end()) {

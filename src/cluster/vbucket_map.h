@@ -87,7 +87,11 @@ VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
                       std::uint32_t numReplicas, const VBucketMap* previous = nullptr,
                       const HeldSeqnos* held = nullptr);
 
-// Whether a map has moves in flight (incoming copies or takeovers).
+// Whether vb has a move in flight (incoming copies or a takeover), and
+// whether `node` (an index) builds an incoming copy of it.
+bool isMoving(const VBucketMap& map, std::size_t vb);
+bool isIncoming(const VBucketMap& map, std::size_t vb, int node);
+// Whether a map has moves in flight.
 bool hasMoves(const VBucketMap& map);
 // Both move vectors one entry per chain while there are moves, both empty
 // when there are none (so that equal maps compare equal).

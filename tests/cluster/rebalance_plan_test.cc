@@ -8,19 +8,12 @@
 #include <set>
 
 #include "cluster/rebalance_plan.h"
+#include "node_names.h"
 
 namespace kvexec::cluster {
 namespace {
 
-std::vector<std::string> names(int count) {
-    std::vector<std::string> nodes;
-    for (int i = 0; i < count; ++i) {
-        std::string name = "node";
-        name += std::to_string(i);
-        nodes.push_back(name);
-    }
-    return nodes;
-}
+using test::names;
 
 int spread(const std::vector<int>& counts) {
     const auto [min, max] = std::minmax_element(counts.begin(), counts.end());

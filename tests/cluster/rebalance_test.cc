@@ -58,10 +58,7 @@ Joined aThirdNodeJoins(std::uint16_t vbuckets) {
 std::size_t movesIn(const VBucketMap& map) {
     std::size_t moving = 0;
     for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
-        moving += (vb < map.incoming.size() && !map.incoming[vb].empty()) ||
-                          (vb < map.takeoverSince.size() && map.takeoverSince[vb] != 0)
-                      ? 1
-                      : 0;
+        moving += isMoving(map, vb) ? 1 : 0;
     }
     return moving;
 }

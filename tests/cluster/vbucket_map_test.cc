@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cluster/vbucket_map.h"
+#include "node_names.h"
 
 namespace kvexec::cluster {
 namespace {
@@ -38,15 +39,7 @@ std::vector<Shape> everyShape() {
     return shapes;
 }
 
-std::vector<std::string> names(int count) {
-    std::vector<std::string> nodes;
-    for (int i = 0; i < count; ++i) {
-        std::string name = "node";
-        name += std::to_string(i);
-        nodes.push_back(name);
-    }
-    return nodes;
-}
+using test::names;
 
 VBucketMap mapOf(const Shape& shape) {
     return computeMap(names(shape.nodes), shape.vbuckets, shape.replicas);

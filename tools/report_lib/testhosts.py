@@ -94,18 +94,13 @@ def remove_stale(log=print):
     names = [line.split()[0] for line in ip("netns", "list").stdout.splitlines() if line]
     links = [line.split()[1].rstrip(":").split("@")[0]
              for line in ip("-o", "link", "show").stdout.splitlines()]
-    for name in names:
-        match = PREFIX_RE.match(name)
-        if match and not _pid_alive(int(match.group(1), 16)):
-            ip("netns", "del", name, check=False)
-            log("removed stale namespace %s" % name)
-            removed += 1
-    for name in links:
-        match = PREFIX_RE.match(name)
-        if match and not _pid_alive(int(match.group(1), 16)):
-            ip("link", "del", name, check=False)
-            log("removed stale link %s" % name)
-            removed += 1
+    for kind, what, found in (("netns", "namespace", names), ("link", "link", links)):
+        for name in found:
+            match = PREFIX_RE.match(name)
+            if match and not _pid_alive(int(match.group(1), 16)):
+                ip(kind, "del", name, check=False)
+                log("removed stale %s %s" % (what, name))
+                removed += 1
     return removed
 
 
