@@ -61,10 +61,18 @@ class ExecutorContract : public ::testing::Test {
         pool->registerTaskable(owner);
     }
     void TearDown() override {
-        if (pool) {
-            pool->unregisterTaskable(owner, true);
-        }
+        retireOwner();
         destroyPool();
+    }
+    // Unregisters the fixture's owner, which returns once none of its tasks
+    // is queued or running (rule 9). A test whose tasks may still be woken
+    // when its body ends calls it before the counters those tasks touch go
+    // out of scope.
+    void retireOwner() {
+        if (pool && !ownerRetired) {
+            pool->unregisterTaskable(owner, true);
+            ownerRetired = true;
+        }
     }
     // Stops the driver (if any), then destroys the pool.
     void destroyPool() {
@@ -95,6 +103,7 @@ class ExecutorContract : public ::testing::Test {
     TestOwner owner;  // declared first: outlives the pool
     std::unique_ptr<ExecutorPool> pool;
     std::unique_ptr<ManualDriver> driver;  // Manual backend only
+    bool ownerRetired = false;
 };
 
 }  // namespace kvexec::test

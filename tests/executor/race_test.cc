@@ -77,7 +77,10 @@ TYPED_TEST(Races, ManyThreadsWakingAndSnoozingOneTaskNeverLoseTheLastWake) {
     }
     const int before = runs;
     this->pool->wake(id);  // the last word: it must run once more
-    ASSERT_TRUE(waitFor([&] { return runs > before; }));
+    EXPECT_TRUE(waitFor([&] { return runs > before; }));
+    // A wake that came while the task ran may still be pending: stop every
+    // run before `runs` goes out of scope.
+    this->retireOwner();
 }
 
 TYPED_TEST(Races, OwnersComeAndGoWhileTheirTasksRun) {
