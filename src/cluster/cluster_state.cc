@@ -74,6 +74,7 @@ void readKey(const ClusterKeys& keys, const KeyValue& kv, ClusterView& view) {
             view.rebalanceModRevision = kv.modRevision;
             view.rebalanceTarget = decodeVBucketMap(kv.value);
         } else if (const auto name = nameUnder(kv.key, keys.nodesPrefix()); !name.empty()) {
+            view.leases[std::string(name)] = kv.lease;
             view.addresses[std::string(name)] = decodeNodeAddress(kv.value);
         } else if (const auto name = nameUnder(kv.key, keys.ejectedPrefix()); !name.empty()) {
             view.ejected.insert(std::string(name));
@@ -234,21 +235,65 @@ std::vector<std::string> mappableNodes(const ClusterView& view) {
     return nodes;
 }
 
+std::vector<std::string> rejoinedNodes(const ClusterView& view) {
+    std::vector<std::string> rejoined;
+    if (!view.map) {
+        return rejoined;
+    }
+    for (const std::string& node : view.map->nodes) {
+        const std::int64_t recorded = leaseOf(*view.map, node);
+        const auto current = view.leases.find(node);
+        if (recorded != 0 && current != view.leases.end() && current->second != recorded) {
+            rejoined.push_back(node);
+        }
+    }
+    return rejoined;
+}
+
 std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t numVBuckets,
-                                       std::uint32_t numReplicas,
-                                       std::uint64_t highestRevisionSeen) {
+                                       std::uint32_t numReplicas, std::uint64_t highestRevisionSeen,
+                                       const std::vector<std::string>& holdBack) {
     const std::vector<std::string> nodes = mappableNodes(view);
     if (nodes.empty()) {
         return std::nullopt;
     }
-    const VBucketMap* previous = view.map ? &*view.map : nullptr;
+    std::vector<std::string> failedOver = rejoinedNodes(view);
+    std::erase_if(failedOver, [&](const std::string& node) {
+        return std::find(holdBack.begin(), holdBack.end(), node) != holdBack.end();
+    });
+    std::optional<VBucketMap> previous;
+    if (view.map) {
+        previous = withoutNodes(*view.map, failedOver);
+    }
     const HeldSeqnos held = heldSeqnos(view, numVBuckets);
-    VBucketMap next = computeMap(nodes, numVBuckets, numReplicas, previous, &held);
-    if (previous != nullptr && next == *previous) {
+    VBucketMap next =
+        computeMap(nodes, numVBuckets, numReplicas, previous ? &*previous : nullptr, &held);
+    next.leases.clear();
+    for (const std::string& node : next.nodes) {
+        const bool heldBack = std::find(holdBack.begin(), holdBack.end(), node) != holdBack.end();
+        const auto current = view.leases.find(node);
+        if (heldBack && view.map) {
+            next.leases.push_back(leaseOf(*view.map, node));
+        } else {
+            next.leases.push_back(current == view.leases.end() ? 0 : current->second);
+        }
+    }
+    if (std::find(next.leases.begin(), next.leases.end(), 0) != next.leases.end()) {
+        next.leases.clear();  // a node key without a lease: nothing to fence on
+    }
+    if (view.map && next == *view.map) {
         return std::nullopt;
     }
     next.revision = std::max(next.revision, highestRevisionSeen + 1);
     return next;
+}
+
+VBucketMap mapForLease(const VBucketMap& map, const std::string& node, std::int64_t lease) {
+    const std::int64_t recorded = leaseOf(map, node);
+    if (recorded == 0 || recorded == lease) {
+        return map;
+    }
+    return withoutNodes(map, {node});
 }
 
 std::string_view to_string(VBucketRole role) {

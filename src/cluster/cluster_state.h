@@ -96,6 +96,7 @@ struct ClusterView {
     // (a key left from an earlier lease of its own is not its term).
     std::int64_t leaderLease = 0;
     std::map<std::string, NodeAddress> addresses;  // registered nodes whose value decodes
+    std::map<std::string, std::int64_t> leases;    // the lease of each node key
     std::map<std::string, NodeStatus> statuses;
     std::optional<VBucketMap> map;              // absent, or present but malformed: nullopt
     std::int64_t mapModRevision = 0;            // the map key's, for a fenced write; 0: absent
@@ -131,13 +132,31 @@ ClusterState clusterStateOf(const ClusterView& view, std::uint16_t numVBuckets,
 // out.
 std::vector<std::string> mappableNodes(const ClusterView& view);
 
+// The registered nodes that the view's map names under another lease than
+// the one they are registered under now: each restarted, or fenced itself
+// and joined again, since the map was made. Whatever it led may have
+// taken writes it no longer holds, and it has not acted on the map since
+// (mapForLease), so its place in the map is failed over as if it had left.
+std::vector<std::string> rejoinedNodes(const ClusterView& view);
+
 // The leader's decision: the map to publish over the mappable nodes, or
 // nullopt when the one in etcd already is it (or there is none).
 // The new map's revision is above both the old map's and
 // `highestRevisionSeen` (a map that stopped decoding still had one).
+// Rejoined nodes are failed over (their vBuckets promoted on the survivors
+// of their chains) and then mapped as nodes that join, except those in
+// `holdBack`, which keep their place under their old lease for now (the
+// agent waits for the survivors' statuses to be fresh before it ranks
+// them). The map records every node's lease.
 std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t numVBuckets,
-                                       std::uint32_t numReplicas,
-                                       std::uint64_t highestRevisionSeen);
+                                       std::uint32_t numReplicas, std::uint64_t highestRevisionSeen,
+                                       const std::vector<std::string>& holdBack = {});
+
+// What `node`, registered under `lease`, acts on: `map` itself, or, where
+// the map records another lease for it (it was made before the node
+// restarted or fenced itself), the map without the node: it holds nothing
+// until the leader has failed its old place over.
+VBucketMap mapForLease(const VBucketMap& map, const std::string& node, std::int64_t lease);
 
 // What a node is for one vBucket of a map.
 enum class VBucketRole { Active, Replica, Dead };

@@ -254,6 +254,9 @@ void NodeAgent::reconcile() {
         member_->registerNode(encodeNodeAddress(config_.address));
         return markReread();
     }
+    if (roleOf(view.membership, config_.name) == Role::Leader && !leads(view)) {
+        return endEarlierTerm(view.leaderLease);
+    }
     if (roleOf(view.membership, config_.name) == Role::Candidate) {
         member_->campaign();
         return markReread();  // won or lost, the next pass reads who leads
@@ -262,6 +265,19 @@ void NodeAgent::reconcile() {
         publishMap(view);
     }
     deliver(view);
+}
+
+// The leader key names this node under a lease of an earlier life (it
+// restarted, or fenced itself and joined again): that term is over, and no
+// node could be elected until the lease expired. Revoking it ends the term
+// now, and the old status with it.
+void NodeAgent::endEarlierTerm(std::int64_t earlierLease) {
+    try {
+        etcd_.revoke(earlierLease);
+    } catch (const EtcdError&) {
+        // Expired meanwhile: the next pass reads a root without it.
+    }
+    markReread();
 }
 
 // The leader key names this node under its current lease: a key of its
@@ -293,14 +309,39 @@ void NodeAgent::publishMap(const ClusterView& view) {
     if (firstMap && !formed(view)) {
         return;
     }
-    if (auto next =
-            mapToPublish(view, config_.numVBuckets, config_.numReplicas, highestRevisionSeen_)) {
+    if (auto next = mapToPublish(view, config_.numVBuckets, config_.numReplicas,
+                                 highestRevisionSeen_, rejoinsToHoldBack(view))) {
         publish(view, *next);
         return;
     }
     if (view.rebalanceTarget && view.map) {
         stepRebalance(view);
     }
+}
+
+// A node that restarted or fenced itself stopped acknowledging before it
+// joined again, but the statuses of its chains' survivors may be up to a
+// status interval older than that: its place is failed over once they had
+// two intervals to publish what they hold (the promotion ranks them).
+std::vector<std::string> NodeAgent::rejoinsToHoldBack(const ClusterView& view) {
+    const auto now = Clock::now();
+    const auto settle = 2 * config_.statusInterval;
+    std::map<std::string, RejoinSeen> seen;
+    std::vector<std::string> holdBack;
+    for (const std::string& node : rejoinedNodes(view)) {
+        const std::int64_t lease = view.leases.at(node);
+        const auto found = rejoinsSeen_.find(node);
+        const bool known = found != rejoinsSeen_.end() && found->second.lease == lease;
+        const auto since = known ? found->second.since : now;
+        seen[node] = {lease, since};
+        if (now < since + settle) {
+            holdBack.push_back(node);
+            detail::MutexLock lock(mutex_);
+            pending_.retryAt = std::min(pending_.retryAt.value_or(since + settle), since + settle);
+        }
+    }
+    rejoinsSeen_ = std::move(seen);
+    return holdBack;
 }
 
 // Fenced twice: by this term (a leader that lost its lease and was
@@ -346,6 +387,9 @@ void NodeAgent::deliver(const ClusterView& view) {
         return !inMap && !isRegistered(view, entry.first);
     });
     ClusterState state = clusterStateOf(view, config_.numVBuckets, remembered_);
+    if (state.map) {
+        state.map = mapForLease(*state.map, config_.name, sessionLease_);
+    }
     if (!delivered_ || *delivered_ != state) {
         if (!actOn(state)) {
             detail::MutexLock lock(mutex_);

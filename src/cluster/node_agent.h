@@ -15,6 +15,10 @@
 //   the agent thread never lets the lease lapse;
 // - the watch's own thread (etcd_watch.h) only marks work for the agent.
 //
+// The map records the lease each node was registered under (vbucket_map.h):
+// a node acts only on a map made for its current lease, and the leader
+// fails over the place of a node that joined again under a new one.
+//
 // The node's status key (cluster_state.h's NodeStatus) carries the map
 // revision it applied and, from an owner that gives a status source, its
 // replication: the agent thread asks the source again every status
@@ -42,6 +46,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cluster/cluster_state.h"
 #include "cluster/election.h"
@@ -120,10 +125,12 @@ class NodeAgent {
     void leaveAfterLeaseLoss(const std::string& why) EXCLUDES(mutex_);
     void reconcile();  // read the root, campaign, publish, deliver
     bool leads(const ClusterView& view) const;
+    void endEarlierTerm(std::int64_t earlierLease) EXCLUDES(mutex_);
     void publishMap(const ClusterView& view);
     bool publish(const ClusterView& view, VBucketMap next);
     void stepRebalance(const ClusterView& view);
     bool formed(const ClusterView& view) EXCLUDES(mutex_);
+    std::vector<std::string> rejoinsToHoldBack(const ClusterView& view) EXCLUDES(mutex_);
     void deliver(const ClusterView& view);
     bool actOn(const ClusterState& state) EXCLUDES(callbackMutex_);
     void writeStatus(std::uint64_t mapRevision) EXCLUDES(callbackMutex_);
@@ -157,7 +164,12 @@ class NodeAgent {
     std::map<std::string, NodeAddress> remembered_;  // addresses of nodes once registered
     std::vector<std::string> formingNodes_;          // registered, while there is no map yet
     std::chrono::steady_clock::time_point formingSince_;
-    std::string lastError_;  // logged once until it changes
+    struct RejoinSeen {
+        std::int64_t lease = 0;
+        std::chrono::steady_clock::time_point since;
+    };
+    std::map<std::string, RejoinSeen> rejoinsSeen_;  // rejoined nodes, when first seen so
+    std::string lastError_;                          // logged once until it changes
 
     // Held while a callback runs: they run one at a time, and a fence
     // (keep-alive thread) never interleaves with acting on a state. Taken

@@ -187,6 +187,41 @@ std::uint64_t HeldSeqnos::seqnoOf(std::string_view node, std::size_t vb) const {
     return found == byNode.end() || vb >= found->second.size() ? 0 : found->second[vb];
 }
 
+std::int64_t leaseOf(const VBucketMap& map, std::string_view node) {
+    const auto found = std::find(map.nodes.begin(), map.nodes.end(), node);
+    const auto index = static_cast<std::size_t>(found - map.nodes.begin());
+    return found == map.nodes.end() || index >= map.leases.size() ? 0 : map.leases[index];
+}
+
+VBucketMap withoutNodes(const VBucketMap& map, const std::vector<std::string>& gone) {
+    VBucketMap kept = map;
+    kept.nodes.clear();
+    kept.leases.clear();
+    std::vector<int> renumbered(map.nodes.size(), kNoNode);
+    for (std::size_t i = 0; i < map.nodes.size(); ++i) {
+        if (std::find(gone.begin(), gone.end(), map.nodes[i]) != gone.end()) {
+            continue;
+        }
+        renumbered[i] = static_cast<int>(kept.nodes.size());
+        kept.nodes.push_back(map.nodes[i]);
+        if (i < map.leases.size()) {
+            kept.leases.push_back(map.leases[i]);
+        }
+    }
+    const auto renumber = [&](int index) {
+        return index == kNoNode ? kNoNode : renumbered[static_cast<std::size_t>(index)];
+    };
+    for (auto& chain : kept.chains) {
+        std::transform(chain.begin(), chain.end(), chain.begin(), renumber);
+    }
+    for (auto& copies : kept.incoming) {
+        std::transform(copies.begin(), copies.end(), copies.begin(), renumber);
+        std::erase(copies, kNoNode);
+    }
+    normalizeMoves(kept);
+    return kept;
+}
+
 bool isMoving(const VBucketMap& map, std::size_t vb) {
     return (vb < map.incoming.size() && !map.incoming[vb].empty()) ||
            (vb < map.takeoverSince.size() && map.takeoverSince[vb] != 0);

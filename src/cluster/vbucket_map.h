@@ -32,6 +32,12 @@ struct VBucketMap {
     std::uint64_t revision = 0;
     std::uint32_t numReplicas = 0;
     std::vector<std::string> nodes;  // sorted, unique; chains index into it
+    // leases[i]: the etcd lease nodes[i] was registered under when the
+    // leader made this map (empty: a map made before leases were recorded).
+    // A node acts on its place in a map only under that lease: one that
+    // restarted, or fenced itself and joined again, holds nothing until the
+    // leader has failed its old place over (node_agent.h).
+    std::vector<std::int64_t> leases;
     // One chain per vBucket: chains[vb][0] is the active, then
     // numReplicas replica slots; kNoNode where there is no node.
     std::vector<std::vector<int>> chains;
@@ -87,6 +93,16 @@ VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
                       std::uint32_t numReplicas, const VBucketMap* previous = nullptr,
                       const HeldSeqnos* held = nullptr);
 
+// The lease `node` holds its place in `map` under; 0 where the map
+// records none (or does not name it).
+std::int64_t leaseOf(const VBucketMap& map, std::string_view node);
+
+// `map` without the nodes in `gone`: their slots empty (kNoNode), their
+// incoming copies dropped, the other indexes renumbered. The revision is
+// unchanged. What a failover starts from (computeMap's `previous`), and
+// what a node that lost its place acts on.
+VBucketMap withoutNodes(const VBucketMap& map, const std::vector<std::string>& gone);
+
 // Whether vb has a move in flight (incoming copies or a takeover), and
 // whether `node` (an index) builds an incoming copy of it.
 bool isMoving(const VBucketMap& map, std::size_t vb);
@@ -109,14 +125,15 @@ struct NodeVBuckets {
 NodeVBuckets vbucketsOf(const VBucketMap& map, std::string_view node);
 
 // encodeVBucketMap writes {"revision", "numReplicas", "nodes", "chains"},
-// and "incoming" and "takeoverSince" while moves are in flight.
+// "leases" where recorded, and "incoming" and "takeoverSince" while moves
+// are in flight.
 std::string encodeVBucketMap(const VBucketMap& map);
 
 // decodeVBucketMap reads what encodeVBucketMap writes and checks every
 // invariant a node relies on: nodes sorted and unique, every chain
 // 1 + numReplicas long (numReplicas <= kMaxReplicas) with indexes in range (or kNoNode) and no node
-// twice; incoming and takeoverSince absent or one entry per chain, an
-// incoming node in range and not in its chain. Throws std::invalid_argument
+// twice; leases absent or one positive lease per node; incoming and takeoverSince absent or one
+// entry per chain, an incoming node in range and not in its chain. Throws std::invalid_argument
 // naming the first problem found.
 VBucketMap decodeVBucketMap(std::string_view json);
 

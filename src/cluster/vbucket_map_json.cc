@@ -80,6 +80,25 @@ std::vector<int> decodeChain(const json& chain, std::size_t nodeCount, std::uint
     return indexes;
 }
 
+// One positive lease per node, or none recorded.
+std::vector<std::int64_t> decodeLeases(const json& document, std::size_t nodeCount) {
+    std::vector<std::int64_t> leases;
+    const auto found = document.find("leases");
+    if (found == document.end()) {
+        return leases;
+    }
+    if (!found->is_array() || found->size() != nodeCount) {
+        malformed("\"leases\" is not an array of one entry per node");
+    }
+    for (const json& lease : *found) {
+        if (!lease.is_number_integer() || lease.get<std::int64_t>() <= 0) {
+            malformed("a lease is not a positive integer");
+        }
+        leases.push_back(lease.get<std::int64_t>());
+    }
+    return leases;
+}
+
 // The moves in flight, checked against the chains they go with.
 void decodeMoves(const json& document, VBucketMap& map) {
     if (const auto found = document.find("incoming"); found != document.end()) {
@@ -124,6 +143,9 @@ std::string encodeVBucketMap(const VBucketMap& map) {
                      {"numReplicas", map.numReplicas},
                      {"nodes", map.nodes},
                      {"chains", map.chains}};
+    if (!map.leases.empty()) {
+        document["leases"] = map.leases;
+    }
     if (hasMoves(map)) {
         VBucketMap normalized = map;
         normalizeMoves(normalized);
@@ -149,6 +171,7 @@ VBucketMap decodeVBucketMap(std::string_view text) {
     }
     map.numReplicas = static_cast<std::uint32_t>(replicas);
     map.nodes = decodeNodes(document);
+    map.leases = decodeLeases(document, map.nodes.size());
     const json& chains = field(document, "chains");
     if (!chains.is_array() || chains.empty() ||
         chains.size() > std::numeric_limits<std::uint16_t>::max()) {

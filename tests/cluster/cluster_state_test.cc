@@ -176,6 +176,78 @@ TEST(MapToPublishTest, AJoiningNodeLeadsNothingAndTheFullestReplicaIsPromoted) {
     EXPECT_EQ(failedOver->nodes[failedOver->chains[0][0]], "n3");
 }
 
+// Three nodes under leases 11, 12, 13, one replica, a map made for them.
+ClusterView threeLeasedNodes() {
+    ClusterView view;
+    view.membership.nodes = {"n1", "n2", "n3"};
+    view.leases = {{"n1", 11}, {"n2", 12}, {"n3", 13}};
+    view.map = mapToPublish(view, 6, 1, 0);
+    return view;
+}
+
+TEST(MapToPublishTest, TheMapRecordsTheLeaseEachNodeIsRegisteredUnder) {
+    const ClusterView view = threeLeasedNodes();
+    ASSERT_TRUE(view.map);
+    EXPECT_EQ(view.map->leases, (std::vector<std::int64_t>{11, 12, 13}));
+    EXPECT_TRUE(rejoinedNodes(view).empty());
+    EXPECT_FALSE(mapToPublish(view, 6, 1, 1)) << "nothing changed";
+    const VBucketMap decoded = decodeVBucketMap(encodeVBucketMap(*view.map));
+    EXPECT_EQ(decoded, *view.map);
+}
+
+// n1 restarted (or fenced itself and joined again) under lease 21: what it
+// led goes to its replicas, and it comes back with replica slots only.
+TEST(MapToPublishTest, ANodeBackUnderANewLeaseIsFailedOverAndLeadsNothing) {
+    ClusterView view = threeLeasedNodes();
+    ASSERT_TRUE(view.map);
+    const NodeVBuckets before = vbucketsOf(*view.map, "n1");
+    ASSERT_FALSE(before.active.empty());
+    view.leases["n1"] = 21;
+    EXPECT_EQ(rejoinedNodes(view), (std::vector<std::string>{"n1"}));
+
+    const auto next = mapToPublish(view, 6, 1, 1);
+    ASSERT_TRUE(next);
+    EXPECT_EQ(leaseOf(*next, "n1"), 21);
+    EXPECT_TRUE(vbucketsOf(*next, "n1").active.empty()) << "n1 leads again";
+    for (const std::uint16_t vb : before.active) {
+        const int replica = view.map->chains[vb][1];
+        EXPECT_EQ(next->chains[vb][0], replica) << "vb " << vb << ": not its replica";
+    }
+    ClusterView after = view;
+    after.map = next;
+    EXPECT_TRUE(rejoinedNodes(after).empty());
+    EXPECT_FALSE(mapToPublish(after, 6, 1, next->revision));
+}
+
+TEST(MapToPublishTest, ARejoinHeldBackKeepsItsPlaceUnderTheOldLease) {
+    ClusterView view = threeLeasedNodes();
+    ASSERT_TRUE(view.map);
+    view.leases["n1"] = 21;
+    EXPECT_FALSE(mapToPublish(view, 6, 1, 1, {"n1"})) << "nothing to publish yet";
+    // Another change meanwhile (n3 leaves) keeps n1's old lease and place.
+    view.membership.nodes = {"n1", "n2"};
+    view.leases.erase("n3");
+    const auto next = mapToPublish(view, 6, 1, 1, {"n1"});
+    ASSERT_TRUE(next);
+    EXPECT_EQ(leaseOf(*next, "n1"), 11);
+    EXPECT_FALSE(vbucketsOf(*next, "n1").active.empty());
+}
+
+TEST(MapForLeaseTest, ANodeHoldsNothingInAMapMadeForAnotherLease) {
+    const ClusterView view = threeLeasedNodes();
+    ASSERT_TRUE(view.map);
+    EXPECT_EQ(mapForLease(*view.map, "n1", 11), *view.map);
+    const VBucketMap stale = mapForLease(*view.map, "n1", 21);
+    EXPECT_EQ(stale.revision, view.map->revision);
+    for (const auto& change : vbucketChanges(stale, "n1")) {
+        EXPECT_EQ(change.role, VBucketRole::Dead) << "vb " << change.vbid;
+    }
+    EXPECT_EQ(vbucketsOf(stale, "n2").active, vbucketsOf(*view.map, "n2").active);
+    VBucketMap unrecorded = *view.map;
+    unrecorded.leases.clear();
+    EXPECT_EQ(mapForLease(unrecorded, "n1", 21), unrecorded) << "an older map is acted on";
+}
+
 TEST(VBucketChangesTest, ActiveReplicaOrDeadByPlaceInTheChain) {
     VBucketMap map;
     map.revision = 3;

@@ -51,6 +51,10 @@ TEST(VBucketMapJsonTest, RefusesMalformedMapsSayingWhy) {
         {R"({"revision":1,"numReplicas":0,"nodes":["a"],"chains":[[1]]})", "node index"},
         {R"({"revision":1,"numReplicas":0,"nodes":["a"],"chains":[[-2]]})", "node index"},
         {R"({"revision":1,"numReplicas":1,"nodes":["a","b"],"chains":[[1,1]]})", "twice"},
+        {R"({"revision":1,"numReplicas":0,"nodes":["a","b"],"chains":[[0]],"leases":[5]})",
+         "leases"},
+        {R"({"revision":1,"numReplicas":0,"nodes":["a"],"chains":[[0]],"leases":[0]})", "lease"},
+        {R"({"revision":1,"numReplicas":0,"nodes":["a"],"chains":[[0]],"leases":["5"]})", "lease"},
     };
     for (const auto& [text, why] : cases) {
         try {

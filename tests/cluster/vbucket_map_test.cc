@@ -240,5 +240,26 @@ TEST(VBucketMapTest, ALostActiveIsReplacedByTheReplicaThatHoldsTheMost) {
     }
 }
 
+TEST(VBucketMapTest, WithoutNodesEmptiesTheirSlotsAndRenumbersTheRest) {
+    VBucketMap map;
+    map.revision = 9;
+    map.numReplicas = 1;
+    map.nodes = {"a", "b", "c"};
+    map.leases = {1, 2, 3};
+    map.chains = {{0, 1}, {1, 2}, {2, 0}};
+    map.incoming = {{2}, {0}, {}};
+    map.takeoverSince = {0, 0, 8};
+    const VBucketMap kept = withoutNodes(map, {"a"});
+    EXPECT_EQ(kept.revision, 9u);
+    EXPECT_EQ(kept.nodes, (std::vector<std::string>{"b", "c"}));
+    EXPECT_EQ(kept.leases, (std::vector<std::int64_t>{2, 3}));
+    EXPECT_EQ(kept.chains, (std::vector<std::vector<int>>{{kNoNode, 0}, {0, 1}, {1, kNoNode}}));
+    EXPECT_EQ(kept.incoming, (std::vector<std::vector<int>>{{1}, {}, {}}));
+    EXPECT_EQ(kept.takeoverSince, (std::vector<std::uint64_t>{0, 0, 8}));
+    EXPECT_EQ(leaseOf(kept, "c"), 3);
+    EXPECT_EQ(leaseOf(kept, "a"), 0);
+    EXPECT_EQ(withoutNodes(map, {}), map);
+}
+
 }  // namespace
 }  // namespace kvexec::cluster

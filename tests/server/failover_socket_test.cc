@@ -101,6 +101,77 @@ TEST(FailoverSocketTest, AKilledNodesVBucketsArePromotedWithEveryAcknowledgedWri
     EXPECT_TRUE(cluster.stopAll());
 }
 
+// Waits until node `observer` serves a map in which the node on `port`
+// leads none of `vbuckets`.
+bool waitUntilNoneLedBy(ClusterProcesses& cluster, std::size_t observer, std::uint16_t port,
+                        const std::set<std::uint16_t>& vbuckets) {
+    std::string server = ":";
+    server += std::to_string(port);
+    const auto deadline = Clock::now() + kSocketDeadline;
+    while (Clock::now() < deadline) {
+        const auto config = cluster.config(cluster.node(observer).port());
+        if (config.is_object()) {
+            const auto& map = config["vBucketServerMap"];
+            bool promoted = true;
+            for (const auto vb : vbuckets) {
+                const int active = map["vBucketMap"][vb][0].get<int>();
+                promoted =
+                    promoted &&
+                    (active < 0 || !map["serverList"][active].get<std::string>().ends_with(server));
+            }
+            if (promoted) {
+                return true;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+// The vBuckets of the keys node `port` leads in the map last seen.
+std::set<std::uint16_t> vbucketsLedBy(const ClusterProcesses& cluster, std::uint16_t port,
+                                      const std::map<std::string, Acknowledged>& written) {
+    std::set<std::uint16_t> vbuckets;
+    for (const auto& key : keysLedBy(cluster, port, written)) {
+        vbuckets.insert(protocol::vbucketOfKey(key, kVBuckets));
+    }
+    return vbuckets;
+}
+
+// A node killed and restarted at once, well before its lease expires,
+// joins under a new lease. Its old place in the map is failed over: what
+// it led may have acknowledged writes its disk never saw, and its replicas
+// hold them. It must not lead again from the map made for its old lease.
+TEST(FailoverSocketTest, ANodeBackBeforeItsLeaseExpiresIsFailedOverNotReinstated) {
+    constexpr std::chrono::seconds kFailoverTimeout{15};
+    ClusterProcesses cluster(3, 1, kVBuckets,
+                             {"--failover-timeout", std::to_string(kFailoverTimeout.count())});
+    ASSERT_TRUE(cluster.waitForMap());
+    const auto written = writeKeys(cluster, 64, "one");
+    const std::uint16_t victimPort = cluster.node(0).port();
+    const auto victimVBuckets = vbucketsLedBy(cluster, victimPort, written);
+    ASSERT_FALSE(victimVBuckets.empty());
+
+    const auto killedAt = Clock::now();
+    cluster.kill(0);
+    cluster.restart(0);
+    EXPECT_TRUE(waitUntilNoneLedBy(cluster, 1, cluster.node(0).port(), victimVBuckets))
+        << "n0 leads its vBuckets again under its new lease";
+    // n0 led the cluster too (the first node does): its restart ends that
+    // term as well rather than leave the cluster leaderless until then.
+    EXPECT_LT(Clock::now() - killedAt, kFailoverTimeout / 2)
+        << "failed over only as its lease ran out";
+    ASSERT_TRUE(cluster.waitForMap());
+    expectEveryWriteOnItsActive(cluster, written);
+    for (const auto& [key, acknowledged] : written) {
+        if (victimVBuckets.contains(protocol::vbucketOfKey(key, kVBuckets))) {
+            const auto answer = cluster.writeOnceReplicated(key, "two", DurabilityLevel::Majority);
+            ASSERT_TRUE(answer && answer->status == kSuccess) << key;
+        }
+    }
+    EXPECT_TRUE(cluster.stopAll());
+}
+
 int runClusterTool(const std::string& etcdUrl, const std::string& arguments) {
     const std::string command = std::string(KVEXEC_CLUSTER_BINARY) + " --etcd " + etcdUrl + " " +
                                 arguments + " > /dev/null 2>&1";
@@ -118,12 +189,7 @@ TEST(FailoverSocketTest, AFailoverByHandPromotesTheReplicasAtOnce) {
     ASSERT_TRUE(cluster.waitForMap());
     const auto written = writeKeys(cluster, 64, "one");
     const std::uint16_t victimPort = cluster.node(0).port();
-    std::string victimServer = ":";
-    victimServer += std::to_string(victimPort);
-    std::set<std::uint16_t> victimVBuckets;
-    for (const auto& key : keysLedBy(cluster, victimPort, written)) {
-        victimVBuckets.insert(protocol::vbucketOfKey(key, kVBuckets));
-    }
+    const auto victimVBuckets = vbucketsLedBy(cluster, victimPort, written);
     ASSERT_FALSE(victimVBuckets.empty());
 
     EXPECT_EQ(runClusterTool(cluster.etcdUrl(), "failover nope"), 1);
@@ -131,26 +197,7 @@ TEST(FailoverSocketTest, AFailoverByHandPromotesTheReplicasAtOnce) {
     ASSERT_EQ(runClusterTool(cluster.etcdUrl(), "failover n0"), 0);
     // Well before its lease could have expired, n1 serves a map in which
     // n0 leads none of those vBuckets.
-    const auto deadline = Clock::now() + kSocketDeadline;
-    bool promoted = false;
-    while (!promoted && Clock::now() < deadline) {
-        const auto config = cluster.config(cluster.node(1).port());
-        if (!config.is_object()) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            continue;
-        }
-        const auto& map = config["vBucketServerMap"];
-        promoted = true;
-        for (const auto vb : victimVBuckets) {
-            const int active = map["vBucketMap"][vb][0].get<int>();
-            const auto server =
-                active < 0 ? std::string() : map["serverList"][active].get<std::string>();
-            promoted = promoted && !server.ends_with(victimServer);
-        }
-        if (!promoted) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-    }
+    const bool promoted = waitUntilNoneLedBy(cluster, 1, victimPort, victimVBuckets);
     ASSERT_TRUE(promoted) << "n0's vBuckets were not promoted";
     EXPECT_LT(Clock::now() - failedOverAt, kFailoverTimeout) << "promoted only at its lease's end";
     ASSERT_TRUE(cluster.waitForMap());  // n0 back in it, as a replica
