@@ -360,7 +360,15 @@ bool NodeAgent::publish(const ClusterView& view, VBucketMap next) {
 // The next map of a rebalance; the request goes once the map is its
 // target, or once it cannot go on (undoing the moves in flight).
 void NodeAgent::stepRebalance(const ClusterView& view) {
-    const RebalanceStep step = rebalanceStep(*view.map, *view.rebalanceTarget, view.statuses);
+    RebalanceStep step;
+    step.cancelled = takeovers_.overdue(*view.map, Clock::now());
+    if (step.cancelled.empty()) {
+        step = rebalanceStep(*view.map, *view.rebalanceTarget, view.statuses);
+    }
+    if (const auto deadline = takeovers_.nextDeadline()) {
+        detail::MutexLock lock(mutex_);  // looked at again then, even if nothing changes
+        pending_.retryAt = std::min(pending_.retryAt.value_or(*deadline), *deadline);
+    }
     std::optional<VBucketMap> next = step.next;
     if (!step.cancelled.empty()) {
         std::cerr << "kvexec cluster agent " << config_.name

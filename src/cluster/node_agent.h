@@ -51,6 +51,7 @@
 #include "cluster/cluster_state.h"
 #include "cluster/election.h"
 #include "cluster/etcd_client.h"
+#include "cluster/rebalance.h"
 #include "executor/thread_annotations.h"
 
 namespace kvexec::cluster {
@@ -74,6 +75,9 @@ struct NodeAgentConfig {
     // this long, so that nodes started together all lead vBuckets: one that
     // joins later is given replica slots only (vbucket_map.h).
     std::chrono::milliseconds formationWindow{2000};
+    // A rebalance's takeover that pauses its vBucket's clients longer than
+    // this cancels the rebalance, undoing it (rebalance.h's TakeoverWatch).
+    std::chrono::milliseconds takeoverTimeout{10'000};
 };
 
 class NodeAgent {
@@ -168,8 +172,9 @@ class NodeAgent {
         std::int64_t lease = 0;
         std::chrono::steady_clock::time_point since;
     };
-    std::map<std::string, RejoinSeen> rejoinsSeen_;  // rejoined nodes, when first seen so
-    std::string lastError_;                          // logged once until it changes
+    TakeoverWatch takeovers_{config_.takeoverTimeout};  // while this node leads a rebalance
+    std::map<std::string, RejoinSeen> rejoinsSeen_;     // rejoined nodes, when first seen so
+    std::string lastError_;                             // logged once until it changes
 
     // Held while a callback runs: they run one at a time, and a fence
     // (keep-alive thread) never interleaves with acting on a state. Taken

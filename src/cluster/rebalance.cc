@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 
 namespace kvexec::cluster {
 namespace {
@@ -148,6 +149,38 @@ class Mover {
 };
 
 }  // namespace
+
+std::string TakeoverWatch::overdue(const VBucketMap& map, Clock::time_point now) {
+    std::map<std::size_t, Seen> seen;
+    std::string why;
+    for (std::size_t vb = 0; vb < map.takeoverSince.size(); ++vb) {
+        const std::uint64_t since = map.takeoverSince[vb];
+        if (since == 0) {
+            continue;
+        }
+        const auto found = seen_.find(vb);
+        const Seen entry =
+            found != seen_.end() && found->second.since == since ? found->second : Seen{since, now};
+        seen[vb] = entry;
+        if (why.empty() && now - entry.at >= timeout_) {
+            why = "the takeover of vb:";
+            why += std::to_string(vb);
+            why += " did not finish within ";
+            why += std::to_string(timeout_.count());
+            why += " ms";
+        }
+    }
+    seen_ = std::move(seen);
+    return why;
+}
+
+std::optional<TakeoverWatch::Clock::time_point> TakeoverWatch::nextDeadline() const {
+    std::optional<Clock::time_point> next;
+    for (const auto& [vb, entry] : seen_) {
+        next = std::min(next.value_or(entry.at + timeout_), entry.at + timeout_);
+    }
+    return next;
+}
 
 std::size_t chainsInPlace(const VBucketMap& current, const VBucketMap& target) {
     std::size_t same = 0;

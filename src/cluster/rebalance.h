@@ -25,6 +25,7 @@
 // any thread.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -48,6 +49,35 @@ struct RebalanceStep {
 RebalanceStep rebalanceStep(const VBucketMap& current, const VBucketMap& target,
                             const std::map<std::string, NodeStatus>& statuses,
                             std::size_t movesInFlight = kMovesInFlight);
+
+// Bounds how long a takeover pauses its vBucket's clients. A node of the
+// target chain that stays registered but cannot stream (or a status that
+// stops coming) would otherwise hold the active in its TMPFAIL pause until
+// that node joins, leaves or fails; a takeover in flight longer than the
+// timeout cancels the rebalance instead, which undoes it.
+//
+// Thread safety: one thread (the leader's agent thread) uses each object.
+class TakeoverWatch {
+  public:
+    using Clock = std::chrono::steady_clock;
+
+    explicit TakeoverWatch(std::chrono::milliseconds timeout) : timeout_(timeout) {}
+
+    // Looks at the takeovers in flight in `map` at `now` (each timed from
+    // when a call first saw it): why the rebalance must be cancelled, or
+    // empty while every one is within the timeout.
+    std::string overdue(const VBucketMap& map, Clock::time_point now);
+    // When the oldest takeover seen last will be overdue; none if none.
+    std::optional<Clock::time_point> nextDeadline() const;
+
+  private:
+    struct Seen {
+        std::uint64_t since = 0;  // the takeover's takeoverSince
+        Clock::time_point at;
+    };
+    const std::chrono::milliseconds timeout_;
+    std::map<std::size_t, Seen> seen_;  // by vBucket
+};
 
 // How many of the target's chains the map already has.
 std::size_t chainsInPlace(const VBucketMap& current, const VBucketMap& target);

@@ -13,8 +13,10 @@
 #include <functional>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "cluster/node_agent.h"
+#include "cluster/rebalance_plan.h"
 #include "etcd_fixture.h"
 
 namespace kvexec::cluster::test {
@@ -98,6 +100,7 @@ class NodeAgentTest : public EtcdTest {
         config.numReplicas = replicas;
         config.leaseTtl = std::chrono::seconds(2);
         config.retryInterval = std::chrono::milliseconds(100);
+        config.takeoverTimeout = takeoverTimeout_;
         return config;
     }
 
@@ -140,6 +143,7 @@ class NodeAgentTest : public EtcdTest {
     }
 
     const ClusterKeys keys_{"/kvexec/agent-test"};
+    std::chrono::milliseconds takeoverTimeout_ = NodeAgentConfig{}.takeoverTimeout;
     std::map<std::string, StateRecorder> recorders_;
     std::map<std::string, std::unique_ptr<NodeAgent>> agents_;
 
@@ -290,6 +294,65 @@ TEST_F(NodeAgentTest, AnEtcdThatStopsAnsweringFencesTheNodeBeforeItsLeaseCanExpi
     ASSERT_TRUE(lost);
     EXPECT_LT(recorder.firstLeaseLostAt() - stoppedAt, kTtl)
         << "fenced after etcd may have expired the lease";
+}
+
+// What a node of a rebalance publishes: its actives at `activeSeqno`, or
+// at `pausedSeqno` once a map pauses one of them for a takeover, and its
+// replica and incoming copies at `copySeqno`.
+NodeAgent::StatusSource seqnosOf(StateRecorder& recorder, const std::string& node,
+                                 std::uint64_t activeSeqno, std::uint64_t pausedSeqno,
+                                 std::uint64_t copySeqno) {
+    return [&recorder, node, activeSeqno, pausedSeqno, copySeqno] {
+        ReplicationStatus status;
+        const ClusterState state = recorder.latest();
+        if (state.map) {
+            const NodeVBuckets held = vbucketsOf(*state.map, node);
+            for (const auto vb : held.active) {
+                const bool paused =
+                    vb < state.map->takeoverSince.size() && state.map->takeoverSince[vb] != 0;
+                status.active.push_back({vb, paused ? pausedSeqno : activeSeqno});
+            }
+            for (const auto vb : held.replica) {
+                status.replica.push_back({vb, copySeqno});
+            }
+        }
+        return std::optional<ReplicationStatus>(status);
+    };
+}
+
+// A takeover the target never lets finish (the new copy stays short of
+// what the active listed once it paused) would keep the active's clients
+// in TMPFAIL for good; after the takeover timeout the leader cancels the
+// rebalance, and the map it leaves holds no move.
+TEST_F(NodeAgentTest, ATakeoverThatCannotFinishIsUndoneAfterItsTimeout) {
+    takeoverTimeout_ = std::chrono::milliseconds(1000);
+    StateRecorder& n0 = recorders_["n0"];
+    StateRecorder& n1 = recorders_["n1"];
+    start("n0", 0, seqnosOf(n0, "n0", 10, 20, 0));
+    ASSERT_TRUE(n0.waitFor(mapOver({"n0"})));
+    start("n1", 0, seqnosOf(n1, "n1", 10, 20, 10));
+    ASSERT_TRUE(n1.waitFor(mapOver({"n0", "n1"})));
+    const VBucketMap before = *n1.latest().map;
+    ASSERT_TRUE(vbucketsOf(before, "n1").active.empty());
+
+    client().put(keys_.rebalance(), encodeVBucketMap(rebalanceTarget(before, before.nodes)));
+    ASSERT_TRUE(n1.waitFor([](const ClusterState& state) {
+        return state.map &&
+               std::any_of(state.map->takeoverSince.begin(), state.map->takeoverSince.end(),
+                           [](std::uint64_t since) { return since != 0; });
+    })) << "no takeover began";
+    const auto pausedAt = std::chrono::steady_clock::now();
+    ASSERT_TRUE(n1.waitFor([](const ClusterState& state) {
+        return state.map && !hasMoves(*state.map);
+    })) << "the takeover was never undone";
+    EXPECT_GE(std::chrono::steady_clock::now() - pausedAt, std::chrono::milliseconds(500))
+        << "cancelled before the timeout";
+    EXPECT_TRUE(vbucketsOf(*n1.latest().map, "n1").active.empty()) << "a takeover finished";
+    const auto deadline = std::chrono::steady_clock::now() + kEtcdDeadline;
+    while (client().get(keys_.rebalance()) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_FALSE(client().get(keys_.rebalance())) << "the rebalance request stayed";
 }
 
 TEST_F(NodeAgentTest, StoppingRevokesTheLeaseAndItsKeys) {

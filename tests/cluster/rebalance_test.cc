@@ -187,5 +187,35 @@ TEST(RebalanceStepTest, ANodeSetThatChangedCancels) {
     EXPECT_FALSE(step.next);
 }
 
+// A takeover pauses its vBucket's clients: one that a node of the target
+// chain never lets finish is overdue after the timeout, counted from when
+// the watch first saw it, and a new takeover of the same vBucket starts
+// its own count.
+TEST(TakeoverWatchTest, ATakeoverThatDoesNotFinishInTimeIsOverdue) {
+    using namespace std::chrono_literals;
+    TakeoverWatch watch(10s);
+    VBucketMap map = computeMap({"a", "b"}, 4, 1);
+    const TakeoverWatch::Clock::time_point t0{};
+    EXPECT_EQ(watch.overdue(map, t0), "");
+    EXPECT_FALSE(watch.nextDeadline());
+
+    map.revision = 5;
+    map.incoming.resize(4);
+    map.takeoverSince = {0, 5, 0, 0};
+    EXPECT_EQ(watch.overdue(map, t0 + 1s), "");
+    EXPECT_EQ(watch.nextDeadline(), t0 + 11s);
+    EXPECT_EQ(watch.overdue(map, t0 + 10s), "");
+    const std::string why = watch.overdue(map, t0 + 11s);
+    EXPECT_NE(why.find("vb:1"), std::string::npos) << why;
+
+    map.takeoverSince = {0, 9, 0, 0};  // finished, and taken over again
+    EXPECT_EQ(watch.overdue(map, t0 + 12s), "");
+    EXPECT_EQ(watch.nextDeadline(), t0 + 22s);
+    map.takeoverSince.clear();
+    map.incoming.clear();
+    EXPECT_EQ(watch.overdue(map, t0 + 30s), "");
+    EXPECT_FALSE(watch.nextDeadline());
+}
+
 }  // namespace
 }  // namespace kvexec::cluster
