@@ -168,8 +168,14 @@ void BucketImpl::applyManifest(const Manifest& next) {
                     gone.push_back(id);
                 }
             }
+            // Only an active deletes the documents, at seqnos its replicas
+            // stream; an active handing over takes no write (the new active
+            // would miss it), and a replica waits for its active's deletions.
+            // Until they come, the documents read as absent: their collection
+            // is gone from vb.collections.
+            const bool deletes = vb.state == VBucketState::Active && !vb.handingOver;
             for (const CollectionId id : gone) {
-                queued = dropCollectionLocked(vb, id, aborted) || queued;
+                queued = (deletes && dropCollectionLocked(vb, id, aborted)) || queued;
             }
             vb.collections = wanted;
         }

@@ -299,11 +299,16 @@ void BucketImpl::flush(StatusCallback done) {
         done(Status::TempFail);
         return;
     }
+    bool handingOver = false;
     for (auto& vbPtr : vbuckets_) {
         auto& vb = *vbPtr;
         std::vector<FinishedSyncWrite> aborted;
         {
             kvexec::detail::MutexLock lock(vb.mutex);
+            if (vb.state != VBucketState::Active || vb.handingOver) {
+                handingOver = handingOver || vb.handingOver;
+                continue;
+            }
             abortAllLocked(vb, Status::SyncWriteAmbiguous, aborted);
             vb.locks.clear();
             std::vector<std::string> live;
@@ -322,7 +327,10 @@ void BucketImpl::flush(StatusCallback done) {
         finish(aborted);
         notifyFlusher(vb);
     }
-    done(Status::Success);
+    if (handingOver) {
+        tempFailures_.fetch_add(1, std::memory_order_relaxed);
+    }
+    done(handingOver ? Status::TempFail : Status::Success);
 }
 
 void BucketImpl::expireLocked(VBucket& vb, const std::string& key) {

@@ -210,5 +210,60 @@ TEST_F(ReplicaDurabilityTest, BecomingActiveAgainForgetsTheOldTermsAcknowledgeme
     EXPECT_EQ(write->result().status, Status::Success);
 }
 
+// A flush deletes on actives only: a replica takes its active's deletions
+// by DCP, and an active handing over takes no write (the new active would
+// miss it), so the flush answers TempFail and finishes when retried.
+TEST_F(ReplicaDurabilityTest, FlushDeletesOnActivesAloneAndWaitsForAHandOver) {
+    for (const Vbid vb : {0, 1, 2}) {
+        ASSERT_EQ(test::storeNow(*bucket, setRequest(vb, "k", "v"))->status, Status::Success);
+    }
+    ASSERT_EQ(bucket->setVBucketState(1, VBucketState::Replica), Status::Success);
+    ASSERT_EQ(bucket->setVBucketStates({{2, VBucketState::Active, {}, /*handingOver=*/true}}),
+              Status::Success);
+    const Seqno replicaSeqno = highSeqno(1);
+    const Seqno handingOverSeqno = highSeqno(2);
+
+    Status flushed = Status::Success;
+    bucket->flush([&](Status s) { flushed = s; });
+    EXPECT_EQ(flushed, Status::TempFail);
+    EXPECT_EQ(test::getNow(*bucket, 0, "k").status, Status::KeyNotFound);
+    EXPECT_EQ(highSeqno(1), replicaSeqno) << "the replica deleted at a seqno of its own";
+    EXPECT_EQ(highSeqno(2), handingOverSeqno) << "the vBucket handing over took a write";
+
+    ASSERT_EQ(bucket->setVBucketStates({{2, VBucketState::Active, {}, false}}), Status::Success);
+    bucket->flush([&](Status s) { flushed = s; });
+    EXPECT_EQ(flushed, Status::Success);
+    EXPECT_EQ(test::getNow(*bucket, 2, "k").status, Status::KeyNotFound);
+}
+
+// A dropped collection's documents are deleted by actives alone; on a
+// replica and on an active handing over they read as absent at once, and
+// no seqno moves.
+TEST_F(ReplicaDurabilityTest, ADroppedCollectionIsDeletedOnActivesAloneAndReadsAsGoneEverywhere) {
+    ASSERT_EQ(bucket->createScope("s").outcome, ManifestOutcome::Success);
+    ASSERT_EQ(bucket->createCollection("s", "c", 0).outcome, ManifestOutcome::Success);
+    const CollectionId c = bucket->manifest().findCollection("s", "c")->id;
+    for (const Vbid vb : {0, 1, 2}) {
+        auto request = setRequest(vb, "k", "v");
+        request.collection = c;
+        ASSERT_EQ(test::storeNow(*bucket, request)->status, Status::Success);
+    }
+    ASSERT_EQ(bucket->setVBucketState(1, VBucketState::Replica), Status::Success);
+    ASSERT_EQ(bucket->setVBucketStates({{2, VBucketState::Active, {}, /*handingOver=*/true}}),
+              Status::Success);
+    const Seqno activeSeqno = highSeqno(0);
+    const Seqno replicaSeqno = highSeqno(1);
+    const Seqno handingOverSeqno = highSeqno(2);
+
+    ASSERT_EQ(bucket->dropCollection("s", "c").outcome, ManifestOutcome::Success);
+    EXPECT_GT(highSeqno(0), activeSeqno) << "the active wrote no deletion";
+    EXPECT_EQ(highSeqno(1), replicaSeqno) << "the replica deleted at a seqno of its own";
+    EXPECT_EQ(highSeqno(2), handingOverSeqno) << "the vBucket handing over took a write";
+    EXPECT_EQ(test::getNow(*bucket, 0, DocKey{"k", c}).status, Status::UnknownCollection);
+    GetResult replica;
+    bucket->getReplica(1, DocKey{"k", c}, [&](GetResult r) { replica = std::move(r); });
+    EXPECT_EQ(replica.status, Status::UnknownCollection);
+}
+
 }  // namespace
 }  // namespace kvexec::engine

@@ -201,8 +201,13 @@ class Bucket : public Taskable {
     // Success; KeyNotFound; NotLocked (no lock held); Locked (`cas` is not
     // the lock's).
     virtual void unlock(Vbid vbid, DocKey key, std::uint64_t cas, StatusCallback done) = 0;
-    // Deletes every document of every vBucket; pending SyncWrites are
-    // aborted (SyncWriteAmbiguous). Completes inline.
+    // Deletes every document of every active vBucket; their pending
+    // SyncWrites are aborted (SyncWriteAmbiguous). A replica takes the
+    // deletions from its active's stream, never at seqnos of its own. An
+    // active handing over (a rebalance's takeover) takes no write, so that
+    // the new active misses none: flush() deletes in the others and then
+    // answers TempFail; flushing again once the takeover is done finishes
+    // it. Completes inline.
     virtual void flush(StatusCallback done) = 0;
 
     // Compacts the vBucket's file on an AuxIO task (never on a Writer
