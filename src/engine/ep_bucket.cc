@@ -191,6 +191,8 @@ void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
         result.status = admitLocked(vb, docKey);
         if (result.status != Status::Success) {
             // not active here, or the collection is gone
+        } else if (vb.pendingOnLocked(key) == Status::SyncWriteReCommitInProgress) {
+            result.status = Status::SyncWriteReCommitInProgress;
         } else if (it == vb.committed.end() || it->second.meta.deleted) {
             result.status = Status::KeyNotFound;
         } else if (vb.liveLocked(key, unixNow()) == nullptr) {
@@ -243,6 +245,8 @@ void BucketImpl::getMeta(Vbid vbid, DocKey docKey, GetCallback done) {
         result.status = admitLocked(vb, docKey);
         if (result.status != Status::Success) {
             // not active here, or the collection is gone
+        } else if (vb.pendingOnLocked(key) == Status::SyncWriteReCommitInProgress) {
+            result.status = Status::SyncWriteReCommitInProgress;
         } else if (it == vb.committed.end()) {
             result.status = Status::KeyNotFound;
         } else {

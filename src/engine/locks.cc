@@ -26,6 +26,8 @@ void BucketImpl::getLocked(Vbid vbid, DocKey docKey, std::chrono::seconds lockTi
         const StoredValue* current = vb.liveLocked(key, now);
         if (result.status = admitLocked(vb, docKey); result.status != Status::Success) {
             // not active here, or the collection is gone
+        } else if (vb.pendingOnLocked(key) == Status::SyncWriteReCommitInProgress) {
+            result.status = Status::SyncWriteReCommitInProgress;
         } else if (current == nullptr) {
             result.status = Status::KeyNotFound;
         } else if (vb.pendingByKey.contains(key)) {

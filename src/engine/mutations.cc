@@ -104,8 +104,8 @@ void BucketImpl::mutate(Vbid vbid, const DocKey& docKey, std::uint64_t cas, Dura
         const StoredValue* current = nullptr;
         if (status = admitLocked(vb, docKey); status != Status::Success) {
             // not active here, or the collection is gone
-        } else if (vb.pendingByKey.contains(key)) {
-            status = Status::SyncWriteInProgress;
+        } else if (status = vb.pendingOnLocked(key); status != Status::Success) {
+            // another SyncWrite on the key, of this term or inherited
         } else if (durable && (status = vb.durability.checkPossible()) != Status::Success) {
             // too few nodes in the chain for a majority
         } else if (status = currentForWriteLocked(vb, key, cas, asLocked, current);

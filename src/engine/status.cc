@@ -46,6 +46,8 @@ std::string_view to_string(Status status) {
             return "SyncWriteInProgress";
         case Status::SyncWriteAmbiguous:
             return "SyncWriteAmbiguous";
+        case Status::SyncWriteReCommitInProgress:
+            return "SyncWriteReCommitInProgress";
     }
     return "Unknown";
 }

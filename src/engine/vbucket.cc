@@ -220,4 +220,15 @@ const StoredValue* VBucket::liveLocked(const std::string& key, std::uint32_t now
     return &it->second;
 }
 
+Status VBucket::pendingOnLocked(const std::string& key) const {
+    const auto pending = pendingByKey.find(key);
+    if (pending == pendingByKey.end()) {
+        return Status::Success;
+    }
+    const auto write = syncWrites.find(pending->second);
+    return write != syncWrites.end() && write->second.inherited
+               ? Status::SyncWriteReCommitInProgress
+               : Status::SyncWriteInProgress;
+}
+
 }  // namespace kvexec::engine

@@ -93,6 +93,9 @@ struct SyncWrite {
     Clock::time_point accepted, deadline;
     bool resolved = false;  // the monitor committed it; the completion task applies it
     SyncWriteDone done;
+    // Adopted from an earlier term (a promotion, or warmup): no client
+    // waits for it, and it may have been acknowledged before.
+    bool inherited = false;
 };
 
 // A document's lock (Bucket::getLocked): its CAS and when it lapses.
@@ -227,6 +230,12 @@ class VBucket {
     // The committed live value of key, or null (absent, tombstone, or
     // expired at `now`, seconds since the epoch).
     const StoredValue* liveLocked(const std::string& key, std::uint32_t now) const REQUIRES(mutex);
+    // What a SyncWrite pending on key means for a request: none (Success);
+    // one of this term (SyncWriteInProgress: a write waits, a read sees the
+    // committed value); or one inherited from an earlier term
+    // (SyncWriteReCommitInProgress: it may have been acknowledged, so even
+    // a read waits for its commit, as Couchbase's promoted replicas do).
+    Status pendingOnLocked(const std::string& key) const REQUIRES(mutex);
 
   private:
     // Puts an already stamped value in the dirty queue and the streams.

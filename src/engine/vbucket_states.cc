@@ -94,7 +94,8 @@ void BucketImpl::adoptReplicaPreparesLocked(VBucket& vb) {
                                                now,
                                                Clock::time_point::max(),
                                                false,
-                                               {}});
+                                               {},
+                                               /*inherited=*/true});
     }
     vb.replicaPrepares.clear();
     vb.reportedHighPrepared = 0;

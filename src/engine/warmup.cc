@@ -163,7 +163,7 @@ void BucketImpl::keepPendingPreparesLocked(VBucket& vb, std::vector<storage::Doc
         }
         SyncWrite write{key, storedValueOf(doc),       static_cast<DurabilityLevel>(doc.level),
                         now, Clock::time_point::max(), false,
-                        {}};
+                        {},  /*inherited=*/true};
         accountMemory(
             static_cast<std::int64_t>(footprint(write.key.size(), write.value.value.size())));
         vb.pendingByKey[write.key] = doc.seqno;

@@ -53,11 +53,12 @@ bool takesPreserveTtl(Opcode op) {
     return isWrite(op) && protocol::loudVariant(op) != Opcode::Delete;
 }
 
-// What a client that did not negotiate XERROR gets for the lock statuses
-// (Couchbase's rule): a write refused by a lock looks like a CAS mismatch;
-// the lock commands themselves, and a delete, a temporary failure.
+// What a client that did not negotiate XERROR gets for the statuses it
+// would not know (Couchbase's rule): a write refused by a lock looks like
+// a CAS mismatch; the lock commands themselves, and a delete, a temporary
+// failure; a SyncWrite being re-committed, a temporary failure too.
 Status withoutXerror(Opcode op, Status status) {
-    if (status == Status::NotLocked) {
+    if (status == Status::NotLocked || status == Status::SyncWriteReCommitInProgress) {
         return Status::TemporaryFailure;
     }
     if (status != Status::Locked) {

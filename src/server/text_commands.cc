@@ -45,6 +45,7 @@ std::string_view textServerError(engine::Status status) {
         case engine::Status::Locked:  // a Couchbase client holds a lock (GET_LOCKED)
             return "SERVER_ERROR document locked\r\n";
         case engine::Status::TempFail:
+        case engine::Status::SyncWriteReCommitInProgress:  // memcached's word for "retry"
         case engine::Status::NoMemory:
             return "SERVER_ERROR out of memory storing object\r\n";
         default:

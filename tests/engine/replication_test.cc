@@ -256,6 +256,35 @@ TEST_F(ReplicationTest, APromotedReplicaCommitsThePreparesItInherited) {
     EXPECT_EQ(replica->failoverLog(kVb)->entries().size(), 2u);
 }
 
+// Until the new chain holds an inherited prepare, the key's committed
+// value may be older than a write its old active acknowledged: a read
+// answers SyncWriteReCommitInProgress (retry) rather than that value.
+TEST_F(ReplicationTest, APromotedReplicaAnswersReCommitInProgressUntilAnInheritedPrepareCommits) {
+    connect();
+    ASSERT_EQ(test::storeNow(*bucket, setRequest(kVb, "k", "old"))->status, Status::Success);
+    // A chain of four: the write needs two more acks than the replica's.
+    ASSERT_EQ(bucket->setVBucketState(kVb, VBucketState::Active, {{kActive, "c", "d", kReplica}}),
+              Status::Success);
+    auto write = pending<MutationResult>();
+    bucket->store(setRequest(kVb, "k", "new", DurabilityLevel::Majority), write->callback());
+    const Seqno prepared = bucket->observeSeqno(kVb).currentSeqno;
+    pool.runReady(TaskType::NonIO);
+    ASSERT_FALSE(write->done());
+    stream->close();
+    // "a" is lost; "b" leads a chain whose other member "c" lags.
+    ASSERT_EQ(replica->setVBucketState(kVb, VBucketState::Active, {{kReplica, "c"}}),
+              Status::Success);
+    EXPECT_EQ(test::getNow(*replica, kVb, "k").status, Status::SyncWriteReCommitInProgress);
+    EXPECT_EQ(test::getNow(*replica, kVb, "other").status, Status::KeyNotFound);
+    auto blocked = pending<MutationResult>();
+    replica->store(setRequest(kVb, "k", "w"), blocked->callback());
+    EXPECT_EQ(blocked->result().status, Status::SyncWriteReCommitInProgress);
+
+    ASSERT_EQ(replica->seqnoAcknowledged(kVb, "c", prepared), Status::Success);
+    pool.runReady(TaskType::NonIO);
+    EXPECT_EQ(test::getNow(*replica, kVb, "k").item.value, "new");
+}
+
 TEST_F(ReplicationTest, EventsOutOfOrderOrToANonReplicaAreRefused) {
     StreamEvent mutation;
     mutation.kind = StreamEventKind::Mutation;

@@ -47,6 +47,10 @@ enum class Status : std::uint16_t {
     // The SyncWrite timed out (or the bucket shut down) before its level was
     // met: it may or may not have been applied.
     SyncWriteAmbiguous = 0xa3,
+    // The key has a SyncWrite inherited from an earlier term (a promoted
+    // replica's, or one warmup kept) that may have been acknowledged: its
+    // committed value may be stale until the prepare commits. Retry.
+    SyncWriteReCommitInProgress = 0xa4,
 };
 
 // "Success", "KeyNotFound", ...
