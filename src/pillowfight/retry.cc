@@ -7,8 +7,9 @@ namespace kvexec::pillowfight {
 using protocol::Status;
 
 Retry retryOf(Status status, unsigned retries, bool routedElsewhere) {
-    if ((status != Status::NotMyVbucket && status != Status::TemporaryFailure) ||
-        retries >= kMaxRetries) {
+    const bool retriable = status == Status::NotMyVbucket || status == Status::TemporaryFailure ||
+                           status == Status::SyncWriteReCommitInProgress;
+    if (!retriable || retries >= kMaxRetries) {
         return {};
     }
     if (status == Status::NotMyVbucket && routedElsewhere) {

@@ -8,6 +8,9 @@
 //                   client has, or behind it) after a backoff.
 //   TMPFAIL         the vBucket is handing over to its new active (a
 //                   rebalance's takeover, about a second): after a backoff.
+//   SYNC_WRITE_RE_COMMIT_IN_PROGRESS
+//                   a promoted active commits a prepare it inherited on
+//                   the key (with XERROR; TMPFAIL without): after a backoff.
 //
 // The backoff doubles from kFirstBackoff up to kMaxBackoff, so that
 // kMaxRetries retries span about 3 s (the SDKs give a KV op 2.5 s): a

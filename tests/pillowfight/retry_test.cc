@@ -41,6 +41,13 @@ TEST(PillowfightRetry, TmpfailBacksOffDoublingUpToTheCap) {
     EXPECT_GE(total, milliseconds(2500));
 }
 
+TEST(PillowfightRetry, AReCommitInProgressIsRetriedLikeATmpfail) {
+    const Retry r = retryOf(Status::SyncWriteReCommitInProgress, 0, true);
+    EXPECT_TRUE(r.again);
+    EXPECT_EQ(r.after, kFirstBackoff);
+    EXPECT_FALSE(retryOf(Status::SyncWriteInProgress, 0, true).again) << "final, as before";
+}
+
 TEST(PillowfightRetry, AnOpRetriedTheMostTimesIsAnError) {
     EXPECT_FALSE(retryOf(Status::TemporaryFailure, kMaxRetries, true).again);
     EXPECT_FALSE(retryOf(Status::NotMyVbucket, kMaxRetries, true).again);

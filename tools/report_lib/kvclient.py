@@ -56,8 +56,9 @@ STATUS_NAMES = {
 NOT_MY_VBUCKET, KEY_ENOENT = 0x07, 0x01
 # Refused before anything changed: the write did not happen.
 NO_EFFECT = {0x01, 0x02, 0x03, 0x04, 0x05, 0x07, 0x08, 0x20, 0x24, 0x81, 0x83, 0x85, 0x86, 0x88,
-             0xa0, 0xa1, 0xa2}
-RETRY = {0x07, 0x85, 0x86}  # NOT_MY_VBUCKET, EBUSY, ETMPFAIL
+             0xa0, 0xa1, 0xa2, 0xa4}
+# NOT_MY_VBUCKET, EBUSY, ETMPFAIL, SYNC_WRITE_RE_COMMIT_IN_PROGRESS
+RETRY = {0x07, 0x85, 0x86, 0xa4}
 
 MAJORITY, MAJORITY_AND_PERSIST_TO_ACTIVE, PERSIST_TO_MAJORITY = 1, 2, 3
 
@@ -276,7 +277,7 @@ class Client:
             conn.close()
 
     def _request(self, key, opcode, timeout, is_write, target=None, **fields):
-        """Sends until an answer that is not NOT_MY_VBUCKET/ETMPFAIL/EBUSY,
+        """Sends until an answer that is not in RETRY (NOT_MY_VBUCKET, ETMPFAIL, ...),
         or the retry budget runs out. A read that times out is FAILED (it
         changed nothing); a write's is AMBIGUOUS. `target`: a function of
         the key giving the address to ask (default: the active)."""
