@@ -16,9 +16,16 @@ using protocol::Status;
 
 constexpr std::uint32_t kOpenOpaque = 1;
 constexpr std::uint32_t kControlOpaque = 2;
-// A stream's messages carry the opaque of its request: this base plus the
-// vBucket, so a response names its vBucket.
+// A stream's messages carry the opaque of its request: a generation
+// (1-0xffff, one per request on the connection) in the high 16 bits and
+// the vBucket in the low 16, so that a response or message names its
+// vBucket and which request of it. So every stream opaque is at least
+// this base.
 constexpr std::uint32_t kStreamOpaqueBase = 0x10000;
+
+engine::Vbid vbucketOf(std::uint32_t streamOpaque) {
+    return streamOpaque & 0xffff;
+}
 
 bool isResponseMagic(char first) {
     const auto magic = static_cast<std::uint8_t>(first);
@@ -35,12 +42,17 @@ void DcpConsumer::send(std::string bytes) {
     bool wake = false;
     {
         kvexec::detail::MutexLock lock(mutex_);
-        wake = output_.empty() && !bytes.empty();
-        output_ += bytes;
+        wake = queueLocked(std::move(bytes));
     }
     if (wake) {
         wakeWriter_();
     }
+}
+
+bool DcpConsumer::queueLocked(std::string bytes) {
+    const bool wake = output_.empty() && !bytes.empty();
+    output_ += bytes;
+    return wake;
 }
 
 std::string DcpConsumer::takeOutput() {
@@ -77,21 +89,92 @@ void DcpConsumer::open() {
 }
 
 void DcpConsumer::requestStream(engine::Vbid vbid) {
+    askForStream(vbid, std::nullopt);
+}
+
+void DcpConsumer::askForStream(engine::Vbid vbid, std::optional<std::uint32_t> rolledBack) {
     const auto seqnos = bucket_.observeSeqno(vbid);
     const auto log = bucket_.failoverLog(vbid);
     wire::StreamRequest request;
     request.vbucket = static_cast<std::uint16_t>(vbid);
-    request.opaque = kStreamOpaqueBase + vbid;
     request.start = seqnos.currentSeqno;
     request.end = ~std::uint64_t{0};
     // A replica that never streamed has only its own branch: from 0 it
     // asks with no history at all.
     request.vbucketUuid = request.start == 0 || !log ? 0 : log->uuid();
     request.snapStart = request.snapEnd = request.start;
+    bool wake = false;
+    {
+        // The opaque is chosen, the stream recorded and the request queued
+        // under one lock: requests of one vBucket from two threads (the
+        // connection's, a rollback's) reach the producer in the order of
+        // their generations, so the last one asked is the one it keeps.
+        kvexec::detail::MutexLock lock(mutex_);
+        if (rolledBack) {
+            const auto it = streams_.find(vbid);
+            if (it == streams_.end() || it->second.opaque != *rolledBack ||
+                it->second.state != StreamState::RollingBack) {
+                return;  // closed, or asked for again, while it rolled back
+            }
+        }
+        generation_ = generation_ == 0xffff ? 1 : generation_ + 1;
+        request.opaque = (std::uint32_t{generation_} << 16) | request.vbucket;
+        streams_[vbid] = {StreamState::Requested, request.opaque};
+        std::string bytes;
+        wire::encodeStreamRequest(bytes, request);
+        wake = queueLocked(std::move(bytes));
+    }
+    if (wake) {
+        wakeWriter_();
+    }
+}
+
+void DcpConsumer::closeStream(engine::Vbid vbid) {
+    bool wake = false;
+    {
+        kvexec::detail::MutexLock lock(mutex_);
+        const auto it = streams_.find(vbid);
+        if (it == streams_.end()) {
+            return;
+        }
+        // Requested or Open: the producer holds (or is about to hold) the
+        // stream. It answers requests in order, so the close reaches it
+        // after the request. Failed, Ended, RollingBack: it holds none.
+        const auto state = it->second.state;
+        if (state == StreamState::Requested || state == StreamState::Open) {
+            wake = closeOnProducerLocked(vbid, it->second.opaque);
+        }
+        streams_.erase(it);
+    }
+    if (wake) {
+        wakeWriter_();
+    }
+}
+
+bool DcpConsumer::closeOnProducerLocked(engine::Vbid vbid, std::uint32_t opaque) {
     std::string bytes;
-    wire::encodeStreamRequest(bytes, request);
-    setStreamState(vbid, StreamState::Requested);
-    send(std::move(bytes));
+    wire::encodeCloseStream(bytes, {static_cast<std::uint16_t>(vbid), opaque});
+    return queueLocked(std::move(bytes));
+}
+
+void DcpConsumer::dropStream(engine::Vbid vbid, std::uint32_t opaque) {
+    bool wake = false;
+    {
+        kvexec::detail::MutexLock lock(mutex_);
+        const auto it = streams_.find(vbid);
+        if (it == streams_.end() || it->second.opaque != opaque) {
+            return;
+        }
+        if (it->second.state == StreamState::Requested || it->second.state == StreamState::Open) {
+            wake = closeOnProducerLocked(vbid, opaque);
+        }
+        it->second.state = StreamState::Failed;
+    }
+    std::cerr << "kvexec dcp: " << options_.connectionName << ": vb:" << vbid
+              << " is no longer a replica here: its stream closes\n";
+    if (wake) {
+        wakeWriter_();
+    }
 }
 
 bool DcpConsumer::receive(std::string_view input, std::size_t& consumed) {
@@ -139,6 +222,11 @@ void DcpConsumer::creditLocked(std::size_t bytes) {
 }
 
 bool DcpConsumer::onResponse(const protocol::Response& response) {
+    if (response.opcode == Opcode::DcpCloseStream) {
+        // Success, or KeyNotFound when the producer had ended the stream
+        // itself (its STREAM_END crossed our close): either way it is gone.
+        return true;
+    }
     if (response.opaque >= kStreamOpaqueBase) {
         return onStreamResponse(response);
     }
@@ -159,10 +247,16 @@ bool DcpConsumer::onResponse(const protocol::Response& response) {
 }
 
 bool DcpConsumer::onStreamResponse(const protocol::Response& response) {
-    const engine::Vbid vbid = response.opaque - kStreamOpaqueBase;
+    const engine::Vbid vbid = vbucketOf(response.opaque);
+    const std::uint32_t opaque = response.opaque;
     const auto decoded = wire::decodeStreamRequestResponse(response);
     if (!decoded) {
         return false;
+    }
+    if (!isCurrent(vbid, opaque, StreamState::Requested)) {
+        // The answer to a request of a stream closed since, or asked for
+        // again: the close (or the newer request) follows it.
+        return true;
     }
     StreamState state = StreamState::Failed;
     if (decoded->status == Status::Success) {
@@ -171,21 +265,39 @@ bool DcpConsumer::onStreamResponse(const protocol::Response& response) {
             entries.push_back({entry.uuid, entry.seqno});
         }
         try {
-            bucket_.adoptFailoverLog(vbid, engine::FailoverLog(std::move(entries)));
+            const auto adopted =
+                bucket_.adoptFailoverLog(vbid, engine::FailoverLog(std::move(entries)));
+            if (adopted == engine::Status::NotMyVbucket) {
+                dropStream(vbid, opaque);  // no longer a replica here
+                return true;
+            }
             state = StreamState::Open;
         } catch (const std::invalid_argument&) {
             return false;  // a malformed log from the producer
         }
     } else if (decoded->status == Status::Rollback) {
-        if (rollBack(vbid, decoded->rollbackSeqno)) {
+        if (rollBack(vbid, opaque, decoded->rollbackSeqno)) {
             return true;
+        }
+    } else if (decoded->status == Status::KeyExists) {
+        // The producer still holds a stream of this vBucket that this side
+        // forgot: closed there, the next request opens it afresh.
+        bool wake = false;
+        {
+            kvexec::detail::MutexLock lock(mutex_);
+            wake = closeOnProducerLocked(vbid, opaque);
+        }
+        if (wake) {
+            wakeWriter_();
         }
     } else {
         std::cerr << "kvexec dcp: " << options_.connectionName << ": stream of vb:" << vbid
                   << " refused (status 0x" << std::hex << static_cast<int>(decoded->status)
                   << std::dec << ")\n";
     }
-    setStreamState(vbid, state);
+    if (!setStreamState(vbid, opaque, state)) {
+        return true;
+    }
     if (state == StreamState::Open) {
         // What the replica already holds is acknowledged again: an earlier
         // acknowledgement may have gone with the previous connection, and
@@ -201,28 +313,42 @@ bool DcpConsumer::onStreamResponse(const protocol::Response& response) {
 // histories are shared (or below), and the stream is asked for again from
 // there once that is on disk, so that a crash never pairs the diverged copy
 // with the active's history (adopted when the stream opens).
-bool DcpConsumer::rollBack(engine::Vbid vbid, engine::Seqno to) {
+bool DcpConsumer::rollBack(engine::Vbid vbid, std::uint32_t opaque, engine::Seqno to) {
     std::cerr << "kvexec dcp: " << options_.connectionName << ": vb:" << vbid
               << " rolls back (asked: to " << to << ")\n";
-    setStreamState(vbid, StreamState::RollingBack);
+    setStreamState(vbid, opaque, StreamState::RollingBack);
     std::weak_ptr<DcpConsumer> self = weak_from_this();
-    const auto status = bucket_.rollbackReplica(vbid, to, [self, vbid](engine::Status done) {
-        const auto consumer = self.lock();
-        if (!consumer) {
-            return;  // the connection closed: the next one asks from where the replica stands
-        }
-        if (done == engine::Status::Success) {
-            consumer->requestStream(vbid);
-        } else {
-            consumer->setStreamState(vbid, StreamState::Failed);
-        }
-    });
+    const auto status =
+        bucket_.rollbackReplica(vbid, to, [self, vbid, opaque](engine::Status done) {
+            const auto consumer = self.lock();
+            if (!consumer) {
+                return;  // the connection closed: the next one asks from where the replica stands
+            }
+            // Only for the stream still rolling back: one closed meanwhile
+            // is not asked for again.
+            if (done == engine::Status::Success) {
+                consumer->askForStream(vbid, opaque);
+            } else if (consumer->isCurrent(vbid, opaque, StreamState::RollingBack)) {
+                consumer->setStreamState(vbid, opaque, StreamState::Failed);
+            }
+        });
     return status == engine::Status::Success;
 }
 
-void DcpConsumer::setStreamState(engine::Vbid vbid, StreamState state) {
+bool DcpConsumer::isCurrent(engine::Vbid vbid, std::uint32_t opaque, StreamState state) const {
     kvexec::detail::MutexLock lock(mutex_);
-    streams_[vbid] = state;
+    const auto it = streams_.find(vbid);
+    return it != streams_.end() && it->second.opaque == opaque && it->second.state == state;
+}
+
+bool DcpConsumer::setStreamState(engine::Vbid vbid, std::uint32_t opaque, StreamState state) {
+    kvexec::detail::MutexLock lock(mutex_);
+    const auto it = streams_.find(vbid);
+    if (it == streams_.end() || it->second.opaque != opaque) {
+        return false;
+    }
+    it->second.state = state;
+    return true;
 }
 
 bool DcpConsumer::onRequest(const protocol::Request& request) {
@@ -233,7 +359,17 @@ bool DcpConsumer::onRequest(const protocol::Request& request) {
                       << ": malformed message: " << decoded.error.reason << '\n';
             return false;
         }
-        const auto status = bucket_.applyReplicated(decoded.event->item.vbid, *decoded.event);
+        const engine::Vbid vbid = decoded.event->item.vbid;
+        if (!isCurrent(vbid, request.opaque, StreamState::Open)) {
+            return true;  // from a stream closed or asked for again since: dropped
+        }
+        const auto status = bucket_.applyReplicated(vbid, *decoded.event);
+        if (status == engine::Status::NotMyVbucket) {
+            // The map took the vBucket from this replica before the
+            // connection heard: only its stream ends.
+            dropStream(vbid, request.opaque);
+            return true;
+        }
         if (status != engine::Status::Success) {
             std::cerr << "kvexec dcp: " << options_.connectionName
                       << ": vb:" << decoded.event->item.vbid << " refused a "
@@ -256,7 +392,8 @@ bool DcpConsumer::onRequest(const protocol::Request& request) {
             if (!decoded) {
                 return false;
             }
-            setStreamState(decoded->vbucket, StreamState::Ended);
+            // The producer forgot the stream (a stale one's end is ignored).
+            setStreamState(decoded->vbucket, decoded->opaque, StreamState::Ended);
             return true;
         }
         default:
@@ -265,17 +402,21 @@ bool DcpConsumer::onRequest(const protocol::Request& request) {
 }
 
 void DcpConsumer::prepared(engine::Vbid vbid, engine::Seqno seqno) {
-    std::string bytes;
+    bool wake = false;
     {
         kvexec::detail::MutexLock lock(mutex_);
         const auto it = streams_.find(vbid);
-        if (it == streams_.end() || it->second != StreamState::Open) {
+        if (it == streams_.end() || it->second.state != StreamState::Open) {
             return;
         }
+        std::string bytes;
+        wire::encodeSeqnoAcknowledged(bytes,
+                                      {static_cast<std::uint16_t>(vbid), it->second.opaque, seqno});
+        wake = queueLocked(std::move(bytes));
     }
-    wire::encodeSeqnoAcknowledged(
-        bytes, {static_cast<std::uint16_t>(vbid), kStreamOpaqueBase + vbid, seqno});
-    send(std::move(bytes));
+    if (wake) {
+        wakeWriter_();
+    }
 }
 
 std::optional<DcpConsumer::StreamState> DcpConsumer::streamState(engine::Vbid vbid) const {
@@ -284,7 +425,7 @@ std::optional<DcpConsumer::StreamState> DcpConsumer::streamState(engine::Vbid vb
     if (it == streams_.end()) {
         return std::nullopt;
     }
-    return it->second;
+    return it->second.state;
 }
 
 bool DcpConsumer::tick(std::chrono::steady_clock::time_point now) {

@@ -532,5 +532,71 @@ TEST_F(DcpReplicationTest, AStreamOfAVBucketThatIsNotActiveIsRefused) {
     EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Failed);
 }
 
+// The map takes a vBucket from this replica (it reaches the bucket before
+// the connection hears) while its active keeps writing: the refused
+// message ends that stream alone (closed on the producer), and the
+// connection and its other streams go on.
+TEST_F(DcpReplicationTest, AMessageForAVBucketNoLongerAReplicaEndsOnlyItsStream) {
+    constexpr engine::Vbid kOther = 2;
+    ASSERT_EQ(replica->setVBucketState(kOther, engine::VBucketState::Replica), Status::Success);
+    ASSERT_EQ(bucket->setVBucketState(kOther, engine::VBucketState::Active, {{kActive, kReplica}}),
+              Status::Success);
+    connect();
+    consumer->requestStream(kOther);
+    pump();
+    ASSERT_EQ(producer->openStreams(), 2u);
+    ASSERT_EQ(replica->setVBucketState(kOther, engine::VBucketState::Dead), Status::Success);
+    engine::test::storeNow(*bucket, setRequest(kOther, "moved", "v"));
+    engine::test::storeNow(*bucket, setRequest(kVb, "k", "v"));
+    pump();  // fails if the consumer closes the connection
+    EXPECT_EQ(consumer->streamState(kOther), DcpConsumer::StreamState::Failed);
+    EXPECT_EQ(producer->openStreams(), 1u) << "the dropped vBucket's stream was not closed";
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Open);
+    EXPECT_EQ(replicaRead("k").item.value, "v");
+    // The vBucket's later changes are no longer sent.
+    const auto before = bytesToConsumer;
+    engine::test::storeNow(*bucket, setRequest(kOther, "later", "v"));
+    pump();
+    EXPECT_EQ(bytesToConsumer, before);
+}
+
+// A closed stream's messages already on the wire are dropped, and the
+// producer ends the stream; asked for again, it resumes from where the
+// replica stands.
+TEST_F(DcpReplicationTest, AClosedStreamsMessagesInFlightAreDroppedAndTheProducerEndsIt) {
+    connect();
+    engine::test::storeNow(*bucket, setRequest(kVb, "k", "v"));
+    settle();  // the mutation is in the producer's output, not yet sent
+    consumer->closeStream(kVb);
+    pump();
+    EXPECT_EQ(consumer->streamState(kVb), std::nullopt);
+    EXPECT_EQ(producer->openStreams(), 0u);
+    EXPECT_EQ(replicaRead("k").status, Status::KeyNotFound) << "applied after its stream closed";
+    consumer->requestStream(kVb);
+    pump();
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Open);
+    EXPECT_EQ(replicaRead("k").item.value, "v");
+}
+
+// Closed and asked for again at once, a vBucket gets a new stream whose
+// messages are told from the old one's still in flight (each request has
+// its own opaque): the replica applies each change once, in order.
+TEST_F(DcpReplicationTest, AStreamAskedForAgainIgnoresTheOneBeforeIt) {
+    connect();
+    for (int i = 0; i < 3; ++i) {
+        engine::test::storeNow(*bucket, setRequest(kVb, storage::test::keyOf(i, "k"), "v"));
+    }
+    settle();
+    consumer->closeStream(kVb);
+    consumer->requestStream(kVb);
+    pump();  // fails if a change arrives twice (out of order: the connection closes)
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Open);
+    EXPECT_EQ(producer->openStreams(), 1u);
+    engine::test::storeNow(*bucket, setRequest(kVb, "later", "v"));
+    pump();
+    EXPECT_EQ(replicaRead("later").item.value, "v");
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 4u);
+}
+
 }  // namespace
 }  // namespace kvexec::dcp

@@ -4,7 +4,9 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include <algorithm>
 #include <iostream>
+#include <iterator>
 
 #include "dcp/consumer.h"
 #include "protocol/binary_response.h"
@@ -14,6 +16,20 @@
 namespace kvexec::server {
 
 using protocol::Opcode;
+
+namespace {
+
+// The vBuckets of `from` that `without` does not list.
+std::vector<engine::Vbid> difference(std::vector<engine::Vbid> from,
+                                     std::vector<engine::Vbid> without) {
+    std::ranges::sort(from);
+    std::ranges::sort(without);
+    std::vector<engine::Vbid> out;
+    std::ranges::set_difference(from, without, std::back_inserter(out));
+    return out;
+}
+
+}  // namespace
 
 // One peer's connection: connect, HELLO (collections), SASL PLAIN when the
 // node has credentials, then the DCP consumer. On the loop thread only,
@@ -26,8 +42,34 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
 
     const ReplicationPeer& peer() const { return peer_; }
 
+    // The same peer at the same address, streaming another set of
+    // vBuckets: the connection stays, and with it the streams of the
+    // vBuckets both sets list. Removed ones close (their messages still
+    // in flight are dropped), added ones are asked for. Before the
+    // consumer exists (connecting), the new set is simply the one it
+    // will ask for.
+    void update(ReplicationPeer peer) {
+        const auto removed = difference(peer_.vbuckets, peer.vbuckets);
+        const auto added = difference(peer.vbuckets, peer_.vbuckets);
+        peer_ = std::move(peer);
+        if (!consumer_) {
+            return;
+        }
+        for (const auto vb : removed) {
+            consumer_->closeStream(vb);
+        }
+        client_.untrack(removed, consumer_.get());
+        client_.track(added, consumer_);
+        for (const auto vb : added) {
+            requestStream(vb);
+        }
+        client_.streamsClosed_.fetch_add(removed.size(), std::memory_order_relaxed);
+        flush();
+    }
+
     void connect() {
         shutdown();
+        client_.connections_.fetch_add(1, std::memory_order_relaxed);
         bev_ = bufferevent_socket_new(client_.loop_.base(), -1, BEV_OPT_CLOSE_ON_FREE);
         bufferevent_setcb(bev_, &Link::onRead, nullptr, &Link::onEvent, this);
         bufferevent_enable(bev_, EV_READ | EV_WRITE);
@@ -155,18 +197,26 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
         client_.track(peer_.vbuckets, consumer_);
         consumer_->open();
         for (const auto vb : peer_.vbuckets) {
-            consumer_->requestStream(vb);
+            requestStream(vb);
         }
         streamRetry_ = event_new(client_.loop_.base(), -1, EV_PERSIST, &Link::onStreamRetry, this);
         const timeval every = delayOf(client_.settings_.reconnectDelay);
         evtimer_add(streamRetry_, &every);
     }
 
+    void requestStream(engine::Vbid vb) {
+        client_.streamRequests_.fetch_add(1, std::memory_order_relaxed);
+        consumer_->requestStream(vb);
+    }
+
     // A refused or ended stream (its vBucket not active on the peer yet, or
     // no longer: the nodes apply a new map at their own pace) is asked for
-    // again while the map says the peer is its active. A peer silent for
-    // two noop intervals is taken for gone (a dead process, or a path that
-    // drops packets), and the connection is made again.
+    // again while the map says the peer is its active and this node holds
+    // the vBucket as a replica (a stream closed because the replica was
+    // taken away waits for the map that gives it back, or for the one that
+    // removes it from this link). A peer silent for two noop intervals is
+    // taken for gone (a dead process, or a path that drops packets), and
+    // the connection is made again.
     static void onStreamRetry(evutil_socket_t, short, void* self) {
         auto& link = *static_cast<Link*>(self);
         if (!link.consumer_) {
@@ -177,12 +227,19 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
         }
         for (const auto vb : link.peer_.vbuckets) {
             const auto state = link.consumer_->streamState(vb);
-            if (state == dcp::DcpConsumer::StreamState::Failed ||
-                state == dcp::DcpConsumer::StreamState::Ended) {
-                link.consumer_->requestStream(vb);
+            if ((state == dcp::DcpConsumer::StreamState::Failed ||
+                 state == dcp::DcpConsumer::StreamState::Ended) &&
+                link.holdsReplica(vb)) {
+                link.requestStream(vb);
             }
         }
         link.flush();
+    }
+
+    bool holdsReplica(engine::Vbid vb) const {
+        const auto held = client_.bucket_.vbucketAssignment(vb);
+        return held && (held->state == engine::VBucketState::Replica ||
+                        held->state == engine::VBucketState::Pending);
     }
 
     static timeval delayOf(std::chrono::milliseconds delay) {
@@ -193,6 +250,7 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
     // Drops the connection and tries again after the delay.
     void fail(const std::string& why) {
         std::cerr << "kvexec replication: " << why << "; retrying\n";
+        client_.breaks_.fetch_add(1, std::memory_order_relaxed);
         shutdown();
         retry_ = evtimer_new(client_.loop_.base(), &Link::onRetry, this);
         const timeval after = delayOf(client_.settings_.reconnectDelay);
@@ -202,7 +260,7 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
     static void onRetry(evutil_socket_t, short, void* self) { static_cast<Link*>(self)->connect(); }
 
     ReplicationClient& client_;
-    const ReplicationPeer peer_;
+    ReplicationPeer peer_;
     bufferevent* bev_ = nullptr;
     event* retry_ = nullptr;
     event* streamRetry_ = nullptr;
@@ -235,8 +293,14 @@ void ReplicationClient::setPeers(std::vector<ReplicationPeer> peers) {
         std::map<std::string, std::shared_ptr<Link>> next;
         for (const auto& peer : peers) {
             const auto it = links_.find(peer.node);
-            if (it != links_.end() && it->second->peer() == peer) {
-                next.emplace(peer.node, it->second);  // unchanged: keeps streaming
+            if (it != links_.end() && it->second->peer().host == peer.host &&
+                it->second->peer().port == peer.port) {
+                // Same node, same address: the connection stays, and the
+                // streams of the vBuckets it keeps go on.
+                if (it->second->peer() != peer) {
+                    it->second->update(peer);
+                }
+                next.emplace(peer.node, it->second);
                 continue;
             }
             auto link = std::make_shared<Link>(*this, peer);
@@ -275,6 +339,12 @@ void PreparedForwarder::forward(engine::Vbid vbid, engine::Seqno seqno) {
     if (client_ != nullptr) {
         client_->prepared(vbid, seqno);
     }
+}
+
+ReplicationCounters ReplicationClient::counters() const {
+    return {connections_.load(std::memory_order_relaxed), breaks_.load(std::memory_order_relaxed),
+            streamRequests_.load(std::memory_order_relaxed),
+            streamsClosed_.load(std::memory_order_relaxed)};
 }
 
 std::size_t ReplicationClient::openStreams() const {

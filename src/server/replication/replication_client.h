@@ -9,12 +9,24 @@
 // new cluster map); prepared() forwards a replica's high prepared seqno
 // (BucketConfig::onReplicaPrepared) to the connection streaming it.
 //
+// A rebalance changes which vBuckets come from which node hundreds of
+// times: a peer whose address stays keeps its connection, and only the
+// streams of the vBuckets that came or went open or close
+// (DCP_CLOSE_STREAM), so the others never restart. A message still in
+// flight for a vBucket a connection no longer streams, or that this node
+// no longer holds as a replica (the map reaches the bucket before the
+// connections), is dropped and only that stream ends (dcp/consumer.h):
+// the connection breaks only for bytes it cannot make sense of, a change
+// the replica refuses, or a silent peer.
+//
 // Thread safety: every public member may be called from any thread; the
 // connections themselves live on the loop thread. The map from vBucket to
 // consumer, which prepared() reads from the engine's threads, is under a
 // mutex.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -42,6 +54,14 @@ struct ReplicationPeer {
     friend bool operator==(const ReplicationPeer&, const ReplicationPeer&) = default;
 };
 
+// Totals since the client started (any thread may read them).
+struct ReplicationCounters {
+    std::uint64_t connections = 0;     // connections opened to peers
+    std::uint64_t breaks = 0;          // connections that failed or broke off (then retried)
+    std::uint64_t streamRequests = 0;  // streams asked for (DCP_STREAM_REQ; not rollbacks')
+    std::uint64_t streamsClosed = 0;   // streams closed by a change of peers
+};
+
 struct ReplicationSettings {
     std::string nodeName;  // this node, as chains name it
     std::string bucket = "default";
@@ -57,14 +77,16 @@ class ReplicationClient {
     ReplicationClient(const ReplicationClient&) = delete;
     ReplicationClient& operator=(const ReplicationClient&) = delete;
 
-    // Replaces the set of peers: links to peers that left or changed close,
-    // new ones open.
+    // Replaces the set of peers: links to peers that left or moved (another
+    // host or port) close, new ones open; a peer whose vBuckets alone
+    // changed keeps its link, whose streams are updated in place.
     void setPeers(std::vector<ReplicationPeer> peers);
     void prepared(engine::Vbid vbid, engine::Seqno seqno);
     // Streams open now, over all peers (cluster-run waits for all of them).
     std::size_t openStreams() const;
     // The vBuckets whose stream is open now.
     std::vector<engine::Vbid> openStreamVBuckets() const;
+    ReplicationCounters counters() const;
     void stop();
 
     class Link;  // one peer's connection (replication_client.cc)
@@ -82,6 +104,10 @@ class ReplicationClient {
     std::map<std::string, std::shared_ptr<Link>> links_;  // loop thread only
     mutable kvexec::detail::Mutex mutex_;
     std::map<engine::Vbid, std::shared_ptr<dcp::DcpConsumer>> consumers_ GUARDED_BY(mutex_);
+    std::atomic<std::uint64_t> connections_{0};
+    std::atomic<std::uint64_t> breaks_{0};
+    std::atomic<std::uint64_t> streamRequests_{0};
+    std::atomic<std::uint64_t> streamsClosed_{0};
 };
 
 }  // namespace kvexec::server
