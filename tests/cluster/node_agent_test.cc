@@ -355,6 +355,41 @@ TEST_F(NodeAgentTest, ATakeoverThatCannotFinishIsUndoneAfterItsTimeout) {
     EXPECT_FALSE(client().get(keys_.rebalance())) << "the rebalance request stayed";
 }
 
+// The elected node leaves while a takeover is in flight: the next one
+// publishes a map over the nodes left that carries no move (the old active
+// serves again), and ends the request, which had a node it no longer has.
+TEST_F(NodeAgentTest, ALeaderThatLeavesMidRebalanceLeavesNoMoveInFlight) {
+    takeoverTimeout_ = std::chrono::milliseconds(60'000);  // the move stays in flight
+    for (const std::string node : {"n0", "n1", "n2"}) {
+        StateRecorder& recorder = recorders_[node];
+        start(node, 1, seqnosOf(recorder, node, 10, 20, 10));
+        ASSERT_TRUE(recorder.waitFor([&](const ClusterState& state) {
+            return state.map && std::count(state.map->nodes.begin(), state.map->nodes.end(), node);
+        }));
+    }
+    StateRecorder& n2 = recorders_["n2"];
+    ASSERT_TRUE(n2.waitFor(mapOver({"n0", "n1", "n2"})));
+    ASSERT_EQ(n2.latest().leader, "n0");
+    const VBucketMap before = *n2.latest().map;
+    ASSERT_TRUE(vbucketsOf(before, "n2").active.empty()) << "n2 joined last";
+
+    client().put(keys_.rebalance(), encodeVBucketMap(rebalanceTarget(before, before.nodes)));
+    ASSERT_TRUE(n2.waitFor([](const ClusterState& state) {
+        return state.map &&
+               std::any_of(state.map->takeoverSince.begin(), state.map->takeoverSince.end(),
+                           [](std::uint64_t since) { return since != 0; });
+    })) << "no takeover began";
+    stop("n0");
+    ASSERT_TRUE(n2.waitFor([](const ClusterState& state) {
+        return mapOver({"n1", "n2"})(state) && !hasMoves(*state.map) && state.leader;
+    })) << "a move stayed in flight";
+    const auto deadline = std::chrono::steady_clock::now() + kEtcdDeadline;
+    while (client().get(keys_.rebalance()) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_FALSE(client().get(keys_.rebalance())) << "the rebalance request stayed";
+}
+
 TEST_F(NodeAgentTest, StoppingRevokesTheLeaseAndItsKeys) {
     StateRecorder& recorder = start("n0");
     ASSERT_TRUE(recorder.waitFor(mapOver({"n0"})));
