@@ -227,6 +227,49 @@ HeldSeqnos heldSeqnos(const ClusterView& view, std::uint16_t numVBuckets) {
     return held;
 }
 
+// Where every copy of a vBucket that survives is on a rejoined node (a
+// whole chain restarted, or a chain of one), failing them over would hand
+// the vBucket to nodes that hold nothing and make the real copies roll back
+// to zero: those chains keep their rejoined members, in their order, and
+// fill what is left from the balanced chain `next` has.
+void keepChainsWithNoOtherCopy(VBucketMap& next, const VBucketMap& old,
+                               const std::vector<std::string>& failedOver) {
+    const auto indexIn = [](const VBucketMap& map, const std::string& node) {
+        const auto found = std::find(map.nodes.begin(), map.nodes.end(), node);
+        return found == map.nodes.end() ? kNoNode : static_cast<int>(found - map.nodes.begin());
+    };
+    const std::size_t slots = std::min<std::size_t>(1 + next.numReplicas, next.nodes.size());
+    for (std::size_t vb = 0; vb < next.chains.size() && vb < old.chains.size(); ++vb) {
+        std::vector<int> rejoined;
+        bool otherCopy = false;
+        for (const int member : old.chains[vb]) {
+            if (member == kNoNode) {
+                continue;
+            }
+            const std::string& name = old.nodes[static_cast<std::size_t>(member)];
+            const int index = indexIn(next, name);
+            const bool wasRejoined =
+                std::find(failedOver.begin(), failedOver.end(), name) != failedOver.end();
+            otherCopy = otherCopy || (index != kNoNode && !wasRejoined);
+            if (index != kNoNode && wasRejoined) {
+                rejoined.push_back(index);
+            }
+        }
+        if (otherCopy || rejoined.empty()) {
+            continue;
+        }
+        std::vector<int> chain = rejoined;
+        for (const int balanced : next.chains[vb]) {
+            if (chain.size() < slots && balanced != kNoNode &&
+                std::find(chain.begin(), chain.end(), balanced) == chain.end()) {
+                chain.push_back(balanced);
+            }
+        }
+        chain.resize(1 + next.numReplicas, kNoNode);
+        next.chains[vb] = std::move(chain);
+    }
+}
+
 std::vector<std::string> mappableNodes(const ClusterView& view) {
     std::vector<std::string> nodes;
     std::copy_if(view.membership.nodes.begin(), view.membership.nodes.end(),
@@ -268,6 +311,9 @@ std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t nu
     const HeldSeqnos held = heldSeqnos(view, numVBuckets);
     VBucketMap next =
         computeMap(nodes, numVBuckets, numReplicas, previous ? &*previous : nullptr, &held);
+    if (view.map && !failedOver.empty()) {
+        keepChainsWithNoOtherCopy(next, *view.map, failedOver);
+    }
     next.leases.clear();
     for (const std::string& node : next.nodes) {
         const bool heldBack = std::find(holdBack.begin(), holdBack.end(), node) != holdBack.end();

@@ -231,14 +231,14 @@ void NodeAgent::leaveAfterLeaseLoss(const std::string& why) {
               << "); joining again\n";
     member_.reset();
     delivered_.reset();      // the owner dropped its state: deliver again
-    statusWritten_.clear();  // the status key goes with the lease
-    // Whatever is left of the old lease (the leader key with it) goes now
-    // rather than at its expiry.
-    try {
-        etcd_.revoke(std::exchange(sessionLease_, 0));
-    } catch (const EtcdError&) {
-        // Expired already, or etcd is away: it expires on its own.
-    }
+    statusWritten_.clear();  // written again under the new lease
+    // The old lease is not revoked: the node key it held would go at once,
+    // and the leader could fail the node over on its replicas' statuses
+    // from before the fence. Joining again moves the node key to the new
+    // lease, which the leader sees as a rejoin and fails over only once the
+    // statuses are fresh (rejoinsToHoldBack); a leader key left under the
+    // old lease is ended by endEarlierTerm.
+    sessionLease_ = 0;
 }
 
 void NodeAgent::reconcile() {
@@ -309,12 +309,15 @@ void NodeAgent::publishMap(const ClusterView& view) {
     if (firstMap && !formed(view)) {
         return;
     }
+    const std::vector<std::string> holdBack = rejoinsToHoldBack(view);
     if (auto next = mapToPublish(view, config_.numVBuckets, config_.numReplicas,
-                                 highestRevisionSeen_, rejoinsToHoldBack(view))) {
+                                 highestRevisionSeen_, holdBack)) {
         publish(view, *next);
         return;
     }
-    if (view.rebalanceTarget && view.map) {
+    // A rejoined node's place is about to be failed over: no move may
+    // count on what it published under its old lease.
+    if (view.rebalanceTarget && view.map && holdBack.empty()) {
         stepRebalance(view);
     }
 }

@@ -30,8 +30,8 @@
 // onLeaseLost: when renewals stop getting through, the keep-alive thread fences the node itself
 // (onLeaseLost) within 2/3 of the TTL after the last renewal etcd answered was sent, so before
 // etcd can let another node take over the node's vBuckets; a state read under that lease is
-// never delivered after it. The agent then revokes the lease, joins again under a new one and
-// delivers the state again.
+// never delivered after it. The agent then joins again under a new lease (leaving the old one
+// to expire) and delivers the state again; the leader fails its old place over.
 //
 // Thread safety: the constructor and stop() from the owner's thread; stop()
 // is idempotent and the destructor calls it.

@@ -54,6 +54,19 @@ void BucketImpl::abortAllLocked(VBucket& vb, Status status,
     }
 }
 
+void BucketImpl::abortClientWritesLocked(VBucket& vb, Status status,
+                                         std::vector<FinishedSyncWrite>& aborted) {
+    std::vector<Seqno> ofClients;
+    for (const auto& [seqno, write] : vb.syncWrites) {
+        if (!write.inherited) {
+            ofClients.push_back(seqno);
+        }
+    }
+    for (const Seqno seqno : ofClients) {
+        aborted.push_back(abortLocked(vb, seqno, status));
+    }
+}
+
 // Marks the write resolved and makes sure the completion task will see its
 // vBucket; the task is woken only by the call that sets completionPending_,
 // so a batch of resolutions costs one wake.

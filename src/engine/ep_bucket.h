@@ -179,6 +179,9 @@ class BucketImpl final : public Bucket {
     // Aborts every pending SyncWrite of the vBucket with `status`.
     void abortAllLocked(VBucket& vb, Status status, std::vector<FinishedSyncWrite>& aborted)
         REQUIRES(vb.mutex);
+    // Aborts those a client waits for (not the inherited ones).
+    void abortClientWritesLocked(VBucket& vb, Status status,
+                                 std::vector<FinishedSyncWrite>& aborted) REQUIRES(vb.mutex);
     // Removes a pending SyncWrite and queues the value it hid back, so that
     // the disk converges to the committed state.
     FinishedSyncWrite abortLocked(VBucket& vb, Seqno seqno, Status status) REQUIRES(vb.mutex);

@@ -63,9 +63,11 @@ void BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change
         vb.durability.setTopology(change.topology);  // checked by the caller
         localProgressLocked(vb);                     // the new chain may already hold some
         if (change.handingOver && !vb.handingOver) {
-            // No new seqno after this one but the aborts: the next active
-            // catches up with a high seqno that no longer moves.
-            abortAllLocked(vb, Status::SyncWriteAmbiguous, aborted);
+            // No new client write after this but the aborts: the next active
+            // catches up with a high seqno that no longer moves. Inherited
+            // prepares stay: they may have been acknowledged in an earlier
+            // term, and the next active adopts them from its stream.
+            abortClientWritesLocked(vb, Status::SyncWriteAmbiguous, aborted);
         }
     } else if (vb.state == VBucketState::Active) {
         // No other node has these prepares to commit: end them here.

@@ -131,6 +131,11 @@ void Connection::textGet(const TextCommand& command) {
         context_.counters.cmdGet.fetch_add(1, std::memory_order_relaxed);
         auto done = completion<engine::GetResult>(
             [this, withCas, name = std::string(key)](const engine::GetResult& r) {
+                if (r.status == engine::Status::SyncWriteReCommitInProgress ||
+                    r.status == engine::Status::TempFail) {
+                    out_ += textServerError(r.status);  // not a miss: the key may hold a value
+                    return;
+                }
                 if (r.status != engine::Status::Success) {
                     context_.counters.getMisses.fetch_add(1, std::memory_order_relaxed);
                     return;

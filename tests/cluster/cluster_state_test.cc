@@ -219,6 +219,45 @@ TEST(MapToPublishTest, ANodeBackUnderANewLeaseIsFailedOverAndLeadsNothing) {
     EXPECT_FALSE(mapToPublish(after, 6, 1, next->revision));
 }
 
+// The chain's node names, active first ("" for an empty slot).
+std::vector<std::string> namesOf(const VBucketMap& map, std::size_t vb) {
+    std::vector<std::string> names;
+    for (const int index : map.chains[vb]) {
+        names.push_back(index == kNoNode ? "" : map.nodes[static_cast<std::size_t>(index)]);
+    }
+    return names;
+}
+
+// A vBucket all of whose copies are on nodes that came back keeps them
+// (there is no other copy to promote; a node that holds nothing would make
+// them roll back to zero). The others are failed over as usual.
+TEST(MapToPublishTest, AChainWhoseEveryCopyCameBackKeepsItsNodes) {
+    ClusterView view = threeLeasedNodes();
+    ASSERT_TRUE(view.map);
+    view.leases = {{"n1", 21}, {"n2", 22}, {"n3", 23}};  // the whole cluster restarted
+    const auto all = mapToPublish(view, 6, 1, 1);
+    ASSERT_TRUE(all);
+    for (std::size_t vb = 0; vb < 6; ++vb) {
+        EXPECT_EQ(namesOf(*all, vb), namesOf(*view.map, vb)) << "vb " << vb;
+    }
+    EXPECT_EQ(all->leases, (std::vector<std::int64_t>{21, 22, 23}));
+
+    view = threeLeasedNodes();
+    view.leases["n1"] = 21;
+    view.leases["n2"] = 22;  // two of three
+    const auto two = mapToPublish(view, 6, 1, 1);
+    ASSERT_TRUE(two);
+    for (std::size_t vb = 0; vb < 6; ++vb) {
+        const auto before = namesOf(*view.map, vb);
+        const auto after = namesOf(*two, vb);
+        if (std::find(before.begin(), before.end(), "n3") == before.end()) {
+            EXPECT_EQ(after, before) << "vb " << vb << ": only rejoined copies";
+        } else {
+            EXPECT_EQ(after.front(), "n3") << "vb " << vb << ": the copy that stayed leads";
+        }
+    }
+}
+
 TEST(MapToPublishTest, ARejoinHeldBackKeepsItsPlaceUnderTheOldLease) {
     ClusterView view = threeLeasedNodes();
     ASSERT_TRUE(view.map);

@@ -280,6 +280,18 @@ TEST_F(ReplicationTest, APromotedReplicaAnswersReCommitInProgressUntilAnInherite
     replica->store(setRequest(kVb, "k", "w"), blocked->callback());
     EXPECT_EQ(blocked->result().status, Status::SyncWriteReCommitInProgress);
 
+    // A rebalance's takeover pauses the vBucket and ends the writes clients
+    // wait for, never the inherited one; undone, it leaves it pending.
+    auto client = pending<MutationResult>();
+    replica->store(setRequest(kVb, "x", "v", DurabilityLevel::Majority), client->callback());
+    const Topology chain{{kReplica, "c"}};
+    ASSERT_EQ(replica->setVBucketStates({{kVb, VBucketState::Active, chain, true}}),
+              Status::Success);
+    EXPECT_EQ(client->result().status, Status::SyncWriteAmbiguous);
+    ASSERT_EQ(replica->setVBucketStates({{kVb, VBucketState::Active, chain, false}}),
+              Status::Success);
+    EXPECT_EQ(test::getNow(*replica, kVb, "k").status, Status::SyncWriteReCommitInProgress);
+
     ASSERT_EQ(replica->seqnoAcknowledged(kVb, "c", prepared), Status::Success);
     pool.runReady(TaskType::NonIO);
     EXPECT_EQ(test::getNow(*replica, kVb, "k").item.value, "new");
