@@ -162,28 +162,36 @@ void BucketImpl::applyManifest(const Manifest& next) {
         bool queued = false;
         {
             kvexec::detail::MutexLock lock(vb.mutex);
-            std::vector<CollectionId> gone;
             for (const auto& [id, maxTtl] : vb.collections) {
                 if (!wanted.contains(id)) {
-                    gone.push_back(id);
+                    vb.droppedPending.insert(id);
                 }
             }
-            // Only an active deletes the documents, at seqnos its replicas
-            // stream; an active handing over takes no write (the new active
-            // would miss it), and a replica waits for its active's deletions.
-            // Until they come, the documents read as absent: their collection
-            // is gone from vb.collections.
-            const bool deletes = vb.state == VBucketState::Active && !vb.handingOver;
-            for (const CollectionId id : gone) {
-                queued = (deletes && dropCollectionLocked(vb, id, aborted)) || queued;
-            }
             vb.collections = wanted;
+            queued = deleteDroppedCollectionsLocked(vb, aborted);
         }
         finish(aborted);
         if (queued) {
             notifyFlusher(vb, FlushUrgency::Batched);
         }
     }
+}
+
+// Only an active deletes the documents, at seqnos its replicas stream; an
+// active handing over takes no write (the new active would miss it), and a
+// replica waits for its active's deletions. Until then the documents read
+// as absent: their collection is gone from vb.collections.
+bool BucketImpl::deleteDroppedCollectionsLocked(VBucket& vb,
+                                                std::vector<FinishedSyncWrite>& aborted) {
+    if (vb.state != VBucketState::Active || vb.handingOver) {
+        return false;
+    }
+    bool queued = false;
+    for (const CollectionId id : vb.droppedPending) {
+        queued = dropCollectionLocked(vb, id, aborted) || queued;
+    }
+    vb.droppedPending.clear();
+    return queued;
 }
 
 bool BucketImpl::dropCollectionLocked(VBucket& vb, CollectionId collection,

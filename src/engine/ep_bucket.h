@@ -227,7 +227,9 @@ class BucketImpl final : public Bucket {
     std::uint64_t newVBucketUuid() EXCLUDES(uuidMutex_);
     void adoptReplicaPreparesLocked(VBucket& vb) REQUIRES(vb.mutex);
     // One checked change, in memory; its aborted SyncWrites into `aborted`.
-    void changeStateLocked(VBucket& vb, const VBucketStateChange& change,
+    // True if it queued deletions for the flusher (of collections dropped
+    // while the vBucket could not write them).
+    bool changeStateLocked(VBucket& vb, const VBucketStateChange& change,
                            std::vector<FinishedSyncWrite>& aborted) REQUIRES(vb.mutex);
     // bucket_collections.cc
     using ManifestEdit = std::function<ManifestOutcome(ManifestState&, std::string& message)>;
@@ -238,6 +240,10 @@ class BucketImpl final : public Bucket {
     // Deletes the collection's documents, locks and pending SyncWrites
     // (returned, to be finished outside the lock); true if it queued any
     // tombstone.
+    // Deletes the documents of vb.droppedPending once vb is an active not
+    // handing over; true if that queued deletions for the flusher.
+    bool deleteDroppedCollectionsLocked(VBucket& vb, std::vector<FinishedSyncWrite>& aborted)
+        REQUIRES(vb.mutex);
     bool dropCollectionLocked(VBucket& vb, CollectionId collection,
                               std::vector<FinishedSyncWrite>& aborted) REQUIRES(vb.mutex);
     void loadManifestState();

@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -187,6 +188,12 @@ class VBucket {
     // The manifest's collections, each with its maxTtl (0: none).
     std::unordered_map<CollectionId, std::uint32_t> collections GUARDED_BY(mutex) = {
         {kDefaultCollection, 0}};
+    // Collections dropped while the vBucket could not write their
+    // deletions (a replica, dead, handing over, or before warmup knew its
+    // state): their documents stay, hidden from readers, until it is a
+    // plain active, which deletes them (a replica usually gets its
+    // active's deletions first).
+    std::set<CollectionId> droppedPending GUARDED_BY(mutex);
     std::uint64_t liveCount GUARDED_BY(mutex) = 0;
     std::uint64_t tombstoneCount GUARDED_BY(mutex) = 0;
     Seqno highSeqno GUARDED_BY(mutex) = 0;

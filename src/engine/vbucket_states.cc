@@ -32,11 +32,12 @@ Status BucketImpl::setVBucketStates(const std::vector<VBucketStateChange>& reque
     for (const auto& change : changes) {
         auto& vb = vbucket(change.vbid);
         std::vector<FinishedSyncWrite> aborted;
+        bool queued = false;
         {
             kvexec::detail::MutexLock lock(vb.mutex);
-            changeStateLocked(vb, change, aborted);
+            queued = changeStateLocked(vb, change, aborted);
         }
-        if (!aborted.empty()) {
+        if (!aborted.empty() || queued) {
             finish(aborted);
             notifyFlusher(vb);
         }
@@ -50,7 +51,7 @@ Status BucketImpl::setVBucketStates(const std::vector<VBucketStateChange>& reque
     return Status::Success;
 }
 
-void BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change,
+bool BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change,
                                    std::vector<FinishedSyncWrite>& aborted) {
     if (change.state == VBucketState::Active) {
         if (vb.state != VBucketState::Active) {
@@ -77,6 +78,7 @@ void BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change
     vb.state = change.state;
     vb.handingOver = change.state == VBucketState::Active && change.handingOver;
     armTimeoutLocked(vb);
+    return deleteDroppedCollectionsLocked(vb, aborted);
 }
 
 // A replica promoted to active inherits the prepares its old active had

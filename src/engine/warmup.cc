@@ -60,6 +60,8 @@ bool BucketImpl::runWarmupShard(std::size_t shard) {
             kvexec::detail::MutexLock lock(vb.mutex);
             restoreVBucketStateLocked(vb);
             trackWarmedUpPreparesLocked(vb);
+            std::vector<FinishedSyncWrite> none;  // warmup kept no prepare of a dropped one
+            deleteDroppedCollectionsLocked(vb, none);
             vbucketsLoaded_.fetch_add(1);
         }
     } catch (const std::exception& error) {
@@ -108,13 +110,14 @@ void BucketImpl::loadVBucket(VBucket& vb) {
 // The vBucket's documents and pending prepares as the store holds them
 // (warmup, and a replica's rollback). Documents of a collection the
 // manifest no longer holds (dropped just before a crash, before their
-// tombstones were persisted) are not loaded, and are deleted on disk.
+// tombstones were persisted, or while the vBucket was a replica) are
+// loaded hidden and left to deleteDroppedCollectionsLocked: deleted once
+// the vBucket is a plain active, never at a replica's own seqnos.
 void BucketImpl::loadVBucketLocked(VBucket& vb) {
     if (!store_->exists(vb.id)) {
         return;
     }
     std::uint64_t items = 0;
-    std::vector<std::string> dropped;
     std::vector<storage::Document> prepares;
     store_->scan(vb.id, 0, [&](const storage::Document& doc) {
         vb.mutex.assertHeld();  // scan() calls back on this thread, under the lock
@@ -127,22 +130,15 @@ void BucketImpl::loadVBucketLocked(VBucket& vb) {
             return true;
         }
         if (!vb.collections.contains(collectionOf(doc.key))) {
-            if (!doc.deleted) {
-                dropped.push_back(doc.key);
-            }
-            return true;
+            vb.droppedPending.insert(collectionOf(doc.key));
+        } else {
+            ++items;
         }
         accountMemory(vb.setCommittedLocked(doc.key, storedValueOf(doc)));
-        ++items;
         return true;
     });
     vb.highSeqno = vb.persistedSeqno = store_->highSeqno(vb.id);
     keepPendingPreparesLocked(vb, prepares);
-    for (const auto& key : dropped) {
-        StoredValue tombstone;
-        tombstone.meta.deleted = true;
-        accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, tombstone)));
-    }
     itemsLoaded_.fetch_add(items);
 }
 

@@ -263,6 +263,16 @@ TEST_F(ReplicaDurabilityTest, ADroppedCollectionIsDeletedOnActivesAloneAndReadsA
     GetResult replica;
     bucket->getReplica(1, DocKey{"k", c}, [&](GetResult r) { replica = std::move(r); });
     EXPECT_EQ(replica.status, Status::UnknownCollection);
+
+    // Once each is a plain active, it deletes what is left of them.
+    ASSERT_EQ(bucket->setVBucketState(1, VBucketState::Active), Status::Success);
+    ASSERT_EQ(bucket->setVBucketState(2, VBucketState::Active), Status::Success);
+    EXPECT_GT(highSeqno(1), replicaSeqno) << "the promoted replica kept the documents";
+    EXPECT_GT(highSeqno(2), handingOverSeqno) << "the takeover undone kept the documents";
+    const Seqno afterDeletes = highSeqno(1);
+    ASSERT_EQ(bucket->setVBucketState(1, VBucketState::Replica), Status::Success);
+    ASSERT_EQ(bucket->setVBucketState(1, VBucketState::Active), Status::Success);
+    EXPECT_EQ(highSeqno(1), afterDeletes) << "deleted twice";
 }
 
 }  // namespace
