@@ -1,6 +1,7 @@
 #include "cluster/cluster_state.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -113,6 +114,9 @@ NodeAddress decodeNodeAddress(std::string_view text) {
 
 std::string encodeNodeStatus(const NodeStatus& status) {
     json document = {{"mapRevision", status.mapRevision}};
+    if (!status.membership.empty()) {
+        document["membership"] = status.membership;
+    }
     if (const auto& replication = status.replication) {
         // Pairs rather than objects keyed by vbid: the smallest JSON that
         // stays readable.
@@ -136,6 +140,12 @@ NodeStatus decodeNodeStatus(std::string_view text) {
     constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
     const json document = parseObject(text, kWhat);
     NodeStatus status{unsignedField(document, "mapRevision", kMax, kWhat), std::nullopt};
+    if (const auto membership = document.find("membership"); membership != document.end()) {
+        if (!membership->is_string()) {
+            malformed(kWhat, "\"membership\" is not a string");
+        }
+        status.membership = membership->get<std::string>();
+    }
     if (!document.contains("replicaVBuckets")) {
         return status;  // a node that does not replicate, or an older one
     }
@@ -293,17 +303,58 @@ std::vector<std::string> rejoinedNodes(const ClusterView& view) {
     return rejoined;
 }
 
+std::string membershipDigest(const ClusterView& view) {
+    // FNV-1a over "name=lease;" of each registered node, in name order.
+    std::uint64_t hash = 14695981039346656037ull;
+    const auto mix = [&hash](std::string_view text) {
+        for (const char c : text) {
+            hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+        }
+    };
+    for (const std::string& node : view.membership.nodes) {
+        const auto lease = view.leases.find(node);
+        mix(node);
+        mix("=");
+        mix(std::to_string(lease == view.leases.end() ? 0 : lease->second));
+        mix(";");
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+    return hex;
+}
+
+bool statusesFresh(const ClusterView& view) {
+    const std::string digest = membershipDigest(view);
+    for (const std::string& node : mappableNodes(view)) {
+        const auto status = view.statuses.find(node);
+        if (status == view.statuses.end() || status->second.membership != digest) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool changesActives(const VBucketMap& previous, const VBucketMap& next) {
+    const auto activeOf = [](const VBucketMap& map, std::size_t vb) {
+        const int index = map.chains[vb].empty() ? kNoNode : map.chains[vb].front();
+        return index == kNoNode ? std::string() : map.nodes[static_cast<std::size_t>(index)];
+    };
+    for (std::size_t vb = 0; vb < previous.chains.size() && vb < next.chains.size(); ++vb) {
+        if (activeOf(previous, vb) != activeOf(next, vb)) {
+            return true;
+        }
+    }
+    return previous.chains.size() != next.chains.size();
+}
+
 std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t numVBuckets,
-                                       std::uint32_t numReplicas, std::uint64_t highestRevisionSeen,
-                                       const std::vector<std::string>& holdBack) {
+                                       std::uint32_t numReplicas,
+                                       std::uint64_t highestRevisionSeen) {
     const std::vector<std::string> nodes = mappableNodes(view);
     if (nodes.empty()) {
         return std::nullopt;
     }
-    std::vector<std::string> failedOver = rejoinedNodes(view);
-    std::erase_if(failedOver, [&](const std::string& node) {
-        return std::find(holdBack.begin(), holdBack.end(), node) != holdBack.end();
-    });
+    const std::vector<std::string> failedOver = rejoinedNodes(view);
     std::optional<VBucketMap> previous;
     if (view.map) {
         previous = withoutNodes(*view.map, failedOver);
@@ -316,13 +367,8 @@ std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t nu
     }
     next.leases.clear();
     for (const std::string& node : next.nodes) {
-        const bool heldBack = std::find(holdBack.begin(), holdBack.end(), node) != holdBack.end();
         const auto current = view.leases.find(node);
-        if (heldBack && view.map) {
-            next.leases.push_back(leaseOf(*view.map, node));
-        } else {
-            next.leases.push_back(current == view.leases.end() ? 0 : current->second);
-        }
+        next.leases.push_back(current == view.leases.end() ? 0 : current->second);
     }
     if (std::find(next.leases.begin(), next.leases.end(), 0) != next.leases.end()) {
         next.leases.clear();  // a node key without a lease: nothing to fence on

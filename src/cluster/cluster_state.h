@@ -7,7 +7,8 @@
 //
 // Node values in etcd, JSON:
 //   <root>/nodes/<name>   NodeAddress: {"host", "kvPort", "mgmtPort"}
-//   <root>/status/<name>  NodeStatus: {"mapRevision"} and, from a node
+//   <root>/status/<name>  NodeStatus: {"mapRevision"}, "membership" once
+//                         known, and, from a node
 //                         that replicates, {"replicaVBuckets",
 //                         "streamsOpen", "active": [[vb, seqno], ...],
 //                         "replica": [[vb, seqno], ...]}
@@ -81,6 +82,10 @@ struct NodeStatus {
 
     std::uint64_t mapRevision = 0;
     std::optional<ReplicationStatus> replication;
+    // The membership (membershipDigest) of the view the node had read when
+    // it wrote this: a status written under the membership that lost a
+    // node was sampled after that node stopped. "": not said.
+    std::string membership;
 
     bool operator==(const NodeStatus&) const = default;
 };
@@ -139,18 +144,30 @@ std::vector<std::string> mappableNodes(const ClusterView& view);
 // (mapForLease), so its place in the map is failed over as if it had left.
 std::vector<std::string> rejoinedNodes(const ClusterView& view);
 
+// Names the registered nodes and the lease each is registered under (a
+// short hex string): it changes when a node joins, leaves, or joins again.
+std::string membershipDigest(const ClusterView& view);
+
+// Every mappable node published a status written under the view's
+// membership. A promotion ranks the survivors on their seqnos: those are
+// final only in a status sampled after the lost node stopped, i.e. after
+// its departure (or its rejoin) was in etcd.
+bool statusesFresh(const ClusterView& view);
+
+// Whether `next` gives some vBucket another active than `previous`.
+bool changesActives(const VBucketMap& previous, const VBucketMap& next);
+
 // The leader's decision: the map to publish over the mappable nodes, or
 // nullopt when the one in etcd already is it (or there is none).
 // The new map's revision is above both the old map's and
 // `highestRevisionSeen` (a map that stopped decoding still had one).
 // Rejoined nodes are failed over (their vBuckets promoted on the survivors
-// of their chains) and then mapped as nodes that join, except those in
-// `holdBack`, which keep their place under their old lease for now (the
-// agent waits for the survivors' statuses to be fresh before it ranks
-// them). The map records every node's lease.
+// of their chains) and then mapped as nodes that join. The map records
+// every node's lease. The agent publishes a map that changes actives only
+// once the statuses are fresh (statusesFresh), or a while after.
 std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t numVBuckets,
-                                       std::uint32_t numReplicas, std::uint64_t highestRevisionSeen,
-                                       const std::vector<std::string>& holdBack = {});
+                                       std::uint32_t numReplicas,
+                                       std::uint64_t highestRevisionSeen);
 
 // What `node`, registered under `lease`, acts on: `map` itself, or, where
 // the map records another lease for it (it was made before the node

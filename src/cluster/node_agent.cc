@@ -236,7 +236,7 @@ void NodeAgent::leaveAfterLeaseLoss(const std::string& why) {
     // and the leader could fail the node over on its replicas' statuses
     // from before the fence. Joining again moves the node key to the new
     // lease, which the leader sees as a rejoin and fails over only once the
-    // statuses are fresh (rejoinsToHoldBack); a leader key left under the
+    // statuses are fresh (statusesSettled); a leader key left under the
     // old lease is ended by endEarlierTerm.
     sessionLease_ = 0;
 }
@@ -309,42 +309,44 @@ void NodeAgent::publishMap(const ClusterView& view) {
     if (firstMap && !formed(view)) {
         return;
     }
-    const std::vector<std::string> holdBack = rejoinsToHoldBack(view);
-    if (auto next = mapToPublish(view, config_.numVBuckets, config_.numReplicas,
-                                 highestRevisionSeen_, holdBack)) {
-        publish(view, *next);
+    if (auto next =
+            mapToPublish(view, config_.numVBuckets, config_.numReplicas, highestRevisionSeen_)) {
+        // While it waits, no rebalance step either: a move may count on
+        // what a rejoined node published under its old lease.
+        if (!view.map || !changesActives(*view.map, *next) || statusesSettled(view)) {
+            publish(view, *next);
+        }
         return;
     }
-    // A rejoined node's place is about to be failed over: no move may
-    // count on what it published under its old lease.
-    if (view.rebalanceTarget && view.map && holdBack.empty()) {
+    if (view.rebalanceTarget && view.map) {
         stepRebalance(view);
     }
 }
 
-// A node that restarted or fenced itself stopped acknowledging before it
-// joined again, but the statuses of its chains' survivors may be up to a
-// status interval older than that: its place is failed over once they had
-// two intervals to publish what they hold (the promotion ranks them).
-std::vector<std::string> NodeAgent::rejoinsToHoldBack(const ClusterView& view) {
-    const auto now = Clock::now();
-    const auto settle = 2 * config_.statusInterval;
-    std::map<std::string, RejoinSeen> seen;
-    std::vector<std::string> holdBack;
-    for (const std::string& node : rejoinedNodes(view)) {
-        const std::int64_t lease = view.leases.at(node);
-        const auto found = rejoinsSeen_.find(node);
-        const bool known = found != rejoinsSeen_.end() && found->second.lease == lease;
-        const auto since = known ? found->second.since : now;
-        seen[node] = {lease, since};
-        if (now < since + settle) {
-            holdBack.push_back(node);
-            detail::MutexLock lock(mutex_);
-            pending_.retryAt = std::min(pending_.retryAt.value_or(since + settle), since + settle);
-        }
+// A map that changes actives ranks the survivors on their statuses: it
+// waits until each was written under the view's membership (sampled after
+// the lost node stopped: it left, or joined again after its fence or
+// restart), or until freshStatusWait has passed since this membership was
+// first seen (an agent stuck in etcd; the ranking may then be stale).
+bool NodeAgent::statusesSettled(const ClusterView& view) {
+    if (statusesFresh(view)) {
+        return true;
     }
-    rejoinsSeen_ = std::move(seen);
-    return holdBack;
+    const auto now = Clock::now();
+    const std::string digest = membershipDigest(view);
+    if (digest != freshWaitDigest_) {
+        freshWaitDigest_ = digest;
+        freshWaitSince_ = now;
+    }
+    const auto deadline = freshWaitSince_ + config_.freshStatusWait;
+    if (now >= deadline) {
+        retryLater(
+            "publishing a failover on statuses not all written since the membership changed");
+        return true;
+    }
+    detail::MutexLock lock(mutex_);
+    pending_.retryAt = std::min(pending_.retryAt.value_or(deadline), deadline);
+    return false;
 }
 
 // Fenced twice: by this term (a leader that lost its lease and was
@@ -397,6 +399,7 @@ void NodeAgent::deliver(const ClusterView& view) {
                                                  entry.first) != view.map->nodes.end();
         return !inMap && !isRegistered(view, entry.first);
     });
+    membershipSeen_ = membershipDigest(view);
     ClusterState state = clusterStateOf(view, config_.numVBuckets, remembered_);
     if (state.map) {
         state.map = mapForLease(*state.map, config_.name, sessionLease_);
@@ -424,6 +427,7 @@ bool NodeAgent::actOn(const ClusterState& state) {
 
 void NodeAgent::writeStatus(std::uint64_t mapRevision) {
     NodeStatus status{mapRevision, std::nullopt};
+    status.membership = membershipSeen_;
     {
         detail::MutexLock callbacks(callbackMutex_);
         if (fencedLease_ == sessionLease_) {

@@ -17,7 +17,9 @@
 //
 // The map records the lease each node was registered under (vbucket_map.h):
 // a node acts only on a map made for its current lease, and the leader
-// fails over the place of a node that joined again under a new one.
+// fails over the place of a node that joined again under a new one. Each
+// status names the membership it was written under; a map that changes
+// actives waits for every node's status under the current one.
 //
 // The node's status key (cluster_state.h's NodeStatus) carries the map
 // revision it applied and, from an owner that gives a status source, its
@@ -75,6 +77,11 @@ struct NodeAgentConfig {
     // this long, so that nodes started together all lead vBuckets: one that
     // joins later is given replica slots only (vbucket_map.h).
     std::chrono::milliseconds formationWindow{2000};
+    // A map that changes actives (a failover) waits at most this long for
+    // every node's status to be written under the membership it is made
+    // for, so that the promotion ranks seqnos sampled after the lost node
+    // stopped (cluster_state.h's statusesFresh).
+    std::chrono::milliseconds freshStatusWait{2000};
     // A rebalance's takeover that pauses its vBucket's clients longer than
     // this cancels the rebalance, undoing it (rebalance.h's TakeoverWatch).
     std::chrono::milliseconds takeoverTimeout{10'000};
@@ -134,7 +141,7 @@ class NodeAgent {
     bool publish(const ClusterView& view, VBucketMap next);
     void stepRebalance(const ClusterView& view);
     bool formed(const ClusterView& view) EXCLUDES(mutex_);
-    std::vector<std::string> rejoinsToHoldBack(const ClusterView& view) EXCLUDES(mutex_);
+    bool statusesSettled(const ClusterView& view) EXCLUDES(mutex_);
     void deliver(const ClusterView& view);
     bool actOn(const ClusterState& state) EXCLUDES(callbackMutex_);
     void writeStatus(std::uint64_t mapRevision) EXCLUDES(callbackMutex_);
@@ -168,13 +175,11 @@ class NodeAgent {
     std::map<std::string, NodeAddress> remembered_;  // addresses of nodes once registered
     std::vector<std::string> formingNodes_;          // registered, while there is no map yet
     std::chrono::steady_clock::time_point formingSince_;
-    struct RejoinSeen {
-        std::int64_t lease = 0;
-        std::chrono::steady_clock::time_point since;
-    };
     TakeoverWatch takeovers_{config_.takeoverTimeout};  // while this node leads a rebalance
-    std::map<std::string, RejoinSeen> rejoinsSeen_;     // rejoined nodes, when first seen so
-    std::string lastError_;                             // logged once until it changes
+    std::string membershipSeen_;   // membershipDigest of the view last delivered
+    std::string freshWaitDigest_;  // the membership a map that changes actives waits under
+    std::chrono::steady_clock::time_point freshWaitSince_;
+    std::string lastError_;  // logged once until it changes
 
     // Held while a callback runs: they run one at a time, and a fence
     // (keep-alive thread) never interleaves with acting on a state. Taken

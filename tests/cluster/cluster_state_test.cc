@@ -258,18 +258,43 @@ TEST(MapToPublishTest, AChainWhoseEveryCopyCameBackKeepsItsNodes) {
     }
 }
 
-TEST(MapToPublishTest, ARejoinHeldBackKeepsItsPlaceUnderTheOldLease) {
+// A promotion ranks seqnos that are final only in statuses written after
+// the lost node stopped: under the membership without it (or with its new
+// lease). The digest moves with every join, leave and rejoin.
+TEST(StatusFreshnessTest, StatusesAreFreshOnlyUnderTheCurrentMembership) {
     ClusterView view = threeLeasedNodes();
     ASSERT_TRUE(view.map);
-    view.leases["n1"] = 21;
-    EXPECT_FALSE(mapToPublish(view, 6, 1, 1, {"n1"})) << "nothing to publish yet";
-    // Another change meanwhile (n3 leaves) keeps n1's old lease and place.
-    view.membership.nodes = {"n1", "n2"};
-    view.leases.erase("n3");
-    const auto next = mapToPublish(view, 6, 1, 1, {"n1"});
-    ASSERT_TRUE(next);
-    EXPECT_EQ(leaseOf(*next, "n1"), 11);
-    EXPECT_FALSE(vbucketsOf(*next, "n1").active.empty());
+    const std::string digest = membershipDigest(view);
+    EXPECT_EQ(digest.size(), 16u);
+    EXPECT_FALSE(statusesFresh(view)) << "no status yet";
+    for (const std::string node : {"n1", "n2", "n3"}) {
+        view.statuses[node].membership = digest;
+    }
+    EXPECT_TRUE(statusesFresh(view));
+
+    ClusterView rejoined = view;
+    rejoined.leases["n1"] = 21;
+    EXPECT_NE(membershipDigest(rejoined), digest);
+    EXPECT_FALSE(statusesFresh(rejoined));
+    ClusterView left = view;
+    left.membership.nodes = {"n2", "n3"};
+    left.leases.erase("n1");
+    EXPECT_NE(membershipDigest(left), digest);
+    EXPECT_FALSE(statusesFresh(left));
+    for (const std::string node : {"n2", "n3"}) {
+        left.statuses[node].membership = membershipDigest(left);
+    }
+    EXPECT_TRUE(statusesFresh(left)) << "the left node's status is not waited for";
+
+    const auto failedOver = mapToPublish(left, 6, 1, 1);
+    ASSERT_TRUE(failedOver);
+    EXPECT_TRUE(changesActives(*view.map, *failedOver));
+    EXPECT_FALSE(changesActives(*view.map, *view.map));
+
+    NodeStatus status{7};
+    status.membership = digest;
+    EXPECT_EQ(decodeNodeStatus(encodeNodeStatus(status)), status);
+    EXPECT_THROW(decodeNodeStatus(R"({"mapRevision":1,"membership":5})"), std::invalid_argument);
 }
 
 TEST(MapForLeaseTest, ANodeHoldsNothingInAMapMadeForAnotherLease) {
