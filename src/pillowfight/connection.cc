@@ -24,12 +24,14 @@ using protocol::Status;
 
 namespace {
 
-// "SET: Synchronous write ambiguous (0xa3)", or for --subdoc
-// "LOOKUP_IN: MultiPathFailure (0xcc), spec 0: PathNotFound (0xc0)".
+// "SET: ", or for --subdoc "MUTATE_IN: ".
 std::string opName(OpKind kind, bool subdoc) {
     return subdoc ? (kind == OpKind::Set ? "MUTATE_IN: " : "LOOKUP_IN: ")
                   : (kind == OpKind::Set ? "SET: " : "GET: ");
 }
+
+// "SET: Synchronous write ambiguous (0xa3)", or for --subdoc
+// "LOOKUP_IN: MultiPathFailure (0xcc), spec 0: PathNotFound (0xc0)".
 
 std::string errorName(OpKind kind, bool subdoc, const Response& r) {
     char code[16];
@@ -129,6 +131,8 @@ bool Connection::reconnects() const {
 
 // `link` dropped: its ops in flight are sent again or counted
 // (retryOfLost), its node's are held, and it is reconnected after a backoff.
+// The caller then calls batchStep() (not from within routeBy: open() calls
+// this while the route is half built).
 void Connection::lost(Link& link, const std::string& what) {
     if (finished_) {
         return;
@@ -172,7 +176,6 @@ void Connection::lost(Link& link, const std::string& what) {
     if (evtimer_pending(pollTimer_, nullptr) == 0) {
         pollConfig();
     }
-    batchStep();
 }
 
 // A reconnecting link's timer: the next attempt, or the attempt's deadline.
@@ -183,7 +186,8 @@ void Connection::onLinkTimer(int, short, void* self) {
         return;
     }
     if (link.bev != nullptr) {
-        return c.lost(link, "timeout (connect or handshake)");
+        c.lost(link, "timeout (connect or handshake)");
+        return c.batchStep();
     }
     c.reconnect(link);
 }
@@ -239,12 +243,12 @@ void Connection::onPoll(int, short, void* self) {
     static_cast<Connection*>(self)->pollConfig();
 }
 
-// While a link is down, asks a connected node for its map every kConfigPoll
-// (one request at a time): a failover's map routes the node's vBuckets
-// elsewhere.
+// While the map names a node whose link is down, asks a connected node for
+// its map every kConfigPoll (one request at a time): a failover's map
+// routes the node's vBuckets elsewhere.
 void Connection::pollConfig() {
-    if (finished_ || std::none_of(links_.begin(), links_.end(),
-                                  [](const auto& link) { return link->reconnecting; })) {
+    if (finished_ || std::none_of(linkOfServer_.begin(), linkOfServer_.end(),
+                                  [](const Link* link) { return link->reconnecting; })) {
         return;
     }
     if (configPoll_ == nullptr) {
@@ -290,7 +294,8 @@ void Connection::onEvent(bufferevent* bev, short what, void* self) {
         return;
     }
     if (c->reconnects()) {
-        return c->lost(link, error);
+        c->lost(link, error);
+        return c->batchStep();
     }
     c->fail(error);
 }
@@ -339,7 +344,8 @@ void Connection::handshakeResponse(Link& link, const Response& r) {
     const auto step = link.handshake->onResponse(r);
     if (step.state == Handshake::State::Failed) {
         if (reconnects()) {
-            return lost(link, step.error);
+            lost(link, step.error);
+            return batchStep();
         }
         return fail(step.error);
     }
