@@ -6,11 +6,13 @@
 # promoted by the failover's map once it has it (GET_CLUSTER_CONFIG).
 #
 # Three nodes with one replica, 64 vBuckets and a 2 s failover timeout
-# (tools/cluster-run); pillowfight runs a read load for 12 s from n0, and
-# n1 is SIGKILLed once the load has run about 3 s. Reads in flight on n1
-# are sent again (idempotent), so the run must end with: exit 0 (no
-# error), no client failed, a connection lost, and ops completed after the
-# failover (the progress lines).
+# (tools/cluster-run); pillowfight runs a read load for 15 s from n0, and
+# n1 is SIGKILLed once the load has run about 3 s. Once the failover has
+# moved n1's vBuckets, n1 is started again on its port and data directory:
+# the clients' links to it reconnect. Reads in flight on n1 are sent again
+# (idempotent), so the run must end with: exit 0 (no error), no client
+# failed, links lost and reconnected, and ops completed after the failover
+# (the progress lines).
 # Usage: failover_reconnect_test.sh KVEXEC_SERVER KVEXEC_CLUSTER KVEXEC_PILLOWFIGHT
 set -euo pipefail
 KVEXEC_SERVER="$1"
@@ -20,11 +22,12 @@ source "$(cd "$(dirname "$0")/../clients" && pwd)/cluster_lib.sh"
 
 dir="$(mktemp -d)"
 load_pid=""
+n1_pid=""
 cleanup() {
-    if [ -n "$load_pid" ]; then
-        kill -TERM "$load_pid" 2>/dev/null || true
-        wait "$load_pid" 2>/dev/null || true
-    fi
+    for pid in $load_pid $n1_pid; do
+        kill -TERM "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
     kill_cluster
     [ -n "${KEEP_TEST_DIR:-}" ] || rm -rf "$dir"
 }
@@ -56,15 +59,34 @@ has_progress() { [ "$(progress_lines)" -ge "$1" ]; }
 finished() { ! kill -0 "$load_pid" 2>/dev/null; }
 
 "$KVEXEC_PILLOWFIGHT" -U "couchbase://127.0.0.1:$port" -t 2 --connections 4 -B 16 -I 2000 \
-    --set-pct 0 --duration 12 --json "$dir/load.json" >"$log" 2>&1 &
+    --set-pct 0 --duration 15 --json "$dir/load.json" >"$log" 2>&1 &
 load_pid=$!
 # A progress line a second: the third says the load has run about 3 s.
 wait_until 60 "the load to run 3 s" has_progress 3
 kill -KILL "${CLUSTER_NODE_PIDS[1]}"
 lines_at_kill=$(progress_lines)
 echo "n1 (pid ${CLUSTER_NODE_PIDS[1]}) killed after $lines_at_kill progress lines"
-# 12 s of load, the kill at 3: done well within 40 s (a hang would not be).
-wait_until 40 "pillowfight to finish" finished
+
+n1_led_nothing() {
+    "$KVEXEC_CLUSTER" --etcd "$etcd" status --json | /usr/bin/python3 -c '
+import json, sys
+sys.exit(0 if all(n["name"] != "n1" or n["active"] == 0
+                  for n in json.load(sys.stdin)["nodes"]) else 1)'
+}
+wait_until 30 "n1's vBuckets to move to their replicas" n1_led_nothing
+# n1 again, on its port (the clients reconnect to the address they had).
+mapfile -d '' n1_argv < <(/usr/bin/python3 -c '
+import json, sys
+argv = json.load(open(sys.argv[1]))
+argv[argv.index("--port") + 1] = sys.argv[2]
+sys.stdout.write("\0".join(argv) + "\0")' "$dir/n1.argv" "${CLUSTER_PORTS[1]}")
+"${n1_argv[@]}" >"$dir/n1-again.log" 2>&1 &
+n1_pid=$!
+wait_for_line "$n1_pid" "$dir/n1-again.log" "ready on" 30 "n1 (restarted)"
+echo "n1 restarted on port ${CLUSTER_PORTS[1]} after $(progress_lines) progress lines"
+
+# 15 s of load, the kill at 3: done well within 45 s (a hang would not be).
+wait_until 45 "pillowfight to finish" finished
 rc=0
 wait "$load_pid" || rc=$?
 load_pid=""
@@ -90,6 +112,8 @@ if load["clientsFailed"] != 0:
     failed.append("%d clients failed" % load["clientsFailed"])
 if load["linksLost"] == 0:
     failed.append("no connection counted as lost")
+if load["reconnects"] == 0:
+    failed.append("no link reconnected to the restarted n1")
 # The failover (2 s lease, then the new map) is over within ~4 s of the
 # kill; the load goes on to its 12 s: the last progress lines have ops.
 if len(after) < 4 or min(after[-2:]) == 0:
