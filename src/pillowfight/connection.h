@@ -31,9 +31,10 @@
 // Handshake, given 2 s, or --timeout if shorter) until it succeeds or the
 // run ends. Meanwhile ops for that node's vBuckets are held (a retry,
 // "node not connected", each taking one of the op's kMaxRetries, then an
-// error), and every 250 ms the client asks a connected node for its map
-// (GET_CLUSTER_CONFIG), so that a failover's new map, where the node no
-// longer leads, routes them elsewhere. A batch therefore never waits on a
+// error), and while the map still names the node the client asks a
+// connected node for its map every 250 ms (GET_CLUSTER_CONFIG), so that a
+// failover's new map, where the node no longer leads, routes them
+// elsewhere; a link that comes back brings its node's map too. A batch therefore never waits on a
 // dead node longer than its ops' retries (about 3 s; --timeout still
 // fails the client). A connection failing fails its client otherwise: on
 // one server (or --protocol memcached), or during the client's own
