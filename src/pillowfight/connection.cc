@@ -24,18 +24,34 @@ using protocol::Status;
 
 namespace {
 
+// "SET: ", or for --subdoc "MUTATE_IN: ".
+std::string opName(OpKind kind, bool subdoc) {
+    return subdoc ? (kind == OpKind::Set ? "MUTATE_IN: " : "LOOKUP_IN: ")
+                  : (kind == OpKind::Set ? "SET: " : "GET: ");
+}
+
 // "SET: Synchronous write ambiguous (0xa3)", or for --subdoc
 // "LOOKUP_IN: MultiPathFailure (0xcc), spec 0: PathNotFound (0xc0)".
+
 std::string errorName(OpKind kind, bool subdoc, const Response& r) {
     char code[16];
     std::snprintf(code, sizeof code, " (0x%02x)", static_cast<unsigned>(r.status));
-    std::string name = subdoc ? (kind == OpKind::Set ? "MUTATE_IN: " : "LOOKUP_IN: ")
-                              : (kind == OpKind::Set ? "SET: " : "GET: ");
-    name += statusName(r.status) + code;
+    std::string name = opName(kind, subdoc) + statusName(r.status) + code;
     if (const std::string spec = failedSpec(r); !spec.empty()) {
         name += ", " + spec;
     }
     return name;
+}
+
+// The opaque of a GET_CLUSTER_CONFIG sent while a link is down: below the
+// load's, above the handshake's.
+constexpr std::uint32_t kConfigOpaque = Handshake::kLastOpaque;
+constexpr std::chrono::milliseconds kConfigPoll{250};
+constexpr std::chrono::milliseconds kReconnectDeadline{2000};
+
+timeval timevalOf(std::chrono::microseconds t) {
+    return {static_cast<time_t>(t.count() / 1'000'000),
+            static_cast<suseconds_t>(t.count() % 1'000'000)};
 }
 
 }  // namespace
@@ -49,7 +65,7 @@ Connection::Connection(event_base* base, RunState& run, Workload& workload,
       onFinished_(std::move(onFinished)) {}
 
 Connection::~Connection() {
-    for (event* e : {timer_, retryTimer_}) {
+    for (event* e : {timer_, retryTimer_, pollTimer_}) {
         if (e != nullptr) {
             event_free(e);
         }
@@ -58,13 +74,17 @@ Connection::~Connection() {
         if (link->bev != nullptr) {
             bufferevent_free(link->bev);
         }
+        if (link->timer != nullptr) {
+            event_free(link->timer);
+        }
     }
 }
 
 void Connection::start() {
     timer_ = evtimer_new(base_, &Connection::onTimeout, this);
     retryTimer_ = evtimer_new(base_, &Connection::onRetry, this);
-    if (timer_ == nullptr || retryTimer_ == nullptr) {
+    pollTimer_ = evtimer_new(base_, &Connection::onPoll, this);
+    if (timer_ == nullptr || retryTimer_ == nullptr || pollTimer_ == nullptr) {
         return fail("cannot create a libevent timer");
     }
     const timeval connectTimeout{10, 0};
@@ -80,17 +100,171 @@ Connection::Link& Connection::connect(const sockaddr* address, int length, std::
     if (!bootstrapped_) {
         ++bootstrapping_;
     }
+    std::memcpy(&link.address, address, static_cast<std::size_t>(length));
+    link.addressLength = length;
+    open(link);
+    return link;
+}
+
+// Connects `link` to its address (a new socket).
+void Connection::open(Link& link) {
     link.bev = bufferevent_socket_new(base_, -1, BEV_OPT_CLOSE_ON_FREE);
     if (link.bev == nullptr) {
-        fail("cannot create a libevent socket");
-        return link;
+        return fail("cannot create a libevent socket");
     }
     bufferevent_setcb(link.bev, &Connection::onRead, nullptr, &Connection::onEvent, &link);
     bufferevent_enable(link.bev, EV_READ | EV_WRITE);
-    if (bufferevent_socket_connect(link.bev, address, length) != 0) {
+    if (bufferevent_socket_connect(link.bev, reinterpret_cast<const sockaddr*>(&link.address),
+                                   link.addressLength) != 0) {
+        if (reconnects()) {
+            return lost(link, "connect failed");
+        }
         fail("connect failed");
     }
-    return link;
+}
+
+// Whether a link that drops is reconnected rather than failing the client:
+// on a cluster, once the client has bootstrapped.
+bool Connection::reconnects() const {
+    return bootstrapped_ && !linkOfServer_.empty();
+}
+
+// `link` dropped: its ops in flight are sent again or counted
+// (retryOfLost), its node's are held, and it is reconnected after a backoff.
+// The caller then calls batchStep() (not from within routeBy: open() calls
+// this while the route is half built).
+void Connection::lost(Link& link, const std::string& what) {
+    if (finished_) {
+        return;
+    }
+    const bool sent = link.ready;
+    if (link.bev != nullptr) {
+        bufferevent_free(link.bev);
+        link.bev = nullptr;
+    }
+    link.ready = false;
+    link.out.clear();
+    if (link.reconnecting) {
+        ++link.attempts;
+    } else {
+        link.reconnecting = true;
+        link.attempts = 0;
+        run_.linksLost.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (configPoll_ == &link) {
+        configPoll_ = nullptr;
+    }
+    if (link.timer == nullptr) {
+        link.timer = evtimer_new(base_, &Connection::onLinkTimer, &link);
+        if (link.timer == nullptr) {
+            return fail("cannot create a libevent timer (after: " + what + ")");
+        }
+    }
+    const timeval delay = timevalOf(reconnectDelay(link.attempts));
+    evtimer_add(link.timer, &delay);
+    std::vector<Pending> lostOps;
+    std::erase_if(pending_, [&](const Pending& p) {
+        if (p.link != &link) {
+            return false;
+        }
+        lostOps.push_back(p);
+        return true;
+    });
+    for (const Pending& p : lostOps) {
+        hold(p, sent, sent ? "connection lost" : "node not connected");
+    }
+    if (evtimer_pending(pollTimer_, nullptr) == 0) {
+        pollConfig();
+    }
+}
+
+// A reconnecting link's timer: the next attempt, or the attempt's deadline.
+void Connection::onLinkTimer(int, short, void* self) {
+    auto& link = *static_cast<Link*>(self);
+    Connection& c = link.owner;
+    if (c.finished_ || !link.reconnecting) {
+        return;
+    }
+    if (link.bev != nullptr) {
+        c.lost(link, "timeout (connect or handshake)");
+        return c.batchStep();
+    }
+    c.reconnect(link);
+}
+
+void Connection::reconnect(Link& link) {
+    link.handshake.emplace(run_.options);
+    const auto deadline =
+        std::min<std::chrono::milliseconds>(kReconnectDeadline, run_.options.timeout);
+    const timeval tv = timevalOf(deadline);
+    evtimer_add(link.timer, &tv);
+    open(link);
+}
+
+// Sends `p` again after a backoff, to the active of the map the client
+// has then, or counts it as an error (retryOfLost): its connection dropped
+// (`sent`) or its node is not connected.
+void Connection::hold(Pending p, bool sent, const char* reason) {
+    const Op& op = batch_[p.slot];
+    const std::string name = opName(op.kind, !op.specs.empty()) + reason;
+    const bool idempotent = op.kind == OpKind::Get;
+    const Retry retry = retryOfLost(idempotent, sent, p.retries);
+    if (!retry.again) {
+        run_.completed.fetch_add(1, std::memory_order_relaxed);
+        run_.errors.add(sent && !idempotent ? name + " (ambiguous)" : name);
+        return;
+    }
+    run_.retries.add(name);
+    ++p.retries;
+    backoff_.push_back({p, Clock::now() + retry.after, true});
+    armRetry();
+}
+
+// Sends the held ops whose node is connected now (a link came back, or a
+// newer map routes them elsewhere) without waiting for their backoff.
+void Connection::releaseHeld() {
+    if (finished_) {
+        return;
+    }
+    const auto now = Clock::now();
+    bool any = false;
+    for (Backoff& b : backoff_) {
+        if (b.held && b.due > now && !linkFor(b.op.vbucket).reconnecting) {
+            b.due = now;
+            any = true;
+        }
+    }
+    if (any) {
+        armRetry();
+    }
+}
+
+void Connection::onPoll(int, short, void* self) {
+    static_cast<Connection*>(self)->pollConfig();
+}
+
+// While the map names a node whose link is down, asks a connected node for
+// its map every kConfigPoll (one request at a time): a failover's map
+// routes the node's vBuckets elsewhere.
+void Connection::pollConfig() {
+    if (finished_ || std::none_of(linkOfServer_.begin(), linkOfServer_.end(),
+                                  [](const Link* link) { return link->reconnecting; })) {
+        return;
+    }
+    if (configPoll_ == nullptr) {
+        for (const auto& link : links_) {
+            if (link->ready && !link->reconnecting) {
+                std::string request;
+                protocol::appendRequest(request, {Opcode::GetClusterConfig, 0, kConfigOpaque, 0, 0},
+                                        {}, {}, {});
+                bufferevent_write(link->bev, request.data(), request.size());
+                configPoll_ = link.get();
+                break;
+            }
+        }
+    }
+    const timeval tv = timevalOf(kConfigPoll);
+    evtimer_add(pollTimer_, &tv);
 }
 
 void Connection::onEvent(bufferevent* bev, short what, void* self) {
@@ -103,19 +277,27 @@ void Connection::onEvent(bufferevent* bev, short what, void* self) {
             if (!c->bootstrapped_) {
                 c->armTimeout();  // the handshake gets --timeout too (later: the batch's)
             }
-            const std::string hello = link.handshake.start();
+            const std::string hello = link.handshake->start();
             bufferevent_write(bev, hello.data(), hello.size());
         } else {
             c->bootstrapped(link);
         }
         return;
     }
+    std::string error;
     if ((what & BEV_EVENT_EOF) != 0) {
-        c->fail("connection closed by the server");
+        error = "connection closed by the server";
     } else if ((what & BEV_EVENT_ERROR) != 0) {
-        c->fail(std::string("network error: ") +
-                evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        error =
+            std::string("network error: ") + evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR());
+    } else {
+        return;
     }
+    if (c->reconnects()) {
+        c->lost(link, error);
+        return c->batchStep();
+    }
+    c->fail(error);
 }
 
 void Connection::onTimeout(int, short, void* self) {
@@ -131,7 +313,7 @@ void Connection::onRead(bufferevent*, void* self) {
 
 void Connection::readResponses(Link& link) {
     evbuffer* input = bufferevent_get_input(link.bev);
-    while (!finished_) {
+    while (!finished_ && link.bev != nullptr) {
         const std::size_t available = evbuffer_get_length(input);
         if (available == 0) {
             return;
@@ -145,19 +327,26 @@ void Connection::readResponses(Link& link) {
         if (parsed.outcome == protocol::ResponseOutcome::Invalid) {
             return fail("protocol error: not a binary response");
         }
-        if (link.handshake.state() != Handshake::State::Done &&
+        if (link.handshake->state() != Handshake::State::Done &&
             run_.options.protocol == Protocol::Couchbase) {
             handshakeResponse(link, parsed.response);
         } else {
             loadResponse(link, parsed.response);
+        }
+        if (link.bev == nullptr) {
+            return;  // the link dropped (its handshake failed): `input` went with it
         }
         evbuffer_drain(input, parsed.consumed);
     }
 }
 
 void Connection::handshakeResponse(Link& link, const Response& r) {
-    const auto step = link.handshake.onResponse(r);
+    const auto step = link.handshake->onResponse(r);
     if (step.state == Handshake::State::Failed) {
+        if (reconnects()) {
+            lost(link, step.error);
+            return batchStep();
+        }
         return fail(step.error);
     }
     if (step.state == Handshake::State::Done) {
@@ -173,16 +362,23 @@ void Connection::bootstrapped(Link& link) {
     link.ready = true;
     const bool couchbase = run_.options.protocol == Protocol::Couchbase;
     if (bootstrapped_) {
-        if (couchbase) {
-            adoptNewer(link.handshake.route());
+        if (link.reconnecting) {
+            link.reconnecting = false;
+            link.attempts = 0;
+            evtimer_del(link.timer);
+            run_.reconnects.fetch_add(1, std::memory_order_relaxed);
         }
-        return flush();
+        if (couchbase) {
+            adoptNewer(link.handshake->route());
+        }
+        flush();
+        return releaseHeld();
     }
     if (&link == links_.front().get() && couchbase) {
-        vbucketCount_ = link.handshake.route().vbucketCount();
-        keyPrefix_ = link.handshake.keyPrefix();
+        vbucketCount_ = link.handshake->route().vbucketCount();
+        keyPrefix_ = link.handshake->keyPrefix();
         run_.vbucketCount.store(vbucketCount_, std::memory_order_relaxed);
-        routeBy(link.handshake.route());
+        routeBy(link.handshake->route());
     }
     if (--bootstrapping_ == 0 && !finished_) {
         ready();
@@ -240,10 +436,7 @@ Connection::Link& Connection::linkFor(std::uint16_t vbucket) {
 }
 
 void Connection::armTimeout() {
-    const auto timeout =
-        std::chrono::duration_cast<std::chrono::microseconds>(run_.options.timeout);
-    const timeval tv{static_cast<time_t>(timeout.count() / 1'000'000),
-                     static_cast<suseconds_t>(timeout.count() % 1'000'000)};
+    const timeval tv = timevalOf(run_.options.timeout);
     evtimer_add(timer_, &tv);
 }
 
@@ -283,8 +476,11 @@ void Connection::send(Pending p) {
     if (nextOpaque_ == 0) {
         nextOpaque_ = Handshake::kLastOpaque + 1;
     }
-    const Op& op = batch_[p.slot];
     Link& link = linkFor(p.vbucket);
+    if (link.reconnecting) {
+        return hold(p, false, "node not connected");
+    }
+    const Op& op = batch_[p.slot];
     p.link = &link;
     pending_.push_back(p);
     std::string& out = link.out;
@@ -344,14 +540,26 @@ void Connection::sendBatch() {
         send({0, slot, vbucket, 0, nullptr, now});
         ++slot;
     }
-    if (pending_.empty()) {
+    if (slot == 0) {
         return finish();  // population: the slice is stored
     }
+    inBatch_ = true;
     flush();
     armTimeout();
 }
 
 void Connection::loadResponse(Link& link, const Response& r) {
+    if (r.opaque == kConfigOpaque) {
+        if (configPoll_ == &link) {
+            configPoll_ = nullptr;
+        }
+        if (r.status == Status::Success) {
+            if (auto route = routeOf(r.value); route && adoptNewer(*route)) {
+                releaseHeld();
+            }
+        }
+        return;
+    }
     const auto it = std::find_if(pending_.begin(), pending_.end(),
                                  [&](const Pending& p) { return p.opaque == r.opaque; });
     if (it == pending_.end() || it->link != &link) {
@@ -361,7 +569,7 @@ void Connection::loadResponse(Link& link, const Response& r) {
     *it = pending_.back();
     pending_.pop_back();
     if (retried(p, r)) {
-        return;
+        return batchStep();  // an op sent again to a node not connected may be counted
     }
     const auto latency = Clock::now() - p.start;
     const Op& op = batch_[p.slot];
@@ -376,11 +584,18 @@ void Connection::loadResponse(Link& link, const Response& r) {
     } else {
         run_.errors.add(errorName(op.kind, !op.specs.empty(), r));
     }
-    if (pending_.empty() && backoff_.empty()) {
-        evtimer_del(timer_);
-        ++batchesDone_;
-        sendBatch();
+    batchStep();
+}
+
+// Sends the next batch once every op of this one is accounted for.
+void Connection::batchStep() {
+    if (finished_ || !inBatch_ || !pending_.empty() || !backoff_.empty()) {
+        return;
     }
+    inBatch_ = false;
+    evtimer_del(timer_);
+    ++batchesDone_;
+    sendBatch();
 }
 
 // Sends `p` again if its answer `r` says so (retry.h): at once to the
@@ -421,10 +636,8 @@ void Connection::armRetry() {
     const auto earliest =
         std::min_element(backoff_.begin(), backoff_.end(),
                          [](const Backoff& a, const Backoff& b) { return a.due < b.due; });
-    const auto wait = std::chrono::duration_cast<std::chrono::microseconds>(
-        std::max(earliest->due - Clock::now(), Clock::duration::zero()));
-    const timeval tv{static_cast<time_t>(wait.count() / 1'000'000),
-                     static_cast<suseconds_t>(wait.count() % 1'000'000)};
+    const timeval tv = timevalOf(std::chrono::duration_cast<std::chrono::microseconds>(
+        std::max(earliest->due - Clock::now(), Clock::duration::zero())));
     evtimer_add(retryTimer_, &tv);
 }
 
@@ -450,6 +663,7 @@ void Connection::onRetry(int, short, void* self) {
     if (!c->backoff_.empty()) {
         c->armRetry();
     }
+    c->batchStep();  // the last of them may have run out of retries
 }
 
 void Connection::fail(const std::string& what) {
@@ -457,6 +671,7 @@ void Connection::fail(const std::string& what) {
         return;
     }
     // The batch in flight will never be answered: each op is an error.
+    run_.clientsFailed.fetch_add(1, std::memory_order_relaxed);
     const std::size_t inFlight = pending_.size() + backoff_.size();
     run_.errors.add(what, std::max<std::size_t>(inFlight, 1));
     run_.completed.fetch_add(inFlight, std::memory_order_relaxed);
@@ -470,7 +685,7 @@ void Connection::finish() {
         return;
     }
     finished_ = true;
-    for (event* e : {timer_, retryTimer_}) {
+    for (event* e : {timer_, retryTimer_, pollTimer_}) {
         if (e != nullptr) {
             evtimer_del(e);
         }
@@ -478,6 +693,9 @@ void Connection::finish() {
     for (const auto& link : links_) {
         if (link->bev != nullptr) {
             bufferevent_disable(link->bev, EV_READ | EV_WRITE);
+        }
+        if (link->timer != nullptr) {
+            evtimer_del(link->timer);
         }
     }
     const auto now = Clock::now().time_since_epoch().count();

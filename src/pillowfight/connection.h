@@ -20,9 +20,26 @@
 // first send, error statuses counted by name) or, when a connection fails
 // or a batch goes unanswered for --timeout, counted as an error of that
 // kind (a failure with nothing in flight, e.g. in the bootstrap, counts
-// once). A failed client is not reconnected: the report shows the
-// failures instead. A connection failing fails its client, whichever node
-// it goes to.
+// once).
+//
+// On a cluster, once bootstrapped, a connection to one node that drops
+// (EOF, a network error, a reconnection's handshake failing) does not fail
+// the client, as with the SDKs: its ops in flight follow retry.h's
+// retryOfLost() (reads are sent again after a backoff; writes count as
+// "SET: connection lost (ambiguous)"), the batch goes on, and the client
+// reconnects the link (reconnectDelay(): 10 ms doubling to 1 s; a fresh
+// Handshake, given 2 s, or --timeout if shorter) until it succeeds or the
+// run ends. Meanwhile ops for that node's vBuckets are held (a retry,
+// "node not connected", each taking one of the op's kMaxRetries, then an
+// error), and while the map still names the node the client asks a
+// connected node for its map every 250 ms (GET_CLUSTER_CONFIG), so that a
+// failover's new map, where the node no longer leads, routes them
+// elsewhere; a link that comes back brings its node's map too. A batch therefore never waits on a
+// dead node longer than its ops' retries (about 3 s; --timeout still
+// fails the client). A connection failing fails its client otherwise: on
+// one server (or --protocol memcached), or during the client's own
+// bootstrap; a failed client is not reconnected, the report counts it
+// ("clientsFailed" in --json).
 //
 // Between its bootstrap and the run's go (RunState) a client waits idle;
 // the LoadLoop starts it.
@@ -35,8 +52,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <sys/socket.h>
 
 #include "pillowfight/cluster_route.h"
 #include "pillowfight/handshake.h"
@@ -79,18 +99,25 @@ class Connection {
     struct Backoff {
         Pending op;
         Clock::time_point due;
+        bool held = false;  // waiting for a node being reconnected (or its op was lost)
     };
     // One server's connection: its bootstrap and the bytes bound for it
     // not yet written (held until its bootstrap is done). links_[0] is the
-    // bootstrap node's.
+    // bootstrap node's. A link that dropped (cluster only) is reconnected
+    // to the same address; ops for it are held meanwhile, not queued.
     struct Link {
         Link(Connection& c, const Options& options, std::string name)
-            : owner(c), server(std::move(name)), handshake(options) {}
+            : owner(c), server(std::move(name)), handshake(std::in_place, options) {}
         Connection& owner;
         const std::string server;  // "host:port", as the map names it
-        bufferevent* bev = nullptr;
-        Handshake handshake;
-        bool ready = false;  // bootstrapped: `out` may be written
+        sockaddr_storage address{};
+        int addressLength = 0;
+        bufferevent* bev = nullptr;          // null between a drop and the next attempt
+        std::optional<Handshake> handshake;  // a fresh one for each connection
+        bool ready = false;                  // bootstrapped: `out` may be written
+        bool reconnecting = false;           // dropped, not bootstrapped again yet
+        unsigned attempts = 0;               // failed reconnections since the drop
+        event* timer = nullptr;              // reconnecting: the next attempt, or its deadline
         std::string out;
     };
 
@@ -98,8 +125,18 @@ class Connection {
     static void onEvent(bufferevent* bev, short what, void* link);
     static void onTimeout(int fd, short what, void* self);
     static void onRetry(int fd, short what, void* self);
+    static void onLinkTimer(int fd, short what, void* link);
+    static void onPoll(int fd, short what, void* self);
 
     Link& connect(const sockaddr* address, int length, std::string server);
+    void open(Link& link);
+    bool reconnects() const;
+    void lost(Link& link, const std::string& what);
+    void reconnect(Link& link);
+    void hold(Pending p, bool sent, const char* reason);
+    void releaseHeld();
+    void pollConfig();
+    void batchStep();
     void readResponses(Link& link);
     void handshakeResponse(Link& link, const protocol::Response& r);
     void bootstrapped(Link& link);
@@ -127,6 +164,8 @@ class Connection {
     std::function<void()> onFinished_;
     event* timer_ = nullptr;
     event* retryTimer_ = nullptr;               // the earliest backoff's end
+    event* pollTimer_ = nullptr;                // GET_CLUSTER_CONFIG while a link is down
+    Link* configPoll_ = nullptr;                // where the one in flight went
     std::vector<std::unique_ptr<Link>> links_;  // heap-held: a Link* stays valid
     std::size_t bootstrapping_ = 0;             // the client's own bootstrap: links not done yet
     bool bootstrapped_ = false;                 // ...and done: links opened later hold their ops
@@ -140,6 +179,7 @@ class Connection {
     std::vector<Backoff> backoff_;  // ops waiting to be sent again
     std::uint32_t nextOpaque_ = Handshake::kLastOpaque + 1;
     std::int64_t batchesDone_ = 0;
+    bool inBatch_ = false;  // a batch's ops are out (or held)
     bool finished_ = false;
 };
 

@@ -39,6 +39,17 @@ void appendRetries(std::ostringstream& out, const PhaseResult& p) {
     }
 }
 
+// Connections that dropped: reconnected (a cluster's links) or failing
+// their client.
+void appendConnections(std::ostringstream& out, const PhaseResult& p) {
+    if (p.linksLost > 0) {
+        out << "  connections lost: " << p.linksLost << ", reconnected: " << p.reconnects << "\n";
+    }
+    if (p.clientsFailed > 0) {
+        out << "  clients failed: " << p.clientsFailed << "\n";
+    }
+}
+
 void appendLatency(std::ostringstream& out, const engine::HistogramSnapshot& h) {
     if (h.summary.count == 0) {
         return;
@@ -68,6 +79,9 @@ nlohmann::json phaseJson(const PhaseResult& p) {
             {"errors", p.errors},
             {"retryCount", p.retryCount()},
             {"retries", p.retries},
+            {"clientsFailed", p.clientsFailed},
+            {"linksLost", p.linksLost},
+            {"reconnects", p.reconnects},
             {"histograms", {{"SET", histogramJson(p.sets)}, {"GET", histogramJson(p.gets)}}}};
 }
 
@@ -99,6 +113,7 @@ std::string formatReport(const Options& o, const RunResult& r) {
             << rate(r.population) << ")\n";
         appendErrors(out, r.population);
         appendRetries(out, r.population);
+        appendConnections(out, r.population);
     }
     if (r.load.ran) {
         out << "Load: " << r.load.ops << " ops in " << r.load.seconds << " s (" << rate(r.load)
@@ -107,6 +122,7 @@ std::string formatReport(const Options& o, const RunResult& r) {
             << r.load.getMisses << ")\n";
         appendErrors(out, r.load);
         appendRetries(out, r.load);
+        appendConnections(out, r.load);
         out << "Client latency (send to answer):\n";
         appendLatency(out, r.load.sets);
         appendLatency(out, r.load.gets);

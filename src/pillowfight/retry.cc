@@ -6,6 +6,14 @@ namespace kvexec::pillowfight {
 
 using protocol::Status;
 
+namespace {
+
+std::chrono::milliseconds backoff(unsigned retries) {
+    return std::min(kFirstBackoff * (1u << std::min(retries, 16u)), kMaxBackoff);
+}
+
+}  // namespace
+
 Retry retryOf(Status status, unsigned retries, bool routedElsewhere) {
     const bool retriable = status == Status::NotMyVbucket || status == Status::TemporaryFailure ||
                            status == Status::SyncWriteReCommitInProgress;
@@ -15,8 +23,18 @@ Retry retryOf(Status status, unsigned retries, bool routedElsewhere) {
     if (status == Status::NotMyVbucket && routedElsewhere) {
         return {true, std::chrono::milliseconds(0)};
     }
-    const auto backoff = kFirstBackoff * (1u << std::min(retries, 16u));
-    return {true, std::min(backoff, kMaxBackoff)};
+    return {true, backoff(retries)};
+}
+
+Retry retryOfLost(bool idempotent, bool sent, unsigned retries) {
+    if ((sent && !idempotent) || retries >= kMaxRetries) {
+        return {};
+    }
+    return {true, backoff(retries)};
+}
+
+std::chrono::milliseconds reconnectDelay(unsigned attempts) {
+    return std::min(kFirstReconnect * (1u << std::min(attempts, 16u)), kMaxBackoff);
 }
 
 }  // namespace kvexec::pillowfight

@@ -21,6 +21,22 @@
 // answered so more than kMaxRetries times counts as the error of its last
 // answer. Any other status is final.
 //
+// On a cluster, a connection to one node that drops (EOF, a network error)
+// does not fail the client (connection.h): the client reconnects it after
+// reconnectDelay(attempts), doubling from kFirstReconnect up to
+// kMaxBackoff, until the run ends. The ops it loses follow retryOfLost():
+//
+//   sent, a read    (GET, LOOKUP_IN: idempotent) sent again after a backoff,
+//                   as an SDK does;
+//   sent, a write   (SET, MUTATE_IN) final: the server may or may not have
+//                   applied it, an error "network error (ambiguous)";
+//   not sent        (held for a node being reconnected, or in its
+//                   handshake's queue) sent after a backoff, to the active
+//                   of the newest map the client has by then.
+//
+// Each takes one of the op's kMaxRetries, so an op routed to a node that
+// stays unreachable counts as an error after about 3 s.
+//
 // Pure functions; safe from any thread.
 #pragma once
 
@@ -33,6 +49,7 @@ namespace kvexec::pillowfight {
 inline constexpr unsigned kMaxRetries = 10;
 inline constexpr std::chrono::milliseconds kFirstBackoff{4};
 inline constexpr std::chrono::milliseconds kMaxBackoff{1000};
+inline constexpr std::chrono::milliseconds kFirstReconnect{10};
 
 struct Retry {
     bool again = false;                 // send the op again
@@ -43,5 +60,14 @@ struct Retry {
 // `routedElsewhere`: the map the client now holds sends its vBucket to
 // another node than the one that answered.
 Retry retryOf(protocol::Status status, unsigned retries, bool routedElsewhere);
+
+// What to do with an op after `retries` retries whose connection dropped
+// (or whose node is not connected): `sent`, it was written to the node;
+// `idempotent`, a read.
+Retry retryOfLost(bool idempotent, bool sent, unsigned retries);
+
+// How long to wait before the `attempts`+1-th reconnection of a link
+// (attempts: failed ones so far, 0 right after the drop).
+std::chrono::milliseconds reconnectDelay(unsigned attempts);
 
 }  // namespace kvexec::pillowfight

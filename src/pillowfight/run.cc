@@ -146,6 +146,9 @@ PhaseResult runPhase(const Options& o, Phase phase, std::vector<std::unique_ptr<
     result.retries = run.retries.snapshot();
     result.sets = run.sets.snapshot();
     result.gets = run.gets.snapshot();
+    result.clientsFailed = run.clientsFailed.load();
+    result.linksLost = run.linksLost.load();
+    result.reconnects = run.reconnects.load();
     vbucketCount = std::max(vbucketCount, run.vbucketCount.load());
     return result;
 }

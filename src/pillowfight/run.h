@@ -33,6 +33,9 @@ struct PhaseResult {
     // then succeeded is no error.
     std::map<std::string, std::uint64_t> retries;
     engine::HistogramSnapshot sets, gets;  // load only
+    std::uint64_t clientsFailed = 0;       // clients a failure ended (not reconnected)
+    std::uint64_t linksLost = 0;           // a cluster's links that dropped...
+    std::uint64_t reconnects = 0;          // ...and were connected again
     std::uint64_t errorCount() const;
     std::uint64_t retryCount() const;
 };

@@ -60,6 +60,11 @@ struct RunState {
     std::atomic<std::uint64_t> completed{0};  // ops answered (or counted as failed)
     std::atomic<std::uint64_t> getMisses{0};  // gets answered KEY_ENOENT
     std::atomic<std::size_t> clientsDone{0};
+    std::atomic<std::size_t> clientsFailed{0};  // ended by a failure, not the run's end
+    // A cluster's links that dropped (counted once per drop, however many
+    // attempts follow) and that were connected again (connection.h).
+    std::atomic<std::uint64_t> linksLost{0};
+    std::atomic<std::uint64_t> reconnects{0};
     std::atomic<Clock::rep> lastFinish{0};       // steady_clock ticks of the latest finish
     std::atomic<std::uint16_t> vbucketCount{0};  // from the first cluster map
     LatencyHistogram sets{"SET"};

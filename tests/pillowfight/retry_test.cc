@@ -60,5 +60,51 @@ TEST(PillowfightRetry, OtherStatusesAreFinal) {
     }
 }
 
+// A connection to one node of a cluster drops: what happens to its ops.
+TEST(PillowfightRetry, AReadLostWithItsConnectionIsSentAgainAfterABackoff) {
+    const Retry r = retryOfLost(/*idempotent=*/true, /*sent=*/true, 0);
+    EXPECT_TRUE(r.again);
+    EXPECT_EQ(r.after, kFirstBackoff);
+    EXPECT_EQ(retryOfLost(true, true, 3).after, retryOf(Status::TemporaryFailure, 3, true).after);
+}
+
+TEST(PillowfightRetry, AWriteLostWithItsConnectionIsAmbiguousNotRetried) {
+    EXPECT_FALSE(retryOfLost(/*idempotent=*/false, /*sent=*/true, 0).again);
+}
+
+TEST(PillowfightRetry, AnOpNeverSentWaitsForItsNodeWhateverItIs) {
+    for (const bool idempotent : {true, false}) {
+        const Retry r = retryOfLost(idempotent, /*sent=*/false, 0);
+        EXPECT_TRUE(r.again) << idempotent;
+        EXPECT_EQ(r.after, kFirstBackoff) << idempotent;
+    }
+}
+
+TEST(PillowfightRetry, AnOpWaitingForAnUnreachableNodeRunsOutOfRetries) {
+    milliseconds total{0};
+    unsigned retries = 0;
+    for (; retryOfLost(false, false, retries).again; ++retries) {
+        total += retryOfLost(false, false, retries).after;
+    }
+    EXPECT_EQ(retries, kMaxRetries);
+    EXPECT_FALSE(retryOfLost(true, true, kMaxRetries).again);
+    // About 3 s: a batch waits that long for a dead node, then goes on.
+    EXPECT_GE(total, milliseconds(2500));
+    EXPECT_LE(total, milliseconds(5000));
+}
+
+TEST(PillowfightRetry, ReconnectionsBackOffDoublingFrom10MsUpToASecond) {
+    EXPECT_EQ(reconnectDelay(0), milliseconds(10));
+    EXPECT_EQ(reconnectDelay(1), milliseconds(20));
+    EXPECT_EQ(reconnectDelay(2), milliseconds(40));
+    milliseconds last{0};
+    for (unsigned attempts = 0; attempts < 40; ++attempts) {
+        EXPECT_GE(reconnectDelay(attempts), last) << attempts;
+        EXPECT_LE(reconnectDelay(attempts), kMaxBackoff) << attempts;
+        last = reconnectDelay(attempts);
+    }
+    EXPECT_EQ(last, milliseconds(1000)) << "a node that stays down: once a second, forever";
+}
+
 }  // namespace
 }  // namespace kvexec::pillowfight
