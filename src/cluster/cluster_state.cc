@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "cluster/rebalance_plan.h"
+
 namespace kvexec::cluster {
 namespace {
 
@@ -244,10 +246,6 @@ HeldSeqnos heldSeqnos(const ClusterView& view, std::uint16_t numVBuckets) {
 // fill what is left from the balanced chain `next` has.
 void keepChainsWithNoOtherCopy(VBucketMap& next, const VBucketMap& old,
                                const std::vector<std::string>& failedOver) {
-    const auto indexIn = [](const VBucketMap& map, const std::string& node) {
-        const auto found = std::find(map.nodes.begin(), map.nodes.end(), node);
-        return found == map.nodes.end() ? kNoNode : static_cast<int>(found - map.nodes.begin());
-    };
     const std::size_t slots = std::min<std::size_t>(1 + next.numReplicas, next.nodes.size());
     for (std::size_t vb = 0; vb < next.chains.size() && vb < old.chains.size(); ++vb) {
         std::vector<int> rejoined;
@@ -257,7 +255,7 @@ void keepChainsWithNoOtherCopy(VBucketMap& next, const VBucketMap& old,
                 continue;
             }
             const std::string& name = old.nodes[static_cast<std::size_t>(member)];
-            const int index = indexIn(next, name);
+            const int index = indexOf(next, name);
             const bool wasRejoined =
                 std::find(failedOver.begin(), failedOver.end(), name) != failedOver.end();
             otherCopy = otherCopy || (index != kNoNode && !wasRejoined);
@@ -335,16 +333,8 @@ bool statusesFresh(const ClusterView& view) {
 }
 
 bool changesActives(const VBucketMap& previous, const VBucketMap& next) {
-    const auto activeOf = [](const VBucketMap& map, std::size_t vb) {
-        const int index = map.chains[vb].empty() ? kNoNode : map.chains[vb].front();
-        return index == kNoNode ? std::string() : map.nodes[static_cast<std::size_t>(index)];
-    };
-    for (std::size_t vb = 0; vb < previous.chains.size() && vb < next.chains.size(); ++vb) {
-        if (activeOf(previous, vb) != activeOf(next, vb)) {
-            return true;
-        }
-    }
-    return previous.chains.size() != next.chains.size();
+    return previous.chains.size() != next.chains.size() ||
+           rebalanceDistance(previous, next).activeMoves != 0;
 }
 
 std::optional<VBucketMap> mapToPublish(const ClusterView& view, std::uint16_t numVBuckets,
@@ -401,9 +391,7 @@ std::string_view to_string(VBucketRole role) {
 }
 
 std::vector<VBucketChange> vbucketChanges(const VBucketMap& map, std::string_view node) {
-    const auto found = std::find(map.nodes.begin(), map.nodes.end(), node);
-    const int self =
-        found == map.nodes.end() ? kNoNode : static_cast<int>(found - map.nodes.begin());
+    const int self = indexOf(map, node);
     std::vector<VBucketChange> changes;
     changes.reserve(map.chains.size());
     for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
@@ -411,7 +399,7 @@ std::vector<VBucketChange> vbucketChanges(const VBucketMap& map, std::string_vie
         change.vbid = static_cast<std::uint16_t>(vb);
         const auto& chain = map.chains[vb];
         for (const int index : chain) {
-            change.chain.push_back(index == kNoNode ? std::string() : map.nodes[index]);
+            change.chain.push_back(nodeName(map, index));
         }
         const auto position = std::find(chain.begin(), chain.end(), self);
         const bool incoming = isIncoming(map, vb, self);

@@ -95,11 +95,10 @@ json optionalJson(const std::optional<T>& value) {
 std::optional<std::uint64_t> replicationLag(const VBucketMap& map, const std::string& node,
                                             const std::map<std::string, NodeStatus>& statuses) {
     const auto own = statuses.find(node);
-    const auto index = std::find(map.nodes.begin(), map.nodes.end(), node);
-    if (own == statuses.end() || !own->second.replication || index == map.nodes.end()) {
+    const int self = indexOf(map, node);
+    if (own == statuses.end() || !own->second.replication || self == kNoNode) {
         return std::nullopt;
     }
-    const int self = static_cast<int>(index - map.nodes.begin());
     const auto replicas = byVBucket(own->second.replication->replica);
     std::map<int, std::map<std::uint16_t, std::uint64_t>> actives;  // by the active's map index
     std::uint64_t lag = 0;

@@ -299,8 +299,7 @@ bool NodeAgent::formed(const ClusterView& view) {
     if (now >= formedAt) {
         return true;
     }
-    detail::MutexLock lock(mutex_);
-    pending_.retryAt = std::min(pending_.retryAt.value_or(formedAt), formedAt);
+    passNoLaterThan(formedAt);
     return false;
 }
 
@@ -344,8 +343,7 @@ bool NodeAgent::statusesSettled(const ClusterView& view) {
             "publishing a failover on statuses not all written since the membership changed");
         return true;
     }
-    detail::MutexLock lock(mutex_);
-    pending_.retryAt = std::min(pending_.retryAt.value_or(deadline), deadline);
+    passNoLaterThan(deadline);
     return false;
 }
 
@@ -371,8 +369,7 @@ void NodeAgent::stepRebalance(const ClusterView& view) {
         step = rebalanceStep(*view.map, *view.rebalanceTarget, view.statuses);
     }
     if (const auto deadline = takeovers_.nextDeadline()) {
-        detail::MutexLock lock(mutex_);  // looked at again then, even if nothing changes
-        pending_.retryAt = std::min(pending_.retryAt.value_or(*deadline), *deadline);
+        passNoLaterThan(*deadline);  // looked at again then, even if nothing changes
     }
     std::optional<VBucketMap> next = step.next;
     if (!step.cancelled.empty()) {
@@ -463,6 +460,13 @@ void NodeAgent::retryLater(const std::string& why) {
     }
     detail::MutexLock lock(mutex_);
     pending_.retryAt = Clock::now() + config_.retryInterval;
+}
+
+// A pass is due by `at` even if nothing under the root changes (an earlier
+// one already due stays).
+void NodeAgent::passNoLaterThan(Clock::time_point at) {
+    detail::MutexLock lock(mutex_);
+    pending_.retryAt = std::min(pending_.retryAt.value_or(at), at);
 }
 
 void NodeAgent::markReread() {

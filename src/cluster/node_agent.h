@@ -147,6 +147,7 @@ class NodeAgent {
     void writeStatus(std::uint64_t mapRevision) EXCLUDES(callbackMutex_);
     void refreshStatus();  // between passes: the status again, if it changed
     void retryLater(const std::string& why) EXCLUDES(mutex_);
+    void passNoLaterThan(std::chrono::steady_clock::time_point at) EXCLUDES(mutex_);
     void markReread() EXCLUDES(mutex_);
 
     void runKeepAlive() EXCLUDES(mutex_);

@@ -262,21 +262,19 @@ RebalanceDistance rebalanceDistance(const VBucketMap& from, const VBucketMap& to
     if (from.chains.size() != to.chains.size()) {
         throw std::invalid_argument("rebalanceDistance: maps of different vBucket counts");
     }
-    const auto name = [](const VBucketMap& map, int index) {
-        return index == kNoNode ? std::string() : map.nodes[static_cast<std::size_t>(index)];
-    };
     RebalanceDistance distance;
     for (std::size_t vb = 0; vb < from.chains.size(); ++vb) {
         const auto& before = from.chains[vb];
         const auto& after = to.chains[vb];
-        if (name(from, before.empty() ? kNoNode : before.front()) !=
-            name(to, after.empty() ? kNoNode : after.front())) {
+        if (nodeName(from, before.empty() ? kNoNode : before.front()) !=
+            nodeName(to, after.empty() ? kNoNode : after.front())) {
             ++distance.activeMoves;
         }
         for (const int node : after) {
-            const bool held = node != kNoNode &&
-                              std::any_of(before.begin(), before.end(),
-                                          [&](int b) { return name(from, b) == name(to, node); });
+            const bool held =
+                node != kNoNode && std::any_of(before.begin(), before.end(), [&](int b) {
+                    return nodeName(from, b) == nodeName(to, node);
+                });
             distance.replicaCopies += node != kNoNode && !held ? 1 : 0;
         }
     }

@@ -107,10 +107,8 @@ std::vector<int> survivorsOf(const VBucketMap& map, const VBucketMap& previous, 
         if (old == kNoNode || old >= static_cast<int>(previous.nodes.size())) {
             continue;
         }
-        const auto& name = previous.nodes[static_cast<std::size_t>(old)];
-        const auto it = std::find(map.nodes.begin(), map.nodes.end(), name);
-        if (it != map.nodes.end()) {
-            survivors.push_back(static_cast<int>(it - map.nodes.begin()));
+        if (const int index = indexOf(map, nodeName(previous, old)); index != kNoNode) {
+            survivors.push_back(index);
         }
     }
     return survivors;
@@ -187,10 +185,20 @@ std::uint64_t HeldSeqnos::seqnoOf(std::string_view node, std::size_t vb) const {
     return found == byNode.end() || vb >= found->second.size() ? 0 : found->second[vb];
 }
 
-std::int64_t leaseOf(const VBucketMap& map, std::string_view node) {
+int indexOf(const VBucketMap& map, std::string_view node) {
     const auto found = std::find(map.nodes.begin(), map.nodes.end(), node);
-    const auto index = static_cast<std::size_t>(found - map.nodes.begin());
-    return found == map.nodes.end() || index >= map.leases.size() ? 0 : map.leases[index];
+    return found == map.nodes.end() ? kNoNode : static_cast<int>(found - map.nodes.begin());
+}
+
+std::string nodeName(const VBucketMap& map, int index) {
+    return index == kNoNode ? std::string() : map.nodes[static_cast<std::size_t>(index)];
+}
+
+std::int64_t leaseOf(const VBucketMap& map, std::string_view node) {
+    const int index = indexOf(map, node);
+    return index == kNoNode || static_cast<std::size_t>(index) >= map.leases.size()
+               ? 0
+               : map.leases[static_cast<std::size_t>(index)];
 }
 
 VBucketMap withoutNodes(const VBucketMap& map, const std::vector<std::string>& gone) {
@@ -253,11 +261,10 @@ void normalizeMoves(VBucketMap& map) {
 
 NodeVBuckets vbucketsOf(const VBucketMap& map, std::string_view node) {
     NodeVBuckets held;
-    const auto found = std::find(map.nodes.begin(), map.nodes.end(), node);
-    if (found == map.nodes.end()) {
+    const int index = indexOf(map, node);
+    if (index == kNoNode) {
         return held;
     }
-    const int index = static_cast<int>(found - map.nodes.begin());
     for (std::size_t vb = 0; vb < map.chains.size(); ++vb) {
         const auto& chain = map.chains[vb];
         const bool incoming = isIncoming(map, vb, index);

@@ -93,6 +93,11 @@ VBucketMap computeMap(std::vector<std::string> nodes, std::uint16_t numVBuckets,
                       std::uint32_t numReplicas, const VBucketMap* previous = nullptr,
                       const HeldSeqnos* held = nullptr);
 
+// `node`'s index in map.nodes (what chains hold); kNoNode if not named.
+int indexOf(const VBucketMap& map, std::string_view node);
+// The name at `index` of map.nodes; "" for kNoNode.
+std::string nodeName(const VBucketMap& map, int index);
+
 // The lease `node` holds its place in `map` under; 0 where the map
 // records none (or does not name it).
 std::int64_t leaseOf(const VBucketMap& map, std::string_view node);

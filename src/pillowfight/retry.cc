@@ -8,8 +8,13 @@ using protocol::Status;
 
 namespace {
 
+// `first`, doubled `times` times, at most kMaxBackoff.
+std::chrono::milliseconds doubled(std::chrono::milliseconds first, unsigned times) {
+    return std::min(first * (1u << std::min(times, 16u)), kMaxBackoff);
+}
+
 std::chrono::milliseconds backoff(unsigned retries) {
-    return std::min(kFirstBackoff * (1u << std::min(retries, 16u)), kMaxBackoff);
+    return doubled(kFirstBackoff, retries);
 }
 
 }  // namespace
@@ -34,7 +39,7 @@ Retry retryOfLost(bool idempotent, bool sent, unsigned retries) {
 }
 
 std::chrono::milliseconds reconnectDelay(unsigned attempts) {
-    return std::min(kFirstReconnect * (1u << std::min(attempts, 16u)), kMaxBackoff);
+    return doubled(kFirstReconnect, attempts);
 }
 
 }  // namespace kvexec::pillowfight

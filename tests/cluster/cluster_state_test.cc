@@ -223,7 +223,7 @@ TEST(MapToPublishTest, ANodeBackUnderANewLeaseIsFailedOverAndLeadsNothing) {
 std::vector<std::string> namesOf(const VBucketMap& map, std::size_t vb) {
     std::vector<std::string> names;
     for (const int index : map.chains[vb]) {
-        names.push_back(index == kNoNode ? "" : map.nodes[static_cast<std::size_t>(index)]);
+        names.push_back(nodeName(map, index));
     }
     return names;
 }
