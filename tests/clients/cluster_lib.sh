@@ -4,6 +4,8 @@
 # and sets CLUSTER_PID, CLUSTER_PORTS (the nodes' ports, n0 first),
 # CLUSTER_NODE_PIDS (theirs, in the same order) and CLUSTER_ETCD (etcd's URL); stop_cluster sends SIGTERM to that PID and
 # checks that cluster-run exits 0. An EXIT trap should call kill_cluster.
+# wait_until polls a condition with a deadline, and shows the cluster's
+# status ($KVEXEC_CLUSTER) when it is missed.
 
 source "$(dirname "${BASH_SOURCE[0]}")/process_lib.sh"
 
@@ -42,4 +44,25 @@ kill_cluster() {
         CLUSTER_PID=""
     fi
     rm -f "$CLUSTER_LOG"
+}
+
+# wait_until SECONDS WHAT COMMAND...: polls COMMAND every 0.1 s until it
+# succeeds. At the deadline it prints WHAT, the files named in
+# WAIT_UNTIL_LOGS (if set) and the cluster's status, and exits 1.
+wait_until() {
+    local deadline=$((SECONDS + $1)) what=$2 log
+    shift 2
+    until "$@"; do
+        if [ $SECONDS -gt $deadline ]; then
+            echo "timed out waiting for $what" >&2
+            for log in ${WAIT_UNTIL_LOGS:-}; do
+                echo "--- $log:" >&2
+                cat "$log" >&2
+            done
+            echo "--- cluster status:" >&2
+            "$KVEXEC_CLUSTER" --etcd "$CLUSTER_ETCD" status >&2 || true
+            exit 1
+        fi
+        sleep 0.1
+    done
 }

@@ -142,6 +142,18 @@ class NodeAgentTest : public EtcdTest {
         }
     }
 
+    // Waits until the leader has deleted the rebalance request.
+    bool rebalanceRequestEnds() {
+        const auto deadline = std::chrono::steady_clock::now() + kEtcdDeadline;
+        while (client().get(keys_.rebalance())) {
+            if (std::chrono::steady_clock::now() > deadline) {
+                return false;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return true;
+    }
+
     const ClusterKeys keys_{"/kvexec/agent-test"};
     std::chrono::milliseconds takeoverTimeout_ = NodeAgentConfig{}.takeoverTimeout;
     std::map<std::string, StateRecorder> recorders_;
@@ -320,6 +332,13 @@ NodeAgent::StatusSource seqnosOf(StateRecorder& recorder, const std::string& nod
     };
 }
 
+// A map with a takeover in flight.
+bool takingOver(const ClusterState& state) {
+    return state.map &&
+           std::any_of(state.map->takeoverSince.begin(), state.map->takeoverSince.end(),
+                       [](std::uint64_t since) { return since != 0; });
+}
+
 // A takeover the target never lets finish (the new copy stays short of
 // what the active listed once it paused) would keep the active's clients
 // in TMPFAIL for good; after the takeover timeout the leader cancels the
@@ -336,11 +355,7 @@ TEST_F(NodeAgentTest, ATakeoverThatCannotFinishIsUndoneAfterItsTimeout) {
     ASSERT_TRUE(vbucketsOf(before, "n1").active.empty());
 
     client().put(keys_.rebalance(), encodeVBucketMap(rebalanceTarget(before, before.nodes)));
-    ASSERT_TRUE(n1.waitFor([](const ClusterState& state) {
-        return state.map &&
-               std::any_of(state.map->takeoverSince.begin(), state.map->takeoverSince.end(),
-                           [](std::uint64_t since) { return since != 0; });
-    })) << "no takeover began";
+    ASSERT_TRUE(n1.waitFor(takingOver)) << "no takeover began";
     const auto pausedAt = std::chrono::steady_clock::now();
     ASSERT_TRUE(n1.waitFor([](const ClusterState& state) {
         return state.map && !hasMoves(*state.map);
@@ -348,11 +363,7 @@ TEST_F(NodeAgentTest, ATakeoverThatCannotFinishIsUndoneAfterItsTimeout) {
     EXPECT_GE(std::chrono::steady_clock::now() - pausedAt, std::chrono::milliseconds(500))
         << "cancelled before the timeout";
     EXPECT_TRUE(vbucketsOf(*n1.latest().map, "n1").active.empty()) << "a takeover finished";
-    const auto deadline = std::chrono::steady_clock::now() + kEtcdDeadline;
-    while (client().get(keys_.rebalance()) && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    EXPECT_FALSE(client().get(keys_.rebalance())) << "the rebalance request stayed";
+    EXPECT_TRUE(rebalanceRequestEnds()) << "the rebalance request stayed";
 }
 
 // The elected node leaves while a takeover is in flight: the next one
@@ -374,20 +385,12 @@ TEST_F(NodeAgentTest, ALeaderThatLeavesMidRebalanceLeavesNoMoveInFlight) {
     ASSERT_TRUE(vbucketsOf(before, "n2").active.empty()) << "n2 joined last";
 
     client().put(keys_.rebalance(), encodeVBucketMap(rebalanceTarget(before, before.nodes)));
-    ASSERT_TRUE(n2.waitFor([](const ClusterState& state) {
-        return state.map &&
-               std::any_of(state.map->takeoverSince.begin(), state.map->takeoverSince.end(),
-                           [](std::uint64_t since) { return since != 0; });
-    })) << "no takeover began";
+    ASSERT_TRUE(n2.waitFor(takingOver)) << "no takeover began";
     stop("n0");
     ASSERT_TRUE(n2.waitFor([](const ClusterState& state) {
         return mapOver({"n1", "n2"})(state) && !hasMoves(*state.map) && state.leader;
     })) << "a move stayed in flight";
-    const auto deadline = std::chrono::steady_clock::now() + kEtcdDeadline;
-    while (client().get(keys_.rebalance()) && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    EXPECT_FALSE(client().get(keys_.rebalance())) << "the rebalance request stayed";
+    EXPECT_TRUE(rebalanceRequestEnds()) << "the rebalance request stayed";
 }
 
 TEST_F(NodeAgentTest, StoppingRevokesTheLeaseAndItsKeys) {

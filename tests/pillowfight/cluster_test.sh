@@ -39,14 +39,7 @@ import json, sys
 status = json.load(sys.stdin)
 sys.exit(0 if any(n.get("replicationLag", 1) != 0 for n in status["nodes"]) else 1)'
 }
-deadline=$((SECONDS + 30))
-while lagging; do
-    if [ $SECONDS -gt $deadline ]; then
-        echo "the replicas did not catch up within 30 s:" >&2
-        "$KVEXEC_CLUSTER" --etcd "$etcd" status >&2
-        exit 1
-    fi
-    sleep 0.2
-done
+caught_up() { ! lagging; }
+wait_until 30 "the replicas to catch up" caught_up
 echo "pillowfight routed by the map over 2 nodes; the replicas caught up"
 stop_cluster

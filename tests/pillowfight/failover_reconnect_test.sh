@@ -19,6 +19,7 @@ KVEXEC_SERVER="$1"
 KVEXEC_CLUSTER="$2"
 KVEXEC_PILLOWFIGHT="$3"
 source "$(cd "$(dirname "$0")/../clients" && pwd)/cluster_lib.sh"
+source "$(dirname "$0")/load_lib.sh"
 
 dir="$(mktemp -d)"
 load_pid=""
@@ -39,32 +40,17 @@ start_cluster --nodes 3 --replicas 1 --dir "$dir" --server "$KVEXEC_SERVER" \
 port=${CLUSTER_PORTS[0]}
 etcd=$CLUSTER_ETCD
 log="$dir/load.log"
+WAIT_UNTIL_LOGS=$log
 
-# wait_until SECONDS WHAT COMMAND...: polls COMMAND until it succeeds.
-wait_until() {
-    local deadline=$((SECONDS + $1)) what=$2
-    shift 2
-    until "$@"; do
-        if [ $SECONDS -gt $deadline ]; then
-            echo "timed out waiting for $what; pillowfight's log:" >&2
-            cat "$log" >&2
-            "$KVEXEC_CLUSTER" --etcd "$etcd" status >&2 || true
-            exit 1
-        fi
-        sleep 0.1
-    done
-}
-progress_lines() { grep -c '^OPS/SEC: .*(Load' "$log" || true; }
-has_progress() { [ "$(progress_lines)" -ge "$1" ]; }
 finished() { ! kill -0 "$load_pid" 2>/dev/null; }
 
 "$KVEXEC_PILLOWFIGHT" -U "couchbase://127.0.0.1:$port" -t 2 --connections 4 -B 16 -I 2000 \
     --set-pct 0 --duration 15 --json "$dir/load.json" >"$log" 2>&1 &
 load_pid=$!
 # A progress line a second: the third says the load has run about 3 s.
-wait_until 60 "the load to run 3 s" has_progress 3
+wait_until 60 "the load to run 3 s" has_progress "$log" 3
 kill -KILL "${CLUSTER_NODE_PIDS[1]}"
-lines_at_kill=$(progress_lines)
+lines_at_kill=$(progress_lines "$log")
 echo "n1 (pid ${CLUSTER_NODE_PIDS[1]}) killed after $lines_at_kill progress lines"
 
 n1_led_nothing() {
@@ -83,7 +69,7 @@ sys.stdout.write("\0".join(argv) + "\0")' "$dir/n1.argv" "${CLUSTER_PORTS[1]}")
 "${n1_argv[@]}" >"$dir/n1-again.log" 2>&1 &
 n1_pid=$!
 wait_for_line "$n1_pid" "$dir/n1-again.log" "ready on" 30 "n1 (restarted)"
-echo "n1 restarted on port ${CLUSTER_PORTS[1]} after $(progress_lines) progress lines"
+echo "n1 restarted on port ${CLUSTER_PORTS[1]} after $(progress_lines "$log") progress lines"
 
 # 15 s of load, the kill at 3: done well within 45 s (a hang would not be).
 wait_until 45 "pillowfight to finish" finished

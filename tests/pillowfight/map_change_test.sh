@@ -19,6 +19,7 @@ KVEXEC_SERVER="$1"
 KVEXEC_CLUSTER="$2"
 KVEXEC_PILLOWFIGHT="$3"
 source "$(cd "$(dirname "$0")/../clients" && pwd)/cluster_lib.sh"
+source "$(dirname "$0")/load_lib.sh"
 
 dir="$(mktemp -d)"
 n2_pid=""
@@ -40,23 +41,7 @@ etcd=$CLUSTER_ETCD
 
 status_json() { "$KVEXEC_CLUSTER" --etcd "$etcd" status --json; }
 
-# wait_until SECONDS WHAT COMMAND...: polls COMMAND until it succeeds.
-wait_until() {
-    local deadline=$((SECONDS + $1)) what=$2
-    shift 2
-    until "$@"; do
-        if [ $SECONDS -gt $deadline ]; then
-            echo "timed out waiting for $what; cluster status:" >&2
-            "$KVEXEC_CLUSTER" --etcd "$etcd" status >&2 || true
-            exit 1
-        fi
-        sleep 0.1
-    done
-}
 
-progress_lines() { grep -c '^OPS/SEC: .*(Load' "$1" || true; }
-# has_progress LOG N: LOG has at least N progress lines of the load.
-has_progress() { [ "$(progress_lines "$1")" -ge "$2" ]; }
 
 # start_load NAME: pillowfight in the background from n0, until SIGINT.
 start_load() {

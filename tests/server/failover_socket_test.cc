@@ -138,20 +138,33 @@ std::set<std::uint16_t> vbucketsLedBy(const ClusterProcesses& cluster, std::uint
     return vbuckets;
 }
 
+// Three nodes whose lease (the failover timeout) is long enough that only
+// something else than its expiry fails n0 over in time; 64 Majority
+// writes, and the vBuckets n0 leads.
+class LongLeaseFailoverTest : public ::testing::Test {
+  protected:
+    static constexpr std::chrono::seconds kFailoverTimeout{15};
+
+    void SetUp() override {
+        ASSERT_TRUE(cluster.waitForMap());
+        written = writeKeys(cluster, 64, "one");
+        victimPort = cluster.node(0).port();
+        victimVBuckets = vbucketsLedBy(cluster, victimPort, written);
+        ASSERT_FALSE(victimVBuckets.empty());
+    }
+
+    ClusterProcesses cluster{
+        3, 1, kVBuckets, {"--failover-timeout", std::to_string(kFailoverTimeout.count())}};
+    std::map<std::string, Acknowledged> written;
+    std::uint16_t victimPort = 0;
+    std::set<std::uint16_t> victimVBuckets;
+};
+
 // A node killed and restarted at once, well before its lease expires,
 // joins under a new lease. Its old place in the map is failed over: what
 // it led may have acknowledged writes its disk never saw, and its replicas
 // hold them. It must not lead again from the map made for its old lease.
-TEST(FailoverSocketTest, ANodeBackBeforeItsLeaseExpiresIsFailedOverNotReinstated) {
-    constexpr std::chrono::seconds kFailoverTimeout{15};
-    ClusterProcesses cluster(3, 1, kVBuckets,
-                             {"--failover-timeout", std::to_string(kFailoverTimeout.count())});
-    ASSERT_TRUE(cluster.waitForMap());
-    const auto written = writeKeys(cluster, 64, "one");
-    const std::uint16_t victimPort = cluster.node(0).port();
-    const auto victimVBuckets = vbucketsLedBy(cluster, victimPort, written);
-    ASSERT_FALSE(victimVBuckets.empty());
-
+TEST_F(LongLeaseFailoverTest, ANodeBackBeforeItsLeaseExpiresIsFailedOverNotReinstated) {
     const auto killedAt = Clock::now();
     cluster.kill(0);
     cluster.restart(0);
@@ -182,16 +195,7 @@ int runClusterTool(const std::string& etcdUrl, const std::string& arguments) {
 // With a long failover timeout, only the command fails the node over in
 // time; the node, still alive, stops leading once its keep-alive finds its
 // lease gone (a third of the timeout) and joins again as a replica.
-TEST(FailoverSocketTest, AFailoverByHandPromotesTheReplicasAtOnce) {
-    constexpr std::chrono::seconds kFailoverTimeout{15};
-    ClusterProcesses cluster(3, 1, kVBuckets,
-                             {"--failover-timeout", std::to_string(kFailoverTimeout.count())});
-    ASSERT_TRUE(cluster.waitForMap());
-    const auto written = writeKeys(cluster, 64, "one");
-    const std::uint16_t victimPort = cluster.node(0).port();
-    const auto victimVBuckets = vbucketsLedBy(cluster, victimPort, written);
-    ASSERT_FALSE(victimVBuckets.empty());
-
+TEST_F(LongLeaseFailoverTest, AFailoverByHandPromotesTheReplicasAtOnce) {
     EXPECT_EQ(runClusterTool(cluster.etcdUrl(), "failover nope"), 1);
     const auto failedOverAt = Clock::now();
     ASSERT_EQ(runClusterTool(cluster.etcdUrl(), "failover n0"), 0);
