@@ -93,16 +93,16 @@ void DcpConsumer::requestStream(engine::Vbid vbid) {
 }
 
 void DcpConsumer::askForStream(engine::Vbid vbid, std::optional<std::uint32_t> rolledBack) {
-    const auto seqnos = bucket_.observeSeqno(vbid);
-    const auto log = bucket_.failoverLog(vbid);
+    // Not a replica (any more): from 0 with no history; the first message
+    // is refused (NotMyVbucket), which ends that stream alone.
+    const auto point = bucket_.replicaResumePoint(vbid).value_or(engine::StreamStart{});
     wire::StreamRequest request;
     request.vbucket = static_cast<std::uint16_t>(vbid);
-    request.start = seqnos.currentSeqno;
+    request.start = point.start;
     request.end = ~std::uint64_t{0};
-    // A replica that never streamed has only its own branch: from 0 it
-    // asks with no history at all.
-    request.vbucketUuid = request.start == 0 || !log ? 0 : log->uuid();
-    request.snapStart = request.snapEnd = request.start;
+    request.vbucketUuid = point.uuid;
+    request.snapStart = point.snapStart;
+    request.snapEnd = point.snapEnd;
     bool wake = false;
     {
         // The opaque is chosen, the stream recorded and the request queued

@@ -75,6 +75,7 @@ class BucketImpl final : public Bucket {
                                                         Status* status) override;
     Status applyReplicated(Vbid vbid, const StreamEvent& event) override;
     Seqno replicaHighPrepared(Vbid vbid) const override;
+    std::optional<StreamStart> replicaResumePoint(Vbid vbid) const override;
     Status adoptFailoverLog(Vbid vbid, const FailoverLog& log) override;
     Status rollbackReplica(Vbid vbid, Seqno to, StatusCallback done) override;
     BucketStats stats() const override;
@@ -200,6 +201,7 @@ class BucketImpl final : public Bucket {
     void nudgeFlushersOfDirtyVBuckets();
     // replica.cc
     Status applyReplicatedLocked(VBucket& vb, const StreamEvent& event) REQUIRES(vb.mutex);
+    void beginReplicaSnapshotLocked(VBucket& vb, const StreamEvent& marker) REQUIRES(vb.mutex);
     void endReplicaPreparesLocked(VBucket& vb, const std::string& key) REQUIRES(vb.mutex);
     // The replica's new high prepared seqno if it moved since last
     // reported (nullopt otherwise, and for an active vBucket).

@@ -144,15 +144,20 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     Seqno batchHigh = 0;
     {
         kvexec::detail::MutexLock lock(vb.mutex);
-        const std::size_t n = std::min(vb.dirty.size(), kMaxBatchItems);
-        if (n == 0) {
+        // A replica's file holds only whole states of its active's history
+        // (a restart resumes from it): nothing past an unfinished disk
+        // snapshot's base.
+        const Seqno limit = vb.wholeSeqnoLocked();
+        for (const auto& item : vb.dirty) {
+            if (items.size() == kMaxBatchItems || item.doc.seqno > limit) {
+                break;
+            }
+            items.push_back(item.doc);
+        }
+        if (items.empty()) {
             return true;
         }
-        items.reserve(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            items.push_back(vb.dirty[i].doc);
-        }
-        batchHigh = items.empty() ? 0 : items.back().seqno;
+        batchHigh = items.back().seqno;
     }
     const auto batch = deduplicated(std::move(items));
     try {

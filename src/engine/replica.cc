@@ -26,17 +26,23 @@ Status BucketImpl::applyReplicated(Vbid vbid, const StreamEvent& event) {
     auto& vb = vbucket(vbid);
     std::optional<Seqno> moved;
     Status status = Status::Success;
+    bool flushable = false;
     {
         kvexec::detail::MutexLock lock(vb.mutex);
         if (!isReplicaState(vb.state)) {
             return Status::NotMyVbucket;
         }
+        const Seqno wholeBefore = vb.wholeSeqnoLocked();
         status = applyReplicatedLocked(vb, event);
         if (status == Status::Success) {
+            if (vb.diskSnapshot && vb.highSeqno >= vb.diskSnapshot->end) {
+                vb.diskSnapshot.reset();
+            }
             moved = replicaProgressLocked(vb);
+            flushable = vb.wholeSeqnoLocked() > wholeBefore;
         }
     }
-    if (status == Status::Success && event.kind != StreamEventKind::Snapshot) {
+    if (flushable) {
         notifyFlusher(vb, FlushUrgency::Now);
     }
     reportReplicaProgress(vbid, moved);
@@ -45,6 +51,7 @@ Status BucketImpl::applyReplicated(Vbid vbid, const StreamEvent& event) {
 
 Status BucketImpl::applyReplicatedLocked(VBucket& vb, const StreamEvent& event) {
     if (event.kind == StreamEventKind::Snapshot) {
+        beginReplicaSnapshotLocked(vb, event);
         return Status::Success;
     }
     const Seqno seqno = event.item.meta.seqno;
@@ -107,6 +114,19 @@ Status BucketImpl::applyReplicatedLocked(VBucket& vb, const StreamEvent& event) 
             break;
     }
     return Status::Invalid;
+}
+
+// A memory snapshot holds every change in order: any prefix of it is a
+// state of the active's history. A disk snapshot is whole only at its end;
+// one that follows an unfinished one (the stream was asked for again from
+// inside it) is whole no earlier than the first one's base.
+void BucketImpl::beginReplicaSnapshotLocked(VBucket& vb, const StreamEvent& marker) {
+    if (!marker.fromDisk) {
+        vb.diskSnapshot.reset();
+        return;
+    }
+    const Seqno base = vb.diskSnapshot ? vb.diskSnapshot->base : vb.highSeqno;
+    vb.diskSnapshot = VBucket::DiskSnapshot{base, marker.snapEnd};
 }
 
 // A key has at most one prepare in flight: whatever comes next for it
@@ -235,6 +255,7 @@ void BucketImpl::forgetContentsLocked(VBucket& vb) {
     vb.replicaPrepares.clear();
     vb.locks.clear();
     vb.highSeqno = vb.persistedSeqno = vb.reportedHighPrepared = 0;
+    vb.diskSnapshot.reset();
     vb.durability = DurabilityMonitor(config_.nodeName);
 }
 
@@ -245,6 +266,25 @@ Seqno BucketImpl::replicaHighPrepared(Vbid vbid) const {
     auto& vb = vbucket(vbid);
     kvexec::detail::MutexLock lock(vb.mutex);
     return vb.replicaHighPreparedLocked();
+}
+
+std::optional<StreamStart> BucketImpl::replicaResumePoint(Vbid vbid) const {
+    if (vbid >= vbuckets_.size()) {
+        return std::nullopt;
+    }
+    auto& vb = vbucket(vbid);
+    kvexec::detail::MutexLock lock(vb.mutex);
+    if (!isReplicaState(vb.state)) {
+        return std::nullopt;
+    }
+    StreamStart point;
+    point.start = vb.highSeqno;
+    point.snapStart = vb.wholeSeqnoLocked();
+    point.snapEnd = vb.diskSnapshot ? std::max(vb.diskSnapshot->end, vb.highSeqno) : vb.highSeqno;
+    // A replica that never streamed has only its own branch: from 0 it
+    // asks with no history at all.
+    point.uuid = point.start == 0 ? 0 : vb.failover.uuid();
+    return point;
 }
 
 }  // namespace kvexec::engine

@@ -167,8 +167,12 @@ Seqno abortedPrepareOf(std::string_view tombstoneValue) {
 }
 
 Seqno VBucket::replicaHighPreparedLocked() const {
-    return highPrepared(replicaPrepares, highSeqno, persistedSeqno, replicaPersists,
+    return highPrepared(replicaPrepares, wholeSeqnoLocked(), persistedSeqno, replicaPersists,
                         reportedHighPrepared);
+}
+
+Seqno VBucket::wholeSeqnoLocked() const {
+    return diskSnapshot ? diskSnapshot->base : highSeqno;
 }
 
 std::int64_t VBucket::setCommittedLocked(const std::string& key, StoredValue value) {

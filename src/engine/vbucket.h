@@ -170,6 +170,18 @@ class VBucket {
     // and the high prepared seqno last reported (onReplicaPrepared).
     std::map<Seqno, ReplicaPrepare> replicaPrepares GUARDED_BY(mutex);
     Seqno reportedHighPrepared GUARDED_BY(mutex) = 0;
+    // As a replica, inside a snapshot its active read from disk: such a
+    // snapshot holds only each key's latest version, so the copy is a
+    // state of its active's history only at the snapshot's ends. `base` is
+    // the copy's high seqno when the snapshot began (a disk snapshot that
+    // resumes an unfinished one keeps the first one's base), `end` the
+    // snapshot's end. Cleared at its end, by a memory snapshot, a rollback
+    // and a promotion.
+    struct DiskSnapshot {
+        Seqno base = 0;
+        Seqno end = 0;
+    };
+    std::optional<DiskSnapshot> diskSnapshot GUARDED_BY(mutex);
     // A rollback a stream asked for (rollbackReplica), done by the
     // vBucket's flusher before its next save: the file is cut back to `to`
     // (or below) and the contents reloaded from it; then `done`.
@@ -232,8 +244,13 @@ class VBucket {
     std::int64_t eraseCommittedLocked(const std::string& key) REQUIRES(mutex);
     // The CAS of key's lock at `now`, or 0 when it holds none.
     std::uint64_t lockCasLocked(const std::string& key, std::uint32_t now) REQUIRES(mutex);
-    // The replica's high prepared seqno (durability_monitor.h).
+    // The replica's high prepared seqno (durability_monitor.h): a prepare
+    // inside an unfinished disk snapshot is not held yet.
     Seqno replicaHighPreparedLocked() const REQUIRES(mutex);
+    // The highest seqno at which the copy is a state of its active's
+    // history: highSeqno, or inside a disk snapshot its base. A replica
+    // persists, acknowledges and resumes from no further.
+    Seqno wholeSeqnoLocked() const REQUIRES(mutex);
     // The committed live value of key, or null (absent, tombstone, or
     // expired at `now`, seconds since the epoch).
     const StoredValue* liveLocked(const std::string& key, std::uint32_t now) const REQUIRES(mutex);

@@ -56,6 +56,7 @@ bool BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change
     if (change.state == VBucketState::Active) {
         if (vb.state != VBucketState::Active) {
             vb.failover.branch(newVBucketUuid(), vb.highSeqno);
+            vb.diskSnapshot.reset();  // what it holds is its history now
             // Positions and acknowledgements from an earlier term (before a
             // rollback, say) say nothing about this one.
             vb.durability = DurabilityMonitor(config_.nodeName);

@@ -212,6 +212,21 @@ void ClusterNode::stopActing(const std::string& why) {
 // under its own lock for a moment, so the front ends never wait on it.
 // Every active vBucket is listed (at 0 too: a rebalance reads a missing
 // one as unknown), a replica only once its stream from its active opened.
+// A replica inside a snapshot its active read from disk is ranked on the
+// last seqno at which its copy is whole (Bucket::replicaResumePoint): a
+// copy promoted there may lack older versions the snapshot left out.
+std::optional<engine::Seqno> ClusterNode::publishedSeqno(engine::Vbid vbid, bool active) const {
+    if (!active) {
+        const auto point = context_.bucket->replicaResumePoint(vbid);
+        return point ? std::optional(point->snapStart) : std::nullopt;
+    }
+    const engine::ObserveSeqnoResult seqnos = context_.bucket->observeSeqno(vbid);
+    if (seqnos.status != engine::Status::Success) {
+        return std::nullopt;
+    }
+    return seqnos.currentSeqno;
+}
+
 std::optional<cluster::ReplicationStatus> ClusterNode::replicationStatus() {
     cluster::ReplicationStatus status;
     status.replicaVBuckets = replicaVBuckets_;
@@ -230,12 +245,12 @@ std::optional<cluster::ReplicationStatus> ClusterNode::replicationStatus() {
         if (!active && !replica) {
             continue;
         }
-        const engine::ObserveSeqnoResult seqnos = context_.bucket->observeSeqno(vbid);
-        if (seqnos.status != engine::Status::Success) {
+        const auto seqno = publishedSeqno(vbid, active);
+        if (!seqno) {
             continue;
         }
         auto& list = active ? status.active : status.replica;
-        list.push_back({static_cast<std::uint16_t>(vbid), seqnos.currentSeqno});
+        list.push_back({static_cast<std::uint16_t>(vbid), *seqno});
     }
     return status;
 }

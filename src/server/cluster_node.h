@@ -53,6 +53,9 @@ class ClusterNode {
     bool apply(const cluster::ClusterState& state);
     void stopActing(const std::string& why);
     std::optional<cluster::ReplicationStatus> replicationStatus();
+    // The seqno published for a vBucket the node holds: an active's high
+    // seqno, a replica's whole seqno; nullopt if the bucket has none.
+    std::optional<engine::Seqno> publishedSeqno(engine::Vbid vbid, bool active) const;
     // Sets the states that differ from the bucket's; false if the bucket
     // refused (logged; the agent delivers the state again later).
     bool applyStates(const std::vector<cluster::VBucketChange>& changes);

@@ -488,6 +488,62 @@ TEST_F(DcpReplicationTest, AReplicaBehindThePurgeSeqnoStartsOver) {
     EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 3u);
 }
 
+// The replica got part of a disk snapshot from its old active, which left
+// out k's first version ("old", seqno 1) since it had k's second (3). The
+// old active is gone; its successor ("a", promoted with seqnos 1-2 only)
+// has k = "old". The replica asks with the snapshot it is inside: the new
+// history left it there, so it starts over and gets k. (Asked from seqno 2
+// as if that were whole, it would be sent nothing and miss k for good.)
+TEST_F(DcpReplicationTest, AReplicaInsideADiskSnapshotOfALostHistoryStartsOverAndMissesNothing) {
+    engine::test::TempDir oldDir;
+    auto oldConfig = engine::test::testConfig(oldDir);
+    oldConfig.nodeName = "old";
+    auto old = engine::Bucket::open(pool, oldConfig);
+    pool.runReady(TaskType::Reader);
+    ASSERT_EQ(old->setVBucketState(kVb, engine::VBucketState::Active, {{"old"}}), Status::Success);
+    for (const auto& [key, value] : {std::pair{"k", "old"}, {"x", "v"}, {"k", "new"}}) {
+        engine::test::storeNow(*old, setRequest(kVb, key, value));
+    }
+    settle();
+    const auto oldLog = *old->failoverLog(kVb);
+    std::vector<engine::StreamEvent> backfill;
+    auto stream = old->openReplicationStream(
+        {kVb, 0}, [&](const engine::StreamEvent& e) { backfill.push_back(e); });
+    settle();
+    stream->close();
+    ASSERT_EQ(backfill.size(), 3u);  // the disk snapshot [1, 3]: x (2) and k (3)
+    ASSERT_EQ(replica->adoptFailoverLog(kVb, oldLog), Status::Success);
+    for (std::size_t i = 0; i < 2; ++i) {  // its marker and x
+        ASSERT_EQ(replica->applyReplicated(kVb, backfill[i]), Status::Success);
+    }
+    pool.runReady(TaskType::Writer);
+
+    // "a" held seqnos 1-2 of the old history as a replica, then was promoted.
+    ASSERT_EQ(bucket->setVBucketState(kVb, engine::VBucketState::Replica), Status::Success);
+    ASSERT_EQ(bucket->adoptFailoverLog(kVb, oldLog), Status::Success);
+    engine::StreamEvent marker;
+    marker.kind = engine::StreamEventKind::Snapshot;
+    marker.snapStart = 1;
+    marker.snapEnd = 2;
+    ASSERT_EQ(bucket->applyReplicated(kVb, marker), Status::Success);
+    for (const auto& [key, seqno] : {std::pair{"k", 1}, {"x", 2}}) {
+        engine::StreamEvent change;
+        change.item = engine::Item{
+            kVb, key, key == std::string("k") ? "old" : "v",
+            engine::ItemMeta{100u + seqno, static_cast<engine::Seqno>(seqno), 0, 0, 0, false}};
+        ASSERT_EQ(bucket->applyReplicated(kVb, change), Status::Success);
+    }
+    ASSERT_EQ(bucket->setVBucketState(kVb, engine::VBucketState::Active, {{kActive, kReplica}}),
+              Status::Success);
+    settle();
+
+    connect();
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Open);
+    EXPECT_EQ(replicaRead("k").item.value, "old");
+    EXPECT_EQ(replicaRead("x").item.value, "v");
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 2u);
+}
+
 // The consumer enables noops at its interval (5 s); the producer sends one
 // per interval and gives up on a consumer that leaves one unanswered for a
 // whole interval; the consumer gives up on a producer silent for two.

@@ -244,6 +244,18 @@ class Bucket : public Taskable {
     // (DCP SEQNO_ACKNOWLEDGED). BucketConfig::onReplicaPrepared reports
     // when it moves.
     virtual Seqno replicaHighPrepared(Vbid vbid) const = 0;
+    // Where a replica (or pending) vBucket's stream resumes (a DCP stream
+    // request): its newest branch (0 while it holds nothing), its high
+    // seqno, and the snapshot that seqno lies in. Inside a snapshot its
+    // active read from disk (each key's latest version only) the copy is
+    // a state of the active's history only at the snapshot's ends:
+    // snapStart is where the snapshot began and snapEnd its end, so that an
+    // active whose history left this one inside the snapshot rolls it back
+    // to snapStart (decideRollback). Elsewhere snapStart == snapEnd ==
+    // start. The replica persists nothing past snapStart until the
+    // snapshot ends, so after a restart it resumes from a whole state.
+    // nullopt unless replica or pending.
+    virtual std::optional<StreamStart> replicaResumePoint(Vbid vbid) const = 0;
     // A replica takes its active's history (the failover log a stream
     // request answered with), so that it resumes on that history after a
     // restart. Persisted soon after, by a Writer task: lost in a crash,

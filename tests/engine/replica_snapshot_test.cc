@@ -1,0 +1,139 @@
+// A replica inside a snapshot its active read from disk: such a snapshot
+// holds only each key's latest version, so the replica's copy is a state of
+// the active's history only at the snapshot's ends. It persists,
+// acknowledges and resumes as of the snapshot's start until the end
+// arrives (Bucket::replicaResumePoint), so that a restart never resumes
+// from a copy that misses an older version, and an active whose history
+// left this one inside the snapshot rolls it back to the start.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "replication_fixture.h"
+
+namespace kvexec::engine {
+namespace {
+
+using test::pending;
+using test::setRequest;
+
+class ReplicaSnapshotTest : public ReplicationTest {
+  protected:
+    // The active's replication stream from 0, kept instead of applied.
+    std::vector<StreamEvent> backfill() {
+        std::vector<StreamEvent> seen;
+        auto held = bucket->openReplicationStream(
+            {kVb, 0}, [&seen](const StreamEvent& e) { seen.push_back(e); });
+        EXPECT_NE(held, nullptr);
+        settle();
+        held->close();
+        return seen;
+    }
+    void apply(const std::vector<StreamEvent>& events, std::size_t count) {
+        for (std::size_t i = 0; i < count; ++i) {
+            ASSERT_EQ(replica->applyReplicated(kVb, events[i]), Status::Success) << i;
+        }
+    }
+    void store(const std::string& key, const std::string& value) {
+        ASSERT_EQ(test::storeNow(*bucket, setRequest(kVb, key, value))->status, Status::Success);
+    }
+};
+
+TEST_F(ReplicaSnapshotTest, APartOfADiskSnapshotIsNeitherPersistedNorResumedFrom) {
+    store("k", "old");  // 1: left out of the backfill, which has k's newer version
+    store("x", "v");    // 2
+    store("y", "v");    // 3
+    store("k", "new");  // 4
+    settle();
+    const auto events = backfill();
+    ASSERT_EQ(events.size(), 4u);
+    ASSERT_TRUE(events[0].kind == StreamEventKind::Snapshot && events[0].fromDisk);
+    ASSERT_EQ(events[0].snapEnd, 4u);
+
+    apply(events, 3);  // the marker, x and y
+    pool.runReady(TaskType::Writer);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 3u);
+    EXPECT_EQ(replica->observeSeqno(kVb).persistedSeqno, 0u) << "a copy without k was persisted";
+    const auto inside = replica->replicaResumePoint(kVb);
+    ASSERT_TRUE(inside);
+    EXPECT_EQ(inside->start, 3u);
+    EXPECT_EQ(inside->snapStart, 0u);
+    EXPECT_EQ(inside->snapEnd, 4u);
+
+    // A crash now: the replica starts again from a whole copy (empty).
+    test::TempDir copy;
+    const auto crashed = openCrashCopy(copy, replicaConfig);
+    EXPECT_EQ(crashed->observeSeqno(kVb).currentSeqno, 0u);
+
+    apply({events[3]}, 1);
+    pool.runReady(TaskType::Writer);
+    EXPECT_EQ(replica->observeSeqno(kVb).persistedSeqno, 4u);
+    const auto whole = replica->replicaResumePoint(kVb);
+    ASSERT_TRUE(whole);
+    EXPECT_EQ(whole->snapStart, 4u);
+    EXPECT_EQ(whole->snapEnd, 4u);
+    EXPECT_EQ(bucket->replicaResumePoint(kVb), std::nullopt) << "an active resumes nothing";
+}
+
+// The data loss the snapshot range prevents: the replica holds x (2) of a
+// disk snapshot [1, 4] that left out k's first version (1). The active
+// fails and the copy promoted in its place had only seqnos 1-2: k is "old"
+// there. Asked from 2 as if that were whole, it would stream only what
+// follows 2, and the replica would never get k at all.
+TEST_F(ReplicaSnapshotTest, AHistoryThatLeftInsideADiskSnapshotRollsTheReplicaBackToItsStart) {
+    store("k", "old");
+    store("x", "v");
+    store("k", "new");
+    settle();
+    const auto activeLog = *bucket->failoverLog(kVb);
+    ASSERT_EQ(replica->adoptFailoverLog(kVb, activeLog), Status::Success);
+    const auto events = backfill();
+    ASSERT_EQ(events.size(), 3u);
+    apply(events, 2);  // the marker and x
+
+    const FailoverLog promoted({{activeLog.uuid() + 1, 2}, {activeLog.uuid(), 0}});
+    const auto point = replica->replicaResumePoint(kVb);
+    ASSERT_TRUE(point);
+    EXPECT_EQ(point->uuid, activeLog.uuid());
+    EXPECT_EQ(decideRollback(promoted, 2, 0, *point), (RollbackDecision{true, 0}));
+    EXPECT_EQ(decideRollback(promoted, 2, 0, {activeLog.uuid(), 2, 2, 2}), RollbackDecision{})
+        << "the request without its snapshot would have resumed";
+}
+
+// Inside a disk snapshot a prepare is not held yet: the copy around it
+// may miss older versions. Its acknowledgement waits for the snapshot's end.
+TEST_F(ReplicaSnapshotTest, APrepareInsideADiskSnapshotIsAcknowledgedAtItsEnd) {
+    auto write = pending<MutationResult>();
+    bucket->store(setRequest(kVb, "k", "v", DurabilityLevel::Majority), write->callback());  // 1
+    store("x", "v");                                                                         // 2
+    settle();
+    ASSERT_FALSE(write->done());
+    const auto events = backfill();
+    ASSERT_EQ(events.size(), 3u);
+    ASSERT_EQ(events[1].kind, StreamEventKind::Prepare);
+    apply(events, 2);
+    EXPECT_EQ(replica->replicaHighPrepared(kVb), 0u);
+    EXPECT_TRUE(acks.empty());
+    apply({events[2]}, 1);
+    EXPECT_EQ(replica->replicaHighPrepared(kVb), 1u);
+    EXPECT_EQ(acks, std::vector<Seqno>{1});
+    settle();
+    ASSERT_TRUE(write->done());
+    EXPECT_EQ(write->result().status, Status::Success);
+}
+
+// A memory snapshot holds every change in order: any prefix is whole.
+TEST_F(ReplicaSnapshotTest, AMemorySnapshotIsWholeAfterEveryChange) {
+    connect();
+    store("k", "old");
+    settle();
+    ASSERT_EQ(events.front(), StreamEventKind::Snapshot);
+    const auto point = replica->replicaResumePoint(kVb);
+    ASSERT_TRUE(point);
+    EXPECT_EQ(point->start, 1u);
+    EXPECT_EQ(point->snapStart, 1u);
+    EXPECT_EQ(replica->observeSeqno(kVb).persistedSeqno, 1u);
+}
+
+}  // namespace
+}  // namespace kvexec::engine
