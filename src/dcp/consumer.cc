@@ -77,6 +77,7 @@ void DcpConsumer::open() {
         {"enable_noop", "true"},
         {"set_noop_interval", noopInterval},
         {"enable_expiry_opcode", "true"},  // applied as deletions, kept as expiries
+        {"max_marker_version", "2.2"},     // disk snapshots carry their purge seqno
     };
     for (const auto& [key, value] : controls) {
         wire::encodeControl(bytes, {kControlOpaque, key, value});

@@ -79,6 +79,11 @@ void encodeSnapshot(std::string& out, const StreamEvent& event, const EncodeOpti
     message.end = event.snapEnd;
     message.flags =
         (event.fromDisk ? wire::kSnapshotDisk : wire::kSnapshotMemory) | wire::kSnapshotCheckpoint;
+    if (event.fromDisk && o.markersV2_2) {
+        message.format = wire::SnapshotMarkerFormat::V2_2;
+        message.maxVisibleSeqno = event.maxVisibleSeqno;
+        message.purgeSeqno = event.purgeSeqno;
+    }
     wire::encodeSnapshotMarker(out, message);
 }
 
@@ -219,6 +224,8 @@ DecodedEvent snapshot(const protocol::Request& request) {
     event.snapStart = decoded->start;
     event.snapEnd = decoded->end;
     event.fromDisk = (decoded->flags & wire::kSnapshotDisk) != 0;
+    event.maxVisibleSeqno = decoded->maxVisibleSeqno;
+    event.purgeSeqno = decoded->purgeSeqno;
     return {event, {}};
 }
 

@@ -26,6 +26,7 @@ struct EncodeOptions {
     bool collections = true;   // keys carry their collection id
     bool syncWrites = true;    // prepares and aborts as such (else commits as mutations)
     bool expirations = false;  // expirations as DCP_EXPIRATION (else as deletions)
+    bool markersV2_2 = false;  // disk snapshot markers in the v2.2 form (with the purge seqno)
 };
 
 // Appends the message for `event`; false (nothing appended) when the

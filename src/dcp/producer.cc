@@ -163,6 +163,13 @@ bool DcpProducer::control(const protocol::Request& request) {
             syncWrites_ = value == "true";
         } else if (key == "enable_expiry_opcode") {
             expirations_ = value == "true";
+        } else if (key == "max_marker_version") {
+            // 2.2 lets disk snapshot markers carry the purge seqno.
+            status = value == "1.0" || value == "2.0" || value == "2.2" ? Status::Success
+                                                                        : Status::InvalidArguments;
+            if (status == Status::Success) {
+                markersV2_2_ = value == "2.2";
+            }
         } else if (key == "consumer_name") {
             options_.consumerName = std::string(value);
         } else if (key == "enable_noop") {
@@ -280,8 +287,8 @@ void DcpProducer::onEvent(std::uint16_t vbucket, std::uint64_t generation,
     }
     auto& stream = *it->second;
     std::string bytes;
-    const EncodeOptions options{vbucket, stream.opaque, options_.collections, syncWrites_,
-                                expirations_};
+    const EncodeOptions options{vbucket,     stream.opaque, options_.collections,
+                                syncWrites_, expirations_,  markersV2_2_};
     if (encodeEvent(bytes, event, options)) {
         unacked_ += bytes.size();
         appendLocked(std::move(bytes));

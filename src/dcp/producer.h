@@ -114,6 +114,7 @@ class DcpProducer : public std::enable_shared_from_this<DcpProducer> {
     ProducerOptions options_ GUARDED_BY(mutex_);
     bool syncWrites_ GUARDED_BY(mutex_) = false;
     bool expirations_ GUARDED_BY(mutex_) = false;    // enable_expiry_opcode
+    bool markersV2_2_ GUARDED_BY(mutex_) = false;    // max_marker_version 2.2
     std::size_t bufferSize_ GUARDED_BY(mutex_) = 0;  // 0: no flow control
     std::size_t unacked_ GUARDED_BY(mutex_) = 0;
     bool closed_ GUARDED_BY(mutex_) = false;

@@ -166,6 +166,7 @@ class BucketImpl final : public Bucket {
     // flusher.cc
     void notifyFlusher(VBucket& vb, FlushUrgency urgency = FlushUrgency::Now);
     bool flushVBucket(VBucket& vb);
+    bool savePurgeSeqnoFirst(VBucket& vb);
     // durability.cc
     void trackSyncWriteLocked(VBucket& vb, Seqno seqno, SyncWrite write) REQUIRES(vb.mutex);
     void resolveLocked(VBucket& vb, SyncWrite& write) REQUIRES(vb.mutex);
@@ -257,6 +258,7 @@ class BucketImpl final : public Bucket {
                                                StreamEventCallback onEvent, Status* status);
     // A prepare on disk that a later version of its document ended.
     bool completedPrepare(Vbid vbid, const storage::Document& doc, Seqno backfillEnd) const;
+    Seqno purgeSeqnoOf(Vbid vbid) const;
 
     void accountMemory(std::int64_t delta) { memUsed_.fetch_add(delta, std::memory_order_relaxed); }
     bool overQuota(std::size_t more) const {

@@ -127,6 +127,26 @@ bool BucketImpl::runFlusher(std::size_t shardIndex) {
     return true;
 }
 
+// A purge seqno taken from a disk snapshot reaches vbuckets.json before
+// the snapshot's items reach the file. False if it could not be written.
+bool BucketImpl::savePurgeSeqnoFirst(VBucket& vb) {
+    {
+        kvexec::detail::MutexLock lock(vb.mutex);
+        if (vb.purgeSeqno <= vb.savedPurgeSeqno) {
+            return true;
+        }
+    }
+    try {
+        persistVBucketStates(false);
+    } catch (const std::exception& error) {
+        flushFailures_.fetch_add(1, std::memory_order_relaxed);
+        std::cerr << "kvexec engine: saving vb:" << vb.id
+                  << "'s purge seqno failed: " << error.what() << '\n';
+        return false;
+    }
+    return true;
+}
+
 // Saves the vBucket's dirty queue (up to kMaxBatchItems). On success the
 // batch leaves the queue and the persisted seqno advances in one critical
 // section, and the SyncWrites it covers are resolved. On failure nothing
@@ -138,6 +158,9 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
         return true;
     }
     if (!finishPendingRollback(vb)) {
+        return false;
+    }
+    if (!savePurgeSeqnoFirst(vb)) {
         return false;
     }
     std::vector<storage::Document> items;

@@ -119,12 +119,15 @@ Status BucketImpl::applyReplicatedLocked(VBucket& vb, const StreamEvent& event) 
 // A memory snapshot holds every change in order: any prefix of it is a
 // state of the active's history. A disk snapshot is whole only at its end;
 // one that follows an unfinished one (the stream was asked for again from
-// inside it) is whole no earlier than the first one's base.
+// inside it) is whole no earlier than the first one's base. It may lack
+// tombstones its active purged: the replica takes that purge seqno, so
+// that promoted it rolls back a consumer that would miss them.
 void BucketImpl::beginReplicaSnapshotLocked(VBucket& vb, const StreamEvent& marker) {
     if (!marker.fromDisk) {
         vb.diskSnapshot.reset();
         return;
     }
+    vb.purgeSeqno = std::max(vb.purgeSeqno, marker.purgeSeqno);
     const Seqno base = vb.diskSnapshot ? vb.diskSnapshot->base : vb.highSeqno;
     vb.diskSnapshot = VBucket::DiskSnapshot{base, marker.snapEnd};
 }

@@ -71,10 +71,11 @@ void StreamImpl::pushLocked(StreamEntry entry) {
     }
 }
 
-void StreamImpl::completeBackfill(std::vector<StreamEntry> entries) {
+void StreamImpl::completeBackfill(std::vector<StreamEntry> entries, Seqno purgeSeqno) {
     {
         kvexec::detail::MutexLock lock(mutex_);
         backfill_ = std::move(entries);
+        backfillPurgeSeqno_ = purgeSeqno;
         backfilling_ = false;
     }
     wake(false);
@@ -96,6 +97,7 @@ bool StreamImpl::deliver() {
     bucket_.pool().snooze(task_, kForever);  // before taking: a push meanwhile wakes us
     std::vector<StreamEntry> disk, memory;
     Seqno diskEnd = 0;
+    Seqno diskPurgeSeqno = 0;
     bool backfillFailed = false;
     {
         kvexec::detail::MutexLock lock(mutex_);
@@ -106,6 +108,7 @@ bool StreamImpl::deliver() {
         disk = std::move(backfill_);
         backfill_.clear();
         diskEnd = backfillEnd_;
+        diskPurgeSeqno = backfillPurgeSeqno_;
         memory.assign(std::make_move_iterator(memory_.begin()),
                       std::make_move_iterator(memory_.end()));
         memory_.clear();
@@ -114,13 +117,30 @@ bool StreamImpl::deliver() {
         endAfterFailedBackfill();
         return false;
     }
-    return deliverPart(disk, true, diskEnd) && deliverPart(memory, false, 0);
+    return deliverPart(disk, true, diskEnd, diskPurgeSeqno) && deliverPart(memory, false, 0, 0);
 }
+
+namespace {
+
+// The last committed change of a snapshot's events (0: none), what DCP
+// calls its max visible seqno: prepares and aborts are not visible.
+Seqno maxVisibleSeqno(const std::vector<StreamEntry>& part) {
+    for (auto it = part.rbegin(); it != part.rend(); ++it) {
+        const auto kind = it->event.kind;
+        if (kind != StreamEventKind::Prepare && kind != StreamEventKind::Abort) {
+            return it->event.item.meta.seqno;
+        }
+    }
+    return 0;
+}
+
+}  // namespace
 
 // Entries at or below what was delivered (the memory part repeats what the
 // backfill read) are dropped first, so a snapshot marker covers exactly
 // the events that follow it.
-bool StreamImpl::deliverPart(std::vector<StreamEntry>& part, bool fromDisk, Seqno snapEnd) {
+bool StreamImpl::deliverPart(std::vector<StreamEntry>& part, bool fromDisk, Seqno snapEnd,
+                             Seqno purgeSeqno) {
     const Seqno delivered = lastDelivered();
     std::erase_if(part, [&](const StreamEntry& e) { return e.event.item.meta.seqno <= delivered; });
     if (part.empty()) {
@@ -133,6 +153,8 @@ bool StreamImpl::deliverPart(std::vector<StreamEntry>& part, bool fromDisk, Seqn
         marker.snapStart = part.front().event.item.meta.seqno;
         marker.snapEnd = std::max(snapEnd, part.back().event.item.meta.seqno);
         marker.fromDisk = fromDisk;
+        marker.maxVisibleSeqno = maxVisibleSeqno(part);
+        marker.purgeSeqno = purgeSeqno;
         onEvent_(marker);
     }
     for (const auto& entry : part) {
@@ -265,7 +287,10 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
             stream->failBackfill();
             return false;
         }
-        stream->completeBackfill(std::move(entries));
+        // Read after the scan: a compaction that switched files before the
+        // scan began had raised it already (it records the purge seqno
+        // first), so the snapshot claims no tombstone it may lack.
+        stream->completeBackfill(std::move(entries), purgeSeqnoOf(stream->vbid()));
         return false;
     };
     pool_.schedule(std::make_shared<LambdaTask>(
@@ -275,6 +300,12 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
 // A version that ended the prepare but lies beyond the backfill comes in
 // the memory part, maybe as the prepare's commit, which the consumer can
 // apply only if it got the prepare: then the prepare is sent.
+Seqno BucketImpl::purgeSeqnoOf(Vbid vbid) const {
+    auto& vb = vbucket(vbid);
+    kvexec::detail::MutexLock lock(vb.mutex);
+    return vb.purgeSeqno;
+}
+
 bool BucketImpl::completedPrepare(Vbid vbid, const storage::Document& doc,
                                   Seqno backfillEnd) const {
     if (!isPrepareKey(doc.key) || isAbortTombstone(doc)) {

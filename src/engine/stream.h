@@ -59,8 +59,9 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     bool replication() const { return replication_; }
     // Under the vBucket lock: a mutation the vBucket just queued.
     void pushLocked(StreamEntry entry);
-    // From the backfill task: the persisted part, then wakes the stream.
-    void completeBackfill(std::vector<StreamEntry> entries);
+    // From the backfill task: the persisted part and the vBucket's purge
+    // seqno once it was read, then wakes the stream.
+    void completeBackfill(std::vector<StreamEntry> entries, Seqno purgeSeqno);
     // From the backfill task: the disk could not be read. Wakes the stream,
     // whose task ends it (endAfterFailedBackfill).
     void failBackfill();
@@ -74,7 +75,8 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     void wake(bool fromWritePath);
     // Delivers one part of a batch (disk or memory), after its snapshot
     // marker on a replication stream. False once closed.
-    bool deliverPart(std::vector<StreamEntry>& part, bool fromDisk, Seqno snapEnd);
+    bool deliverPart(std::vector<StreamEntry>& part, bool fromDisk, Seqno snapEnd,
+                     Seqno purgeSeqno);
     void deliverOne(const StreamEntry& entry);
     // The memory part cannot follow a backfill that is missing: the
     // stream closes, and a replication stream's owner is told first.
@@ -93,6 +95,7 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     bool backfilling_ GUARDED_BY(mutex_) = false;
     bool backfillFailed_ GUARDED_BY(mutex_) = false;
     Seqno backfillEnd_ GUARDED_BY(mutex_) = 0;
+    Seqno backfillPurgeSeqno_ GUARDED_BY(mutex_) = 0;
     std::vector<StreamEntry> backfill_ GUARDED_BY(mutex_);
     std::deque<StreamEntry> memory_ GUARDED_BY(mutex_);
 };

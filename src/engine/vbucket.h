@@ -166,6 +166,11 @@ class VBucket {
     // Compaction may have purged tombstones below it: a stream that would
     // resume from below it may have missed deletions (rolled back to 0).
     Seqno purgeSeqno GUARDED_BY(mutex) = 0;
+    // The purge seqno vbuckets.json holds. A replica takes its active's
+    // purge seqno from a disk snapshot, and the flusher writes it before
+    // any of that snapshot's items (a crash must not keep the items and
+    // lose the purge seqno that says which tombstones they lack).
+    Seqno savedPurgeSeqno GUARDED_BY(mutex) = 0;
     // As a replica: the prepares of its active not yet ended, by seqno,
     // and the high prepared seqno last reported (onReplicaPrepared).
     std::map<Seqno, ReplicaPrepare> replicaPrepares GUARDED_BY(mutex);

@@ -134,6 +134,10 @@ void BucketImpl::persistVBucketStates(bool cleanShutdown) {
                                                    vbPtr->failover, vbPtr->purgeSeqno});
     }
     saveVBucketStates(config_.dataDir, states);
+    for (std::size_t i = 0; i < vbuckets_.size(); ++i) {
+        kvexec::detail::MutexLock lock(vbuckets_[i]->mutex);
+        vbuckets_[i]->savedPurgeSeqno = states.vbuckets[i].purgeSeqno;
+    }
 }
 
 void BucketImpl::persistVBucketStatesSoon() {
@@ -175,7 +179,7 @@ void BucketImpl::restorePersistedStateLocked(VBucket& vb) {
     const auto& persisted = persistedVBuckets_->vbuckets[vb.id];
     vb.state = persisted.state;
     vb.failover = persisted.failover;
-    vb.purgeSeqno = persisted.purgeSeqno;
+    vb.purgeSeqno = vb.savedPurgeSeqno = persisted.purgeSeqno;
     if (vb.durability.setTopology(persisted.topology) != Status::Success &&
         vb.state == VBucketState::Active) {
         throw std::runtime_error("vb:" + std::to_string(vb.id) +

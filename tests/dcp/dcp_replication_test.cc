@@ -544,6 +544,62 @@ TEST_F(DcpReplicationTest, AReplicaInsideADiskSnapshotOfALostHistoryStartsOverAn
     EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 2u);
 }
 
+// A replica built from its active's disk never saw the tombstones the
+// active purged. The disk snapshot's marker (v2.2, which our consumer asks
+// for with DCP_CONTROL max_marker_version, as kv_engine's does) carries the
+// purge seqno; the replica takes it and writes it before the snapshot's
+// items, so that promoted, it rolls back a consumer that would miss the
+// deletions.
+TEST_F(DcpReplicationTest, AReplicaBuiltFromDiskTakesItsActivesPurgeSeqnoBeforeItsItems) {
+    engine::test::storeNow(*bucket, setRequest(kVb, "deleted", "v"));
+    bucket->remove(engine::RemoveRequest{kVb, "deleted", 0, {}},
+                   [](const engine::MutationResult&) {});
+    engine::test::storeNow(*bucket, setRequest(kVb, "kept", "v"));
+    settle();
+    std::optional<Status> compacted;
+    bucket->compact(kVb, [&](Status s) { compacted = s; });
+    pool.runReady(TaskType::AuxIO);
+    ASSERT_EQ(compacted, Status::Success);
+    ASSERT_EQ(bucket->observeSeqno(kVb).purgeSeqno, 3u);
+
+    // The marker's form follows the control.
+    for (const std::string_view version : {"", "2.2"}) {
+        auto other =
+            version.empty() ? producerWith({}) : producerWith({{"max_marker_version", version}});
+        settle();
+        std::vector<wire::SnapshotMarker> markers;
+        forEachRequest(other->takeOutput(), [&](const protocol::Request& r) {
+            if (r.opcode == Opcode::DcpSnapshotMarker) {
+                const auto marker = wire::decodeSnapshotMarker(r);
+                ASSERT_TRUE(marker);
+                markers.push_back(*marker);
+            }
+        });
+        ASSERT_EQ(markers.size(), 1u) << version;
+        EXPECT_EQ(markers[0].format, version.empty() ? wire::SnapshotMarkerFormat::V1
+                                                     : wire::SnapshotMarkerFormat::V2_2);
+        EXPECT_EQ(markers[0].purgeSeqno, version.empty() ? 0u : 3u);
+        EXPECT_EQ(markers[0].maxVisibleSeqno, version.empty() ? 0u : 3u);
+        other->close();
+    }
+
+    connect();
+    EXPECT_EQ(replicaRead("kept").item.value, "v");
+    EXPECT_EQ(replica->observeSeqno(kVb).purgeSeqno, 3u);
+    engine::test::TempDir copy;  // a crash once the items are on disk
+    const auto crashed = openCrashCopy(copy, replicaConfig);
+    ASSERT_EQ(crashed->observeSeqno(kVb).persistedSeqno, 3u);
+    EXPECT_EQ(crashed->observeSeqno(kVb).purgeSeqno, 3u) << "the items without the purge seqno";
+    // Promoted, it sends a consumer from below the purge seqno back to 0.
+    ASSERT_EQ(replica->setVBucketState(kVb, engine::VBucketState::Active, {{kReplica}}),
+              Status::Success);
+    const auto promoted = replica->observeSeqno(kVb);
+    EXPECT_EQ(
+        engine::decideRollback(*replica->failoverLog(kVb), promoted.currentSeqno,
+                               promoted.purgeSeqno, {bucket->failoverLog(kVb)->uuid(), 1, 1, 1}),
+        (engine::RollbackDecision{true, 0}));
+}
+
 // The consumer enables noops at its interval (5 s); the producer sends one
 // per interval and gives up on a consumer that leaves one unanswered for a
 // whole interval; the consumer gives up on a producer silent for two.

@@ -122,6 +122,33 @@ TEST_F(ReplicaSnapshotTest, APrepareInsideADiskSnapshotIsAcknowledgedAtItsEnd) {
     EXPECT_EQ(write->result().status, Status::Success);
 }
 
+// A disk snapshot may lack tombstones its active purged: the replica takes
+// the marker's purge seqno, and its flusher writes it (vbuckets.json)
+// before the snapshot's items, so a crash never keeps the items without it.
+TEST_F(ReplicaSnapshotTest, ADiskSnapshotsPurgeSeqnoIsSavedBeforeItsItems) {
+    StreamEvent marker;
+    marker.kind = StreamEventKind::Snapshot;
+    marker.fromDisk = true;
+    marker.snapStart = 0;
+    marker.snapEnd = 5;
+    marker.purgeSeqno = 4;
+    StreamEvent kept;
+    kept.item = Item{kVb, "kept", "v", ItemMeta{100, 5, 0, 0, 0, false}};
+    apply({marker, kept}, 2);
+    EXPECT_EQ(replica->observeSeqno(kVb).purgeSeqno, 4u);
+    ASSERT_EQ(pool.runReady(TaskType::Writer), 1u) << "the flusher alone";
+    test::TempDir copy;
+    const auto crashed = openCrashCopy(copy, replicaConfig);
+    ASSERT_EQ(crashed->observeSeqno(kVb).persistedSeqno, 5u);
+    EXPECT_EQ(crashed->observeSeqno(kVb).purgeSeqno, 4u);
+    // A memory snapshot carries none, and a smaller one changes nothing.
+    marker.fromDisk = false;
+    marker.purgeSeqno = 0;
+    marker.snapStart = marker.snapEnd = 6;
+    apply({marker}, 1);
+    EXPECT_EQ(replica->observeSeqno(kVb).purgeSeqno, 4u);
+}
+
 // A memory snapshot holds every change in order: any prefix is whole.
 TEST_F(ReplicaSnapshotTest, AMemorySnapshotIsWholeAfterEveryChange) {
     connect();

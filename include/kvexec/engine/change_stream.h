@@ -44,7 +44,9 @@ using StreamItemCallback = std::function<void(const Item&)>;
 // What a replication stream carries: DCP's messages for one vBucket.
 //   Snapshot  the events up to the next Snapshot have seqnos in
 //             [snapStart, snapEnd]; fromDisk: read from disk, where a
-//             key's older versions (and completed prepares) are left out.
+//             key's older versions (and completed prepares) are left out,
+//             and tombstones below purgeSeqno may be gone too;
+//             maxVisibleSeqno: its last committed change (0: none).
 //   Mutation, Deletion  a committed change (item: the document).
 //   Expiration  a deletion that the document's expiry made (a read that
 //             found it expired, or the expiry pager), told apart so that
@@ -81,6 +83,7 @@ struct StreamEvent {
     DurabilityLevel level = DurabilityLevel::None;
     Seqno snapStart = 0, snapEnd = 0;
     bool fromDisk = false;
+    Seqno maxVisibleSeqno = 0, purgeSeqno = 0;  // a snapshot's
 };
 
 using StreamEventCallback = std::function<void(const StreamEvent&)>;
