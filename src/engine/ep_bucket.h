@@ -253,7 +253,7 @@ class BucketImpl final : public Bucket {
     // Records the first warmup error and marks warmup Failed.
     void failWarmup(const std::string& why) EXCLUDES(warmupErrorMutex_);
     // stream.cc
-    void scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seqno backfillEnd);
+    void scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seqno registeredAt);
     std::shared_ptr<ChangeStream> openStreamOf(StreamRequest request, bool replication,
                                                StreamEventCallback onEvent, Status* status);
     // A prepare on disk that a later version of its document ended.

@@ -71,10 +71,11 @@ void StreamImpl::pushLocked(StreamEntry entry) {
     }
 }
 
-void StreamImpl::completeBackfill(std::vector<StreamEntry> entries, Seqno purgeSeqno) {
+void StreamImpl::completeBackfill(std::vector<StreamEntry> entries, Seqno end, Seqno purgeSeqno) {
     {
         kvexec::detail::MutexLock lock(mutex_);
         backfill_ = std::move(entries);
+        backfillEnd_ = end;
         backfillPurgeSeqno_ = purgeSeqno;
         backfilling_ = false;
     }
@@ -264,48 +265,56 @@ std::shared_ptr<ChangeStream> BucketImpl::openStreamOf(StreamRequest request, bo
     return stream;
 }
 
-void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seqno backfillEnd) {
-    auto body = [this, stream, backfillEnd](LambdaTask&) {
-        std::vector<StreamEntry> entries;
-        const auto now = Clock::now();
+// The scan reads the file as it was when the scan began, which may hold
+// saves made after the stream registered at `registeredAt`: it is taken
+// whole, to its last seqno, since a key saved again meanwhile has only
+// its newer version there (cut at `registeredAt`, the snapshot would lack
+// the key until the memory part, which drops what the disk part
+// delivered, brought it).
+void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seqno registeredAt) {
+    auto body = [this, stream, registeredAt](LambdaTask&) {
+        const Vbid vbid = stream->vbid();
+        std::vector<storage::Document> docs;
         try {
-            store_->scan(stream->vbid(), stream->startSeqno() + 1,
-                         [&](const storage::Document& doc) {
-                             if (doc.seqno > backfillEnd || stream->closed()) {
-                                 return false;  // the rest is in the stream's memory part
-                             }
-                             if (stream->replication() &&
-                                 completedPrepare(stream->vbid(), doc, backfillEnd)) {
-                                 return true;  // its commit (or a later write) follows
-                             }
-                             entries.push_back(StreamEntry{eventOf(stream->vbid(), doc, 0), now});
-                             return true;
-                         });
+            store_->scan(vbid, stream->startSeqno() + 1, [&](const storage::Document& doc) {
+                docs.push_back(doc);
+                return !stream->closed();
+            });
         } catch (const std::exception& error) {
-            std::cerr << "kvexec engine: backfill of vb:" << stream->vbid()
+            std::cerr << "kvexec engine: backfill of vb:" << vbid
                       << " failed, ending the stream: " << error.what() << '\n';
             stream->failBackfill();
             return false;
         }
+        const Seqno end = docs.empty() ? registeredAt : std::max(registeredAt, docs.back().seqno);
+        std::vector<StreamEntry> entries;
+        entries.reserve(docs.size());
+        const auto now = Clock::now();
+        for (const auto& doc : docs) {
+            if (stream->replication() && completedPrepare(vbid, doc, end)) {
+                continue;  // its commit (or a later write) follows
+            }
+            entries.push_back(StreamEntry{eventOf(vbid, doc, 0), now});
+        }
         // Read after the scan: a compaction that switched files before the
         // scan began had raised it already (it records the purge seqno
         // first), so the snapshot claims no tombstone it may lack.
-        stream->completeBackfill(std::move(entries), purgeSeqnoOf(stream->vbid()));
+        stream->completeBackfill(std::move(entries), end, purgeSeqnoOf(vbid));
         return false;
     };
     pool_.schedule(std::make_shared<LambdaTask>(
         *this, TaskType::AuxIO, "Backfill vb:" + std::to_string(stream->vbid()), std::move(body)));
 }
 
-// A version that ended the prepare but lies beyond the backfill comes in
-// the memory part, maybe as the prepare's commit, which the consumer can
-// apply only if it got the prepare: then the prepare is sent.
 Seqno BucketImpl::purgeSeqnoOf(Vbid vbid) const {
     auto& vb = vbucket(vbid);
     kvexec::detail::MutexLock lock(vb.mutex);
     return vb.purgeSeqno;
 }
 
+// A version that ended the prepare but lies beyond the backfill comes in
+// the memory part, maybe as the prepare's commit, which the consumer can
+// apply only if it got the prepare: then the prepare is sent.
 bool BucketImpl::completedPrepare(Vbid vbid, const storage::Document& doc,
                                   Seqno backfillEnd) const {
     if (!isPrepareKey(doc.key) || isAbortTombstone(doc)) {

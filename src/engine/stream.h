@@ -1,11 +1,13 @@
 // engine/stream.h: the implementation of a change stream (change_stream.h).
 //
 // A stream has two buffers: `backfill`, filled once by an AuxIO task from
-// KVStore::scan with the persisted mutations in (startSeqno, backfillEnd],
-// and `memory`, fed under the vBucket lock with every mutation the vBucket
-// queues after the stream registered (plus the unpersisted ones it found
-// then). Its NonIO task delivers backfill first, then memory, so the
-// consumer sees seqnos in increasing order. The task is woken only when a
+// KVStore::scan with the persisted mutations above startSeqno (the file as
+// the scan found it: at least up to the persisted seqno the stream
+// registered at, backfillEnd), and `memory`, fed under the vBucket lock
+// with every mutation the vBucket queues after the stream registered (plus
+// the unpersisted ones it found then). Its NonIO task delivers backfill
+// first, then memory without what backfill delivered, so the consumer sees
+// seqnos in increasing order. The task is woken only when a
 // buffer goes from empty to non-empty, or when the backfill completes or
 // fails (the stream then ends: BackfillFailed).
 //
@@ -59,9 +61,10 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     bool replication() const { return replication_; }
     // Under the vBucket lock: a mutation the vBucket just queued.
     void pushLocked(StreamEntry entry);
-    // From the backfill task: the persisted part and the vBucket's purge
-    // seqno once it was read, then wakes the stream.
-    void completeBackfill(std::vector<StreamEntry> entries, Seqno purgeSeqno);
+    // From the backfill task: the persisted part, the seqno it is whole at
+    // (its snapshot's end) and the vBucket's purge seqno once it was read,
+    // then wakes the stream.
+    void completeBackfill(std::vector<StreamEntry> entries, Seqno end, Seqno purgeSeqno);
     // From the backfill task: the disk could not be read. Wakes the stream,
     // whose task ends it (endAfterFailedBackfill).
     void failBackfill();

@@ -149,6 +149,29 @@ TEST_F(ReplicaSnapshotTest, ADiskSnapshotsPurgeSeqnoIsSavedBeforeItsItems) {
     EXPECT_EQ(replica->observeSeqno(kVb).purgeSeqno, 4u);
 }
 
+// The backfill takes the file as its scan found it, past the seqno the
+// stream registered at: here the prepare on disk then (1) was committed (2)
+// and replaced by a new prepare of its key (3) before the scan ran. Cut at
+// the registration, the snapshot had nothing of k and the memory part then
+// brought a commit of a prepare the replica never got (refused: Invalid).
+TEST_F(ReplicaSnapshotTest, ABackfillTakesTheFileAsItsScanFoundIt) {
+    auto first = pending<MutationResult>();
+    bucket->store(setRequest(kVb, "k", "v1", DurabilityLevel::Majority), first->callback());
+    pool.runReady(TaskType::Writer);  // the prepare (1) on disk
+    connect();                        // registers at 1; its backfill waits
+    ASSERT_EQ(bucket->seqnoAcknowledged(kVb, kReplica, 1), Status::Success);
+    pool.runReady(TaskType::NonIO);  // the commit (2)
+    ASSERT_EQ(first->result().status, Status::Success);
+    auto second = pending<MutationResult>();
+    bucket->store(setRequest(kVb, "k", "v2", DurabilityLevel::Majority), second->callback());
+    pool.runReady(TaskType::Writer);  // 2 and the new prepare (3) on disk
+    settle();                         // the backfill, then the stream
+    ASSERT_TRUE(second->done());
+    EXPECT_EQ(second->result().status, Status::Success);
+    EXPECT_EQ(replicaRead("k").item.value, "v2");
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 4u);
+}
+
 // A memory snapshot holds every change in order: any prefix is whole.
 TEST_F(ReplicaSnapshotTest, AMemorySnapshotIsWholeAfterEveryChange) {
     connect();
