@@ -16,6 +16,9 @@ using protocol::Status;
 
 constexpr std::uint32_t kOpenOpaque = 1;
 constexpr std::uint32_t kControlOpaque = 2;
+// max_marker_version's own: a producer that refuses it (one from before it)
+// sends v1 markers, and the connection goes on without purge seqnos.
+constexpr std::uint32_t kMarkerVersionOpaque = 3;
 // A stream's messages carry the opaque of its request: a generation
 // (1-0xffff, one per request on the connection) in the high 16 bits and
 // the vBucket in the low 16, so that a response or message names its
@@ -77,14 +80,15 @@ void DcpConsumer::open() {
         {"enable_noop", "true"},
         {"set_noop_interval", noopInterval},
         {"enable_expiry_opcode", "true"},  // applied as deletions, kept as expiries
-        {"max_marker_version", "2.2"},     // disk snapshots carry their purge seqno
     };
     for (const auto& [key, value] : controls) {
         wire::encodeControl(bytes, {kControlOpaque, key, value});
     }
+    // Disk snapshots carry their purge seqno.
+    wire::encodeControl(bytes, {kMarkerVersionOpaque, "max_marker_version", "2.2"});
     {
         kvexec::detail::MutexLock lock(mutex_);
-        controlsPending_ = 1 + std::size(controls);
+        controlsPending_ = 2 + std::size(controls);
     }
     send(std::move(bytes));
 }
@@ -231,11 +235,15 @@ bool DcpConsumer::onResponse(const protocol::Response& response) {
     if (response.opaque >= kStreamOpaqueBase) {
         return onStreamResponse(response);
     }
-    if (response.opaque != kOpenOpaque && response.opaque != kControlOpaque) {
+    if (response.opaque != kOpenOpaque && response.opaque != kControlOpaque &&
+        response.opaque != kMarkerVersionOpaque) {
         return true;  // e.g. the answer to a noop we did not send: ignore
     }
     kvexec::detail::MutexLock lock(mutex_);
-    if (response.status != Status::Success) {
+    if (response.status != Status::Success && response.opaque == kMarkerVersionOpaque) {
+        std::cerr << "kvexec dcp: " << options_.connectionName
+                  << ": the producer sends v1 snapshot markers (no purge seqno)\n";
+    } else if (response.status != Status::Success) {
         std::cerr << "kvexec dcp: " << options_.connectionName << ": the producer refused "
                   << (response.opaque == kOpenOpaque ? "DCP_OPEN" : "a DCP_CONTROL") << " (0x"
                   << std::hex << static_cast<int>(response.status) << std::dec << " "

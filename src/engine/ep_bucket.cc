@@ -126,7 +126,10 @@ BucketImpl::~BucketImpl() {
         bool allSaved = true;
         for (auto& vbPtr : vbuckets_) {
             kvexec::detail::MutexLock lock(vbPtr->mutex);
-            allSaved = allSaved && vbPtr->dirty.empty();
+            // A replica's items past an unfinished disk snapshot's base are
+            // held back by design, not lost: they do not make it unclean.
+            allSaved = allSaved && (vbPtr->dirty.empty() ||
+                                    vbPtr->dirty.front().doc.seqno > vbPtr->wholeSeqnoLocked());
         }
         try {
             persistVBucketStates(allSaved);

@@ -165,8 +165,9 @@ class BucketImpl final : public Bucket {
 
     // flusher.cc
     void notifyFlusher(VBucket& vb, FlushUrgency urgency = FlushUrgency::Now);
-    bool flushVBucket(VBucket& vb);
-    bool savePurgeSeqnoFirst(VBucket& vb);
+    bool flushVBucket(VBucket& vb) EXCLUDES(vb.mutex);
+    void takeBatchLocked(VBucket& vb, std::vector<storage::Document>& items) REQUIRES(vb.mutex);
+    bool savePurgeSeqno(VBucket& vb) EXCLUDES(vb.mutex);
     // durability.cc
     void trackSyncWriteLocked(VBucket& vb, Seqno seqno, SyncWrite write) REQUIRES(vb.mutex);
     void resolveLocked(VBucket& vb, SyncWrite& write) REQUIRES(vb.mutex);
@@ -230,8 +231,9 @@ class BucketImpl final : public Bucket {
     std::uint64_t newVBucketUuid() EXCLUDES(uuidMutex_);
     void adoptReplicaPreparesLocked(VBucket& vb) REQUIRES(vb.mutex);
     // One checked change, in memory; its aborted SyncWrites into `aborted`.
-    // True if it queued deletions for the flusher (of collections dropped
-    // while the vBucket could not write them).
+    // True if the flusher has work: deletions it queued (of collections
+    // dropped while the vBucket could not write them), or a promoted
+    // replica's items an unfinished disk snapshot held back.
     bool changeStateLocked(VBucket& vb, const VBucketStateChange& change,
                            std::vector<FinishedSyncWrite>& aborted) REQUIRES(vb.mutex);
     // bucket_collections.cc
@@ -256,8 +258,16 @@ class BucketImpl final : public Bucket {
     void scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seqno registeredAt);
     std::shared_ptr<ChangeStream> openStreamOf(StreamRequest request, bool replication,
                                                StreamEventCallback onEvent, Status* status);
-    // A prepare on disk that a later version of its document ended.
-    bool completedPrepare(Vbid vbid, const storage::Document& doc, Seqno backfillEnd) const;
+    // A prepare a backfill read: its place among the entries, its key, its seqno.
+    struct PrepareOnDisk {
+        std::size_t index;
+        std::string key;
+        Seqno seqno;
+    };
+    // Drops from a backfill's entries the prepares a later version of their
+    // document, saved at or below `end`, ended.
+    void dropCompletedPrepares(Vbid vbid, const std::vector<PrepareOnDisk>& prepares, Seqno end,
+                               std::vector<StreamEntry>& entries) const;
     Seqno purgeSeqnoOf(Vbid vbid) const;
 
     void accountMemory(std::int64_t delta) { memUsed_.fetch_add(delta, std::memory_order_relaxed); }

@@ -44,8 +44,13 @@ RollbackDecision decideRollback(const FailoverLog& log, Seqno highSeqno, Seqno p
     if (request.start == 0 && request.uuid == 0) {
         return {};  // no history to disagree with
     }
-    if (request.start != 0 && request.snapStart < purgeSeqno) {
-        return {true, 0};  // it may have missed purged deletions
+    // It may have missed purged deletions of what it held. Inside a first
+    // disk snapshot (snapStart 0) it held nothing older than what it got,
+    // all of it from a file in which a deletion below `start` would have
+    // been seen; otherwise its copy before the snapshot counts.
+    const Seqno held = request.snapStart == 0 ? request.start : request.snapStart;
+    if (request.start != 0 && held < purgeSeqno) {
+        return {true, 0};
     }
     const auto& entries = log.entries();
     const auto match = std::find_if(entries.begin(), entries.end(),

@@ -127,15 +127,9 @@ bool BucketImpl::runFlusher(std::size_t shardIndex) {
     return true;
 }
 
-// A purge seqno taken from a disk snapshot reaches vbuckets.json before
-// the snapshot's items reach the file. False if it could not be written.
-bool BucketImpl::savePurgeSeqnoFirst(VBucket& vb) {
-    {
-        kvexec::detail::MutexLock lock(vb.mutex);
-        if (vb.purgeSeqno <= vb.savedPurgeSeqno) {
-            return true;
-        }
-    }
+// Writes vbuckets.json for a purge seqno a disk snapshot raised, before any
+// of the snapshot's items reach the file. False if it could not be written.
+bool BucketImpl::savePurgeSeqno(VBucket& vb) {
     try {
         persistVBucketStates(false);
     } catch (const std::exception& error) {
@@ -145,6 +139,19 @@ bool BucketImpl::savePurgeSeqnoFirst(VBucket& vb) {
         return false;
     }
     return true;
+}
+
+// The front of the dirty queue, up to kMaxBatchItems. A replica's file
+// holds only whole states of its active's history (a restart resumes from
+// it): nothing past an unfinished disk snapshot's base.
+void BucketImpl::takeBatchLocked(VBucket& vb, std::vector<storage::Document>& items) {
+    const Seqno limit = vb.wholeSeqnoLocked();
+    for (const auto& item : vb.dirty) {
+        if (items.size() == kMaxBatchItems || item.doc.seqno > limit) {
+            break;
+        }
+        items.push_back(item.doc);
+    }
 }
 
 // Saves the vBucket's dirty queue (up to kMaxBatchItems). On success the
@@ -160,28 +167,29 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     if (!finishPendingRollback(vb)) {
         return false;
     }
-    if (!savePurgeSeqnoFirst(vb)) {
-        return false;
-    }
     std::vector<storage::Document> items;
-    Seqno batchHigh = 0;
-    {
-        kvexec::detail::MutexLock lock(vb.mutex);
-        // A replica's file holds only whole states of its active's history
-        // (a restart resumes from it): nothing past an unfinished disk
-        // snapshot's base.
-        const Seqno limit = vb.wholeSeqnoLocked();
-        for (const auto& item : vb.dirty) {
-            if (items.size() == kMaxBatchItems || item.doc.seqno > limit) {
-                break;
+    for (;;) {
+        bool purgeUnsaved = false;
+        {
+            // Checked where the batch is taken: a marker that raises the
+            // purge seqno cannot come between the check and the batch.
+            kvexec::detail::MutexLock lock(vb.mutex);
+            purgeUnsaved = vb.purgeSeqno > vb.savedPurgeSeqno;
+            if (!purgeUnsaved) {
+                takeBatchLocked(vb, items);
             }
-            items.push_back(item.doc);
         }
-        if (items.empty()) {
-            return true;
+        if (!purgeUnsaved) {
+            break;
         }
-        batchHigh = items.back().seqno;
+        if (!savePurgeSeqno(vb)) {
+            return false;
+        }
     }
+    if (items.empty()) {
+        return true;
+    }
+    const Seqno batchHigh = items.back().seqno;
     const auto batch = deduplicated(std::move(items));
     try {
         if (batch.empty()) {

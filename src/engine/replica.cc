@@ -117,19 +117,24 @@ Status BucketImpl::applyReplicatedLocked(VBucket& vb, const StreamEvent& event) 
 }
 
 // A memory snapshot holds every change in order: any prefix of it is a
-// state of the active's history. A disk snapshot is whole only at its end;
-// one that follows an unfinished one (the stream was asked for again from
-// inside it) is whole no earlier than the first one's base. It may lack
+// state of the active's history. A disk snapshot is whole only at its end
+// (applyReplicated clears it once the high seqno reaches the end). A
+// snapshot that follows an unfinished one (the stream was asked for again
+// from inside it, maybe of another active, which may hold the versions the
+// first one left out as older seqnos) is whole no earlier than the first
+// one's end, nor from before the first one's base. A disk snapshot may lack
 // tombstones its active purged: the replica takes that purge seqno, so
 // that promoted it rolls back a consumer that would miss them.
 void BucketImpl::beginReplicaSnapshotLocked(VBucket& vb, const StreamEvent& marker) {
     if (!marker.fromDisk) {
-        vb.diskSnapshot.reset();
         return;
     }
     vb.purgeSeqno = std::max(vb.purgeSeqno, marker.purgeSeqno);
-    const Seqno base = vb.diskSnapshot ? vb.diskSnapshot->base : vb.highSeqno;
-    vb.diskSnapshot = VBucket::DiskSnapshot{base, marker.snapEnd};
+    if (vb.diskSnapshot) {
+        vb.diskSnapshot->end = std::max(vb.diskSnapshot->end, marker.snapEnd);
+    } else if (marker.snapEnd > vb.highSeqno) {
+        vb.diskSnapshot = VBucket::DiskSnapshot{vb.highSeqno, marker.snapEnd};
+    }
 }
 
 // A key has at most one prepare in flight: whatever comes next for it

@@ -274,10 +274,15 @@ std::shared_ptr<ChangeStream> BucketImpl::openStreamOf(StreamRequest request, bo
 void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seqno registeredAt) {
     auto body = [this, stream, registeredAt](LambdaTask&) {
         const Vbid vbid = stream->vbid();
-        std::vector<storage::Document> docs;
+        std::vector<StreamEntry> entries;
+        std::vector<PrepareOnDisk> prepares;  // those a later version may have ended
+        const auto now = Clock::now();
         try {
             store_->scan(vbid, stream->startSeqno() + 1, [&](const storage::Document& doc) {
-                docs.push_back(doc);
+                if (stream->replication() && isPrepareKey(doc.key) && !isAbortTombstone(doc)) {
+                    prepares.push_back({entries.size(), doc.key, doc.seqno});
+                }
+                entries.push_back(StreamEntry{eventOf(vbid, doc, 0), now});
                 return !stream->closed();
             });
         } catch (const std::exception& error) {
@@ -286,20 +291,24 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
             stream->failBackfill();
             return false;
         }
-        const Seqno end = docs.empty() ? registeredAt : std::max(registeredAt, docs.back().seqno);
-        std::vector<StreamEntry> entries;
-        entries.reserve(docs.size());
-        const auto now = Clock::now();
-        for (const auto& doc : docs) {
-            if (stream->replication() && completedPrepare(vbid, doc, end)) {
-                continue;  // its commit (or a later write) follows
-            }
-            entries.push_back(StreamEntry{eventOf(vbid, doc, 0), now});
-        }
         // Read after the scan: a compaction that switched files before the
         // scan began had raised it already (it records the purge seqno
-        // first), so the snapshot claims no tombstone it may lack.
-        stream->completeBackfill(std::move(entries), end, purgeSeqnoOf(vbid));
+        // first). One that came after the stream's request was answered
+        // may have purged deletions the consumer needs: the stream ends, and
+        // the consumer's next request is answered with a rollback.
+        const Seqno purgeSeqno = purgeSeqnoOf(vbid);
+        if (stream->startSeqno() != 0 && stream->startSeqno() < purgeSeqno) {
+            std::cerr << "kvexec engine: vb:" << vbid << " purged tombstones above seqno "
+                      << stream->startSeqno()
+                      << " while a stream from it waited for its backfill\n";
+            stream->failBackfill();
+            return false;
+        }
+        const Seqno end = entries.empty()
+                              ? registeredAt
+                              : std::max(registeredAt, entries.back().event.item.meta.seqno);
+        dropCompletedPrepares(vbid, prepares, end, entries);
+        stream->completeBackfill(std::move(entries), end, purgeSeqno);
         return false;
     };
     pool_.schedule(std::make_shared<LambdaTask>(
@@ -314,14 +323,28 @@ Seqno BucketImpl::purgeSeqnoOf(Vbid vbid) const {
 
 // A version that ended the prepare but lies beyond the backfill comes in
 // the memory part, maybe as the prepare's commit, which the consumer can
-// apply only if it got the prepare: then the prepare is sent.
-bool BucketImpl::completedPrepare(Vbid vbid, const storage::Document& doc,
-                                  Seqno backfillEnd) const {
-    if (!isPrepareKey(doc.key) || isAbortTombstone(doc)) {
-        return false;
+// apply only if it got the prepare: then the prepare is sent. One ended
+// within the backfill is left out (its commit, or a later write, is there).
+void BucketImpl::dropCompletedPrepares(Vbid vbid, const std::vector<PrepareOnDisk>& prepares,
+                                       Seqno end, std::vector<StreamEntry>& entries) const {
+    std::vector<bool> drop(entries.size(), false);
+    bool any = false;
+    for (const auto& prepare : prepares) {
+        const auto committed = store_->get(vbid, committedKeyOf(prepare.key));
+        if (committed && committed->seqno > prepare.seqno && committed->seqno <= end) {
+            drop[prepare.index] = any = true;
+        }
     }
-    const auto committed = store_->get(vbid, committedKeyOf(doc.key));
-    return committed && committed->seqno > doc.seqno && committed->seqno <= backfillEnd;
+    if (!any) {
+        return;
+    }
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (!drop[i]) {
+            entries[kept++] = std::move(entries[i]);
+        }
+    }
+    entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(kept), entries.end());
 }
 
 // The measured interval is the pool call alone, between two steady-clock

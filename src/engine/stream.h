@@ -52,7 +52,8 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     // Called once, before registration, by the bucket.
     void setTask(TaskId task) { task_ = task; }
     TaskId task() const { return task_; }
-    // The backfill will read the disk up to `end`.
+    // A backfill will read the disk, at least up to `end` (the persisted
+    // seqno the stream registered at; completeBackfill sets the real end).
     void expectBackfill(Seqno end) {
         kvexec::detail::MutexLock lock(mutex_);
         backfilling_ = true;

@@ -178,10 +178,10 @@ class VBucket {
     // As a replica, inside a snapshot its active read from disk: such a
     // snapshot holds only each key's latest version, so the copy is a
     // state of its active's history only at the snapshot's ends. `base` is
-    // the copy's high seqno when the snapshot began (a disk snapshot that
-    // resumes an unfinished one keeps the first one's base), `end` the
-    // snapshot's end. Cleared at its end, by a memory snapshot, a rollback
-    // and a promotion.
+    // the copy's high seqno when the snapshot began, `end` the snapshot's
+    // end (a snapshot that follows an unfinished one keeps the first one's
+    // base and the larger end). Cleared once the high seqno reaches `end`,
+    // by a rollback and by a promotion.
     struct DiskSnapshot {
         Seqno base = 0;
         Seqno end = 0;

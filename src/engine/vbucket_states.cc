@@ -53,10 +53,16 @@ Status BucketImpl::setVBucketStates(const std::vector<VBucketStateChange>& reque
 
 bool BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change,
                                    std::vector<FinishedSyncWrite>& aborted) {
+    bool unblocked = false;
     if (change.state == VBucketState::Active) {
         if (vb.state != VBucketState::Active) {
-            vb.failover.branch(newVBucketUuid(), vb.highSeqno);
-            vb.diskSnapshot.reset();  // what it holds is its history now
+            // Inside a disk snapshot the copy is whole only at its base: a
+            // replica that holds more of the old history than that may
+            // hold versions this copy lacks, and must roll back to it.
+            vb.failover.branch(newVBucketUuid(), vb.wholeSeqnoLocked());
+            // What it holds is its history now; the flusher may save it.
+            unblocked = vb.diskSnapshot.has_value() && !vb.dirty.empty();
+            vb.diskSnapshot.reset();
             // Positions and acknowledgements from an earlier term (before a
             // rollback, say) say nothing about this one.
             vb.durability = DurabilityMonitor(config_.nodeName);
@@ -79,7 +85,7 @@ bool BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change
     vb.state = change.state;
     vb.handingOver = change.state == VBucketState::Active && change.handingOver;
     armTimeoutLocked(vb);
-    return deleteDroppedCollectionsLocked(vb, aborted);
+    return deleteDroppedCollectionsLocked(vb, aborted) || unblocked;
 }
 
 // A replica promoted to active inherits the prepares its old active had

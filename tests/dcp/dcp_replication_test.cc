@@ -137,6 +137,12 @@ class DcpReplicationTest : public engine::ManualBucketTest {
                                          {protocol::Opcode::DcpOpen, protocol::Status::Success,
                                           parsed.request.opaque, 0, 0});
                 toConsumer += answer;
+            } else if (refuseMarkerVersion && isMarkerVersionControl(parsed.request)) {
+                std::string answer;  // as a producer from before v2.2 markers
+                protocol::appendResponse(
+                    answer, {protocol::Opcode::DcpControl, protocol::Status::InvalidArguments,
+                             parsed.request.opaque, 0, 0});
+                toConsumer += answer;
             } else if (!producer->handle(parsed.request)) {
                 return false;
             }
@@ -200,6 +206,15 @@ class DcpReplicationTest : public engine::ManualBucketTest {
         return out;
     }
 
+    static bool isMarkerVersionControl(const protocol::Request& request) {
+        if (request.opcode != protocol::Opcode::DcpControl) {
+            return false;
+        }
+        const auto control = wire::decodeControl(request);
+        return control && control->key == "max_marker_version";
+    }
+
+    bool refuseMarkerVersion = false;
     std::shared_ptr<storage::test::FaultyFileOps> activeFiles =
         std::make_shared<storage::test::FaultyFileOps>();
     engine::test::TempDir replicaDir;
@@ -598,6 +613,20 @@ TEST_F(DcpReplicationTest, AReplicaBuiltFromDiskTakesItsActivesPurgeSeqnoBeforeI
         engine::decideRollback(*replica->failoverLog(kVb), promoted.currentSeqno,
                                promoted.purgeSeqno, {bucket->failoverLog(kVb)->uuid(), 1, 1, 1}),
         (engine::RollbackDecision{true, 0}));
+}
+
+// A producer from before v2.2 markers refuses max_marker_version: the
+// connection goes on with v1 markers (and no purge seqnos).
+TEST_F(DcpReplicationTest, AProducerThatRefusesV2_2MarkersStillReplicates) {
+    engine::test::storeNow(*bucket, setRequest(kVb, "k", "v"));
+    settle();  // from disk
+    refuseMarkerVersion = true;
+    connect();
+    engine::test::storeNow(*bucket, setRequest(kVb, "later", "v"));
+    pump();
+    EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Open);
+    EXPECT_EQ(replicaRead("k").item.value, "v");
+    EXPECT_EQ(replicaRead("later").item.value, "v");
 }
 
 // The consumer enables noops at its interval (5 s); the producer sends one

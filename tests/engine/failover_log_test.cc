@@ -61,6 +61,15 @@ TEST(Rollback, ASnapshotBelowThePurgeSeqnoRollsBackToZero) {
     EXPECT_EQ(decideRollback(threeBranches(), 300, 120, at(0xC, 280, 110, 290)), rollbackTo(0));
 }
 
+// A consumer inside its first disk snapshot (from 0) held nothing before
+// it: only what it got counts, and what it got is past the purge seqno.
+TEST(Rollback, InsideAFirstDiskSnapshotOnlyWhatItGotCountsAgainstThePurgeSeqno) {
+    EXPECT_EQ(decideRollback(threeBranches(), 300, 120, at(0xC, 150, 0, 290)), kResume);
+    EXPECT_EQ(decideRollback(threeBranches(), 300, 120, at(0xC, 100, 0, 290)), rollbackTo(0));
+    // A copy from before the snapshot may miss deletions below the purge.
+    EXPECT_EQ(decideRollback(threeBranches(), 300, 120, at(0xC, 150, 10, 290)), rollbackTo(0));
+}
+
 TEST(Rollback, ALaggingConsumerOnTheCurrentBranchResumes) {
     EXPECT_EQ(decideRollback(threeBranches(), 300, 0, at(0xC, 280, 270, 290)), kResume);
     EXPECT_EQ(decideRollback(threeBranches(), 300, 0, at(0xC, 300, 290, 300)), kResume);

@@ -7,6 +7,7 @@
 // left this one inside the snapshot rolls it back to the start.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <vector>
 
 #include "replication_fixture.h"
@@ -136,7 +137,13 @@ TEST_F(ReplicaSnapshotTest, ADiskSnapshotsPurgeSeqnoIsSavedBeforeItsItems) {
     kept.item = Item{kVb, "kept", "v", ItemMeta{100, 5, 0, 0, 0, false}};
     apply({marker, kept}, 2);
     EXPECT_EQ(replica->observeSeqno(kVb).purgeSeqno, 4u);
+    // While vbuckets.json cannot be written, no item is saved either.
+    const auto blocker = replicaDir.path() / "vbuckets.json.tmp";
+    std::filesystem::create_directory(blocker);
     ASSERT_EQ(pool.runReady(TaskType::Writer), 1u) << "the flusher alone";
+    EXPECT_EQ(replica->observeSeqno(kVb).persistedSeqno, 0u) << "items before the purge seqno";
+    std::filesystem::remove(blocker);
+    ASSERT_NE(pool.runNext(TaskType::Writer), 0u);  // the flusher's retry
     test::TempDir copy;
     const auto crashed = openCrashCopy(copy, replicaConfig);
     ASSERT_EQ(crashed->observeSeqno(kVb).persistedSeqno, 5u);
@@ -170,6 +177,55 @@ TEST_F(ReplicaSnapshotTest, ABackfillTakesTheFileAsItsScanFoundIt) {
     EXPECT_EQ(second->result().status, Status::Success);
     EXPECT_EQ(replicaRead("k").item.value, "v2");
     EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 4u);
+}
+
+// The replica asked again from inside a disk snapshot [1, 4] it had up to
+// 2, maybe of another active: what follows, a memory snapshot or a smaller
+// disk one, does not make it whole before 4, since the version the first
+// snapshot left out may come only then.
+TEST_F(ReplicaSnapshotTest, ASnapshotAfterAnUnfinishedDiskSnapshotWaitsForItsEnd) {
+    const auto marker = [](bool fromDisk, Seqno start, Seqno end) {
+        StreamEvent e;
+        e.kind = StreamEventKind::Snapshot;
+        e.fromDisk = fromDisk;
+        e.snapStart = start;
+        e.snapEnd = end;
+        return e;
+    };
+    const auto change = [](const std::string& key, Seqno seqno) {
+        StreamEvent e;
+        e.item = Item{kVb, key, "v", ItemMeta{100 + seqno, seqno, 0, 0, 0, false}};
+        return e;
+    };
+    apply({marker(true, 1, 4), change("a", 2)}, 2);
+    apply({marker(false, 3, 3), change("b", 3)}, 2);
+    EXPECT_EQ(replica->replicaResumePoint(kVb)->snapStart, 0u);
+    apply({marker(true, 3, 3)}, 1);
+    EXPECT_EQ(replica->replicaResumePoint(kVb)->snapStart, 0u);
+    EXPECT_EQ(replica->replicaResumePoint(kVb)->snapEnd, 4u);
+    apply({marker(false, 4, 5), change("c", 4)}, 2);
+    EXPECT_EQ(replica->replicaResumePoint(kVb)->snapStart, 4u) << "whole at the first one's end";
+    pool.runReady(TaskType::Writer);
+    EXPECT_EQ(replica->observeSeqno(kVb).persistedSeqno, 4u);
+}
+
+// Promoted inside a disk snapshot, the copy's history branches where it was
+// whole (a replica that holds more of the old history rolls back there),
+// and the flusher saves what the snapshot held back.
+TEST_F(ReplicaSnapshotTest, APromotionInsideADiskSnapshotBranchesAtItsBaseAndSavesTheRest) {
+    store("x", "v");
+    store("y", "v");
+    store("z", "v");
+    settle();
+    const auto events = backfill();
+    ASSERT_EQ(events.size(), 4u);
+    apply(events, 3);  // the marker, x and y
+    pool.runReady(TaskType::Writer);
+    ASSERT_EQ(replica->observeSeqno(kVb).persistedSeqno, 0u);
+    ASSERT_EQ(replica->setVBucketState(kVb, VBucketState::Active, {{kReplica}}), Status::Success);
+    EXPECT_EQ(replica->failoverLog(kVb)->entries().front().seqno, 0u);
+    pool.runReady(TaskType::Writer);
+    EXPECT_EQ(replica->observeSeqno(kVb).persistedSeqno, 2u);
 }
 
 // A memory snapshot holds every change in order: any prefix is whole.
