@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "replication_fixture.h"
@@ -226,6 +227,29 @@ TEST_F(ReplicaSnapshotTest, APromotionInsideADiskSnapshotBranchesAtItsBaseAndSav
     EXPECT_EQ(replica->failoverLog(kVb)->entries().front().seqno, 0u);
     pool.runReady(TaskType::Writer);
     EXPECT_EQ(replica->observeSeqno(kVb).persistedSeqno, 2u);
+}
+
+// A compaction that purged tombstones above a stream's start after the
+// stream was asked for, before its backfill read the file: the backfill
+// may lack a deletion the consumer needs, so the stream ends
+// (BackfillFailed) and DCP's next request is rolled back to 0.
+TEST_F(ReplicaSnapshotTest, ACompactionThatPurgedAboveAStreamsStartEndsItsBackfill) {
+    store("gone", "v");                                                               // 1
+    store("kept", "v");                                                               // 2
+    bucket->remove(RemoveRequest{kVb, "gone", 0, {}}, [](const MutationResult&) {});  // 3
+    store("other", "v");                                                              // 4
+    settle();
+    std::optional<Status> compacted;
+    bucket->compact(kVb, [&](Status s) { compacted = s; });  // first in the AuxIO line
+    std::vector<StreamEvent> seen;
+    auto held = bucket->openReplicationStream({kVb, 2},
+                                              [&seen](const StreamEvent& e) { seen.push_back(e); });
+    ASSERT_NE(held, nullptr);
+    settle();
+    ASSERT_EQ(compacted, Status::Success);
+    ASSERT_EQ(bucket->observeSeqno(kVb).purgeSeqno, 4u);
+    ASSERT_FALSE(seen.empty());
+    EXPECT_EQ(seen.back().kind, StreamEventKind::BackfillFailed);
 }
 
 // A memory snapshot holds every change in order: any prefix is whole.
