@@ -340,9 +340,13 @@ void BucketImpl::dropCompletedPrepares(Vbid vbid, const std::vector<PrepareOnDis
     }
     std::size_t kept = 0;
     for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (!drop[i]) {
-            entries[kept++] = std::move(entries[i]);
+        if (drop[i]) {
+            continue;
         }
+        if (kept != i) {  // never a self-move: it may empty the entry
+            entries[kept] = std::move(entries[i]);
+        }
+        ++kept;
     }
     entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(kept), entries.end());
 }

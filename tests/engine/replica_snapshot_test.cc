@@ -252,6 +252,33 @@ TEST_F(ReplicaSnapshotTest, ACompactionThatPurgedAboveAStreamsStartEndsItsBackfi
     EXPECT_EQ(seen.back().kind, StreamEventKind::BackfillFailed);
 }
 
+// A backfill leaves out a prepare its commit ended within it, and keeps
+// everything around it as it was.
+TEST_F(ReplicaSnapshotTest, ABackfillLeavesOutACompletedPrepareAndKeepsTheRest) {
+    store("before", "v");  // 1
+    auto write = pending<MutationResult>();
+    bucket->store(setRequest(kVb, "k", "durable", DurabilityLevel::Majority),
+                  write->callback());  // 2
+    settle();
+    ASSERT_EQ(bucket->seqnoAcknowledged(kVb, kReplica, 2), Status::Success);
+    settle();  // the commit (3)
+    ASSERT_EQ(write->result().status, Status::Success);
+    store("after", "v");  // 4
+    settle();
+    const auto events = backfill();
+    std::vector<StreamEventKind> kinds;
+    for (const auto& e : events) {
+        kinds.push_back(e.kind);
+    }
+    EXPECT_EQ(kinds,
+              (std::vector<StreamEventKind>{StreamEventKind::Snapshot, StreamEventKind::Mutation,
+                                            StreamEventKind::Mutation, StreamEventKind::Mutation}));
+    apply(events, events.size());
+    EXPECT_EQ(replicaRead("before").item.value, "v");
+    EXPECT_EQ(replicaRead("k").item.value, "durable");
+    EXPECT_EQ(replicaRead("after").item.value, "v");
+}
+
 // A memory snapshot holds every change in order: any prefix is whole.
 TEST_F(ReplicaSnapshotTest, AMemorySnapshotIsWholeAfterEveryChange) {
     connect();
