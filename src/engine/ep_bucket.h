@@ -258,9 +258,8 @@ class BucketImpl final : public Bucket {
     void scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seqno registeredAt);
     std::shared_ptr<ChangeStream> openStreamOf(StreamRequest request, bool replication,
                                                StreamEventCallback onEvent, Status* status);
-    // A prepare a backfill read: its place among the entries, its key, its seqno.
+    // A prepare a backfill read: its key and seqno.
     struct PrepareOnDisk {
-        std::size_t index;
         std::string key;
         Seqno seqno;
     };
@@ -268,7 +267,6 @@ class BucketImpl final : public Bucket {
     // document, saved at or below `end`, ended.
     void dropCompletedPrepares(Vbid vbid, const std::vector<PrepareOnDisk>& prepares, Seqno end,
                                std::vector<StreamEntry>& entries) const;
-    Seqno purgeSeqnoOf(Vbid vbid) const;
 
     void accountMemory(std::int64_t delta) { memUsed_.fetch_add(delta, std::memory_order_relaxed); }
     bool overQuota(std::size_t more) const {

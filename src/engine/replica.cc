@@ -288,7 +288,7 @@ std::optional<StreamStart> BucketImpl::replicaResumePoint(Vbid vbid) const {
     StreamStart point;
     point.start = vb.highSeqno;
     point.snapStart = vb.wholeSeqnoLocked();
-    point.snapEnd = vb.diskSnapshot ? std::max(vb.diskSnapshot->end, vb.highSeqno) : vb.highSeqno;
+    point.snapEnd = vb.diskSnapshot ? vb.diskSnapshot->end : vb.highSeqno;  // end > highSeqno
     // A replica that never streamed has only its own branch: from 0 it
     // asks with no history at all.
     point.uuid = point.start == 0 ? 0 : vb.failover.uuid();

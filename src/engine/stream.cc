@@ -3,6 +3,7 @@
 // delivery on the stream's NonIO task, closing.
 #include "engine/stream.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "engine/ep_bucket.h"
@@ -280,7 +281,7 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
         try {
             store_->scan(vbid, stream->startSeqno() + 1, [&](const storage::Document& doc) {
                 if (stream->replication() && isPrepareKey(doc.key) && !isAbortTombstone(doc)) {
-                    prepares.push_back({entries.size(), doc.key, doc.seqno});
+                    prepares.push_back({doc.key, doc.seqno});
                 }
                 entries.push_back(StreamEntry{eventOf(vbid, doc, 0), now});
                 return !stream->closed();
@@ -296,7 +297,7 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
         // first). One that came after the stream's request was answered
         // may have purged deletions the consumer needs: the stream ends, and
         // the consumer's next request is answered with a rollback.
-        const Seqno purgeSeqno = purgeSeqnoOf(vbid);
+        const Seqno purgeSeqno = observeSeqno(vbid).purgeSeqno;
         if (stream->startSeqno() != 0 && stream->startSeqno() < purgeSeqno) {
             std::cerr << "kvexec engine: vb:" << vbid << " purged tombstones above seqno "
                       << stream->startSeqno()
@@ -315,40 +316,22 @@ void BucketImpl::scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seq
         *this, TaskType::AuxIO, "Backfill vb:" + std::to_string(stream->vbid()), std::move(body)));
 }
 
-Seqno BucketImpl::purgeSeqnoOf(Vbid vbid) const {
-    auto& vb = vbucket(vbid);
-    kvexec::detail::MutexLock lock(vb.mutex);
-    return vb.purgeSeqno;
-}
-
 // A version that ended the prepare but lies beyond the backfill comes in
 // the memory part, maybe as the prepare's commit, which the consumer can
 // apply only if it got the prepare: then the prepare is sent. One ended
 // within the backfill is left out (its commit, or a later write, is there).
 void BucketImpl::dropCompletedPrepares(Vbid vbid, const std::vector<PrepareOnDisk>& prepares,
                                        Seqno end, std::vector<StreamEntry>& entries) const {
-    std::vector<bool> drop(entries.size(), false);
-    bool any = false;
+    std::vector<Seqno> ended;  // ascending, as the scan found them
     for (const auto& prepare : prepares) {
         const auto committed = store_->get(vbid, committedKeyOf(prepare.key));
         if (committed && committed->seqno > prepare.seqno && committed->seqno <= end) {
-            drop[prepare.index] = any = true;
+            ended.push_back(prepare.seqno);
         }
     }
-    if (!any) {
-        return;
-    }
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (drop[i]) {
-            continue;
-        }
-        if (kept != i) {  // never a self-move: it may empty the entry
-            entries[kept] = std::move(entries[i]);
-        }
-        ++kept;
-    }
-    entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(kept), entries.end());
+    std::erase_if(entries, [&](const StreamEntry& e) {
+        return std::binary_search(ended.begin(), ended.end(), e.event.item.meta.seqno);
+    });
 }
 
 // The measured interval is the pool call alone, between two steady-clock

@@ -208,10 +208,6 @@ void ClusterNode::stopActing(const std::string& why) {
     }
 }
 
-// The agent asks every status interval: a walk over the vBuckets, each
-// under its own lock for a moment, so the front ends never wait on it.
-// Every active vBucket is listed (at 0 too: a rebalance reads a missing
-// one as unknown), a replica only once its stream from its active opened.
 // A replica inside a snapshot its active read from disk is ranked on the
 // last seqno at which its copy is whole (Bucket::replicaResumePoint): a
 // copy promoted there may lack older versions the snapshot left out.
@@ -227,6 +223,10 @@ std::optional<engine::Seqno> ClusterNode::publishedSeqno(engine::Vbid vbid, bool
     return seqnos.currentSeqno;
 }
 
+// The agent asks every status interval: a walk over the vBuckets, each
+// under its own lock for a moment, so the front ends never wait on it.
+// Every active vBucket is listed (at 0 too: a rebalance reads a missing
+// one as unknown), a replica only once its stream from its active opened.
 std::optional<cluster::ReplicationStatus> ClusterNode::replicationStatus() {
     cluster::ReplicationStatus status;
     status.replicaVBuckets = replicaVBuckets_;

@@ -171,6 +171,19 @@ class DcpReplicationTest : public engine::ManualBucketTest {
         }
         FAIL() << "replication did not settle";
     }
+    // Deletes "deleted" (seqno 1), stores "kept" (3) and compacts: the
+    // tombstone (2) is purged and the purge seqno is 3.
+    void purgeTheDeletionOfDeleted() {
+        bucket->remove(engine::RemoveRequest{kVb, "deleted", 0, {}},
+                       [](const engine::MutationResult&) {});
+        engine::test::storeNow(*bucket, setRequest(kVb, "kept", "v"));
+        settle();
+        std::optional<Status> compacted;
+        bucket->compact(kVb, [&](Status s) { compacted = s; });
+        pool.runReady(TaskType::AuxIO);
+        ASSERT_EQ(compacted, Status::Success);
+        ASSERT_EQ(bucket->observeSeqno(kVb).purgeSeqno, 3u);
+    }
     // A document of the active that expires in 10 s.
     void storeExpiring(const std::string& key) {
         auto set = setRequest(kVb, key, "v");
@@ -487,15 +500,7 @@ TEST_F(DcpReplicationTest, AReplicaBehindThePurgeSeqnoStartsOver) {
     engine::test::storeNow(*bucket, setRequest(kVb, "deleted", "v"));
     pump();
     disconnect();
-    bucket->remove(engine::RemoveRequest{kVb, "deleted", 0, {}},
-                   [](const engine::MutationResult&) {});
-    engine::test::storeNow(*bucket, setRequest(kVb, "kept", "v"));
-    settle();
-    std::optional<Status> compacted;
-    bucket->compact(kVb, [&](Status s) { compacted = s; });
-    pool.runReady(TaskType::AuxIO);
-    ASSERT_EQ(compacted, Status::Success);
-    ASSERT_EQ(bucket->observeSeqno(kVb).purgeSeqno, 3u);
+    ASSERT_NO_FATAL_FAILURE(purgeTheDeletionOfDeleted());
     connect();
     EXPECT_EQ(consumer->streamState(kVb), DcpConsumer::StreamState::Open);
     EXPECT_EQ(replicaRead("deleted").status, Status::KeyNotFound);
@@ -567,15 +572,7 @@ TEST_F(DcpReplicationTest, AReplicaInsideADiskSnapshotOfALostHistoryStartsOverAn
 // deletions.
 TEST_F(DcpReplicationTest, AReplicaBuiltFromDiskTakesItsActivesPurgeSeqnoBeforeItsItems) {
     engine::test::storeNow(*bucket, setRequest(kVb, "deleted", "v"));
-    bucket->remove(engine::RemoveRequest{kVb, "deleted", 0, {}},
-                   [](const engine::MutationResult&) {});
-    engine::test::storeNow(*bucket, setRequest(kVb, "kept", "v"));
-    settle();
-    std::optional<Status> compacted;
-    bucket->compact(kVb, [&](Status s) { compacted = s; });
-    pool.runReady(TaskType::AuxIO);
-    ASSERT_EQ(compacted, Status::Success);
-    ASSERT_EQ(bucket->observeSeqno(kVb).purgeSeqno, 3u);
+    ASSERT_NO_FATAL_FAILURE(purgeTheDeletionOfDeleted());
 
     // The marker's form follows the control.
     for (const std::string_view version : {"", "2.2"}) {
