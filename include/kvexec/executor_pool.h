@@ -108,6 +108,13 @@ struct PoolConfig {
     // kinds and workers). Off: those stay empty; the Taskable hooks
     // (including onSlowRun) are still called.
     bool recordMetrics = true;
+    // Wheel only: how many lanes each task type's ready queue is split
+    // into (1-64); producers on different cores push into different lanes,
+    // so that they and the workers do not all meet on one lock. 0 means
+    // one per core on machines with more than 4 cores, else one (on a few
+    // cores one lock is not where a hand-off waits, and a lane costs the
+    // one-thread round trip a cache line). Other backends ignore it.
+    std::size_t wheelReadyLanes = 0;
 };
 
 struct TaskTypeStats {

@@ -54,7 +54,7 @@ template <class B>
 class ExecutorContract : public ::testing::Test {
   protected:
     void SetUp() override {
-        pool = ExecutorPool::create(B::value, PoolConfig{1, 1, 1, 1});
+        pool = makePool<B>(PoolConfig{1, 1, 1, 1});
         if (auto* manual = dynamic_cast<ManualExecutorPool*>(pool.get())) {
             driver = std::make_unique<ManualDriver>(*manual);
         }

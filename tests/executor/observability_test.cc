@@ -269,7 +269,7 @@ TYPED_TEST(Observability, TheWorkerViewFollowsSetThreadCount) {
 TYPED_TEST(Observability, RecordMetricsOffLeavesKindsAndWorkersEmpty) {
     PoolConfig config{1, 1, 1, 1};
     config.recordMetrics = false;
-    auto pool = ExecutorPool::create(TypeParam::value, config);
+    auto pool = makePool<TypeParam>(config);
     TestOwner owner;
     pool->registerTaskable(owner);
     std::atomic<int> runs{0};

@@ -23,7 +23,7 @@ TEST(Parker, AnUnparkBeforeParkMakesParkReturnAtOnce) {
     p.prepare();
     ASSERT_TRUE(p.claimSpin(gate, SpinMode::Pause));
     p.unpark();
-    p.park(gate, SpinMode::Pause, [] {});  // would hang if the unpark were lost
+    p.park(gate, SpinMode::Pause, [](bool) { return true; });  // would hang if the unpark were lost
     SUCCEED();
 }
 
@@ -40,7 +40,7 @@ TEST(Parker, NoUnparkIsLostInThousandsOfHandOffs) {
             p.prepare();
             p.claimSpin(gate, SpinMode::Pause);  // spins while spinning pays
             prepared.store(true, std::memory_order_release);
-            p.park(gate, SpinMode::Pause, [] {});
+            p.park(gate, SpinMode::Pause, [](bool) { return true; });
             round.fetch_add(1, std::memory_order_release);
         }
     });
@@ -97,7 +97,7 @@ TEST(Parker, AWorkerDeniedASpinSleepsAndStillWakes) {
     p.prepare();
     EXPECT_FALSE(p.claimSpin(gate, SpinMode::Pause));
     std::thread worker([&] {
-        p.park(gate, SpinMode::Pause, [] {});
+        p.park(gate, SpinMode::Pause, [](bool) { return true; });
         woke.store(true);
     });
     p.unpark();
@@ -121,7 +121,7 @@ TEST(Parker, AClaimedSpinHoldsAPlaceInTheGateUntilParkEnds) {
     }
     EXPECT_FALSE(gate.tryEnter(SpinMode::Pause));
     p.unpark();
-    p.park(gate, SpinMode::Pause, [] {});
+    p.park(gate, SpinMode::Pause, [](bool) { return true; });
     EXPECT_TRUE(gate.tryEnter(SpinMode::Pause));
     for (unsigned i = 0; i < gate.limit(SpinMode::Pause); ++i) {
         gate.leave();

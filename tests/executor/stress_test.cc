@@ -487,10 +487,9 @@ class Stress : public ::testing::Test {};
 TYPED_TEST_SUITE(Stress, ThreadedBackends, BackendNames);
 
 TYPED_TEST(Stress, RandomMixKeepsTheInvariants) {
-    std::fprintf(stderr, "stress: backend %s, seed %llu, %.1f s\n",
-                 std::string(to_string(TypeParam::value)).c_str(),
+    std::fprintf(stderr, "stress: backend %s, seed %llu, %.1f s\n", TypeParam::name,
                  static_cast<unsigned long long>(options.seed), options.seconds);
-    auto pool = ExecutorPool::create(TypeParam::value, PoolConfig{2, 2, 1, 2});
+    auto pool = makePool<TypeParam>(PoolConfig{2, 2, 1, 2});
     Violations violations;
     Published published;
     std::atomic<std::uint64_t> progress{0};

@@ -30,15 +30,22 @@ std::size_t OwnerRegistry::count() const {
 
 OwnerState& OwnerRegistry::admitLocked(const Task& task) {
     if (stopping_) {
-        throw std::logic_error("kvexec: schedule() on a pool that is shutting down");
+        throw refusedError(task);
     }
     auto it = owners_.find(&task.owner());
     if (it == owners_.end() || it->second->unregistering) {
-        throw std::logic_error("kvexec: schedule() of task '" + task.description() +
-                               "' whose owner '" + task.owner().name() +
-                               "' is not registered (or is being unregistered)");
+        throw refusedError(task);
     }
     return *it->second;
+}
+
+std::logic_error OwnerRegistry::refusedError(const Task& task) const {
+    if (stopping_) {
+        return std::logic_error("kvexec: schedule() on a pool that is shutting down");
+    }
+    return std::logic_error("kvexec: schedule() of task '" + task.description() +
+                            "' whose owner '" + task.owner().name() +
+                            "' is not registered (or is being unregistered)");
 }
 
 void OwnerRegistry::checkNotOwnTask(const Taskable& owner) {
@@ -85,13 +92,18 @@ void OwnerRegistry::release(ReleasedTasks& released) {
         item.task.reset();  // destructors run here, with no lock held
     }
     for (auto& item : released.items_) {
-        item.owner->released.fetch_add(1);
-        if (drainWaiters_.load() > 0) {
-            MutexLock lock(mutex);
-            drained_.notify_all();
-        }
+        uncount(*item.owner);
     }
     released.items_.clear();
+}
+
+// Counts one task out of `owner`; wakes unregisterTaskable() if one waits.
+void OwnerRegistry::uncount(OwnerState& owner) {
+    owner.released.fetch_add(1);
+    if (drainWaiters_.load() > 0) {
+        MutexLock lock(mutex);
+        drained_.notify_all();
+    }
 }
 
 StatsHold::StatsHold(const OwnerRegistry& registry) : registry_(registry) {

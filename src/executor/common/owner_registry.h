@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
+#include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
@@ -83,6 +84,22 @@ class OwnerRegistry {
     OwnerState& admitLocked(const Task& task) REQUIRES(mutex);
     void addTaskLocked(OwnerState& owner) REQUIRES(mutex) { owner.added.fetch_add(1); }
 
+    // For a backend that admits and counts a task under `mutex`, then
+    // releases it before it inserts the task into its own table (so that
+    // schedule() calls do not queue on one lock): under the lock of that
+    // table, the owner may have begun unregistering or the pool stopping
+    // since. unregisterTaskable() and shutdown set their flag before they
+    // walk the tables, each part under its lock, so a task is either seen
+    // by the walk or refused here. Refused (or found already held), it is
+    // counted out with uncount(), holding none of the pool's locks. A
+    // refused schedule() throws refusedError(), made before the count out
+    // (it names the owner, which unregistering may free after it).
+    bool refusesNow(const OwnerState& owner) const noexcept {
+        return owner.unregistering.load() || stopping_.load();
+    }
+    void uncount(OwnerState& owner) EXCLUDES(mutex);
+    std::logic_error refusedError(const Task& task) const;
+
     // unregisterTaskable(), in order:
     // 1. checkNotOwnTask(): from one of the owner's own tasks it would wait
     //    for itself: throws std::logic_error.
@@ -100,7 +117,7 @@ class OwnerRegistry {
     void release(ReleasedTasks& released) EXCLUDES(mutex);
 
     // Shutdown: refuse new owners and tasks from now on.
-    void stopLocked() REQUIRES(mutex) { stopping_ = true; }
+    void stopLocked() REQUIRES(mutex) { stopping_.store(true); }
 
     mutable Mutex mutex;
 
@@ -110,7 +127,8 @@ class OwnerRegistry {
     mutable std::condition_variable drained_;   // a task count or statsHolding_ fell
     std::atomic<std::size_t> drainWaiters_{0};  // threads in awaitDrainedLocked()
     std::unordered_map<const Taskable*, std::unique_ptr<OwnerState>> owners_ GUARDED_BY(mutex);
-    bool stopping_ GUARDED_BY(mutex) = false;
+    // Written under `mutex`; read without it by refusesNow().
+    std::atomic<bool> stopping_{false};
     // stats() calls holding task references (StatsHold).
     mutable std::size_t statsHolding_ GUARDED_BY(mutex) = 0;
 };

@@ -28,13 +28,13 @@
 // calls, and counts waiters in a process-wide table shared by every atomic
 // that waits; a worker that already spun (or chose not to) pays for both.
 //
-// Protocol: the worker calls prepare() and claimSpin(), enlists itself as
-// idle under its ready queue's mutex (among the spinning or the sleeping
-// workers, by what claimSpin() said), unlocks, then park(). A producer
-// takes an idle parker under the same mutex and calls unpark() after
-// unlocking; it makes the futex system call only if the worker really
-// sleeps. Parkers live as long as their pool, so a late unpark() never
-// touches freed memory.
+// Protocol: the worker calls prepare() and claimSpin(), enlists itself in
+// its ready queue's idle set (among the spinning or the sleeping workers,
+// by what claimSpin() said), looks for work once more, then park(). A
+// producer takes an idle worker off that set and calls unpark() after
+// releasing its locks; it makes the futex system call only if the worker
+// really sleeps. Parkers live as long as their pool, so a late unpark()
+// never touches freed memory.
 //
 // Thread safety: prepare()/claimSpin()/park() only by the owning worker;
 // unpark() by any thread, once per prepare(). SpinGate: any thread.
@@ -56,18 +56,24 @@
 
 namespace kvexec::wheel {
 
-class ReadyQueue;
-
 enum class SpinMode { Pause, Yield };
 
 // How many workers of one pool may spin at the same time.
 class SpinGate {
   public:
+    static constexpr unsigned kFewCores = 4;
+
     SpinGate() : cores_(std::max(1u, std::thread::hardware_concurrency())) {}
 
     unsigned cores() const noexcept { return cores_; }
+    // Yield spinners give their core away between rounds, so on a few
+    // cores each may have one; on many, half the cores spinning already
+    // catch every hand-off, and more only burn the cores the producers
+    // need (tokio lets at most half its workers search, for the same
+    // reason).
     unsigned limit(SpinMode mode) const noexcept {
-        return mode == SpinMode::Yield ? cores_ : std::max(1u, cores_ / 2);
+        const unsigned half = std::max(1u, cores_ / 2);
+        return mode == SpinMode::Yield && cores_ <= kFewCores ? cores_ : half;
     }
 
     bool tryEnter(SpinMode mode) noexcept {
@@ -129,11 +135,15 @@ class alignas(64) Parker {
         return willSpin_;
     }
 
-    // Spins if claimSpin() said so (see above), then calls beforeSleep()
-    // and sleeps, until unpark(). beforeSleep is for what the worker
-    // deferred while it might get work at once.
+    // Spins if claimSpin() said so (see above), then calls
+    // beforeSleep(spun) and sleeps, until unpark(). beforeSleep is for what
+    // the worker deferred while it might get work at once, and for moving
+    // from the spinning to the sleeping idle workers; it returns false when
+    // the worker must not sleep after all (it withdrew from the idle set
+    // and is owed no unpark), and park() then returns at once.
     template <class BeforeSleep>
     void park(SpinGate& gate, SpinMode mode, BeforeSleep&& beforeSleep) {
+        const bool spun = willSpin_;
         if (willSpin_) {
             willSpin_ = false;
             const bool caught = spin(mode);
@@ -143,7 +153,9 @@ class alignas(64) Parker {
             }
             spinPays_ = false;
         }
-        beforeSleep();
+        if (!beforeSleep(spun)) {
+            return;
+        }
         const auto parkedAt = Clock::now();
         sleep();
         spinPays_ = Clock::now() - parkedAt < kShortPark;
@@ -214,12 +226,6 @@ class alignas(64) Parker {
     bool spinPays_ = true;                // owner-only
     bool willSpin_ = false;               // owner-only: claimSpin() until park()
     std::atomic<std::uint64_t> runs_{0};  // see countRun()
-
-    // The next idle worker of its ready queue, which keeps its idle workers
-    // as two stacks (spinning, sleeping) through this; guarded by that
-    // queue's mutex.
-    friend class ReadyQueue;
-    Parker* nextIdle_ = nullptr;
 };
 
 }  // namespace kvexec::wheel

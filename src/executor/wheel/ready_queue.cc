@@ -1,137 +1,181 @@
-// ready_queue.cc: the Wheel's per-type ready lists (one per priority) and idle-worker list.
+// ready_queue.cc: a type's ready lanes, the bit set of the non-empty ones,
+// and the choice of the lane a worker pops from.
 #include "executor/wheel/ready_queue.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 namespace kvexec::wheel {
 
-ReadyQueue::PriorityList& ReadyQueue::listFor(int priority) {
-    auto it = std::lower_bound(lists_.begin(), lists_.end(), priority,
-                               [](const PriorityList& l, int p) { return l.priority < p; });
-    if (it == lists_.end() || it->priority != priority) {
-        it = lists_.insert(it, PriorityList{priority});
+ReadyQueue::ReadyQueue(std::size_t lanes)
+    : laneCount_(std::clamp<std::size_t>(lanes, 1, kMaxLanes)),
+      lanes_(std::make_unique<std::unique_ptr<ReadyLane>[]>(laneCount_)),
+      parkers_(std::make_unique<std::unique_ptr<Parker>[]>(kMaxWorkers)) {
+    for (std::size_t i = 0; i < laneCount_; ++i) {
+        lanes_[i] = std::make_unique<ReadyLane>();
     }
-    return *it;
 }
 
-void ReadyQueue::pushLocked(Record& r) {
-    assert(r.loadState() != Record::State::Ready && r.readyPrev == nullptr &&
-           r.readyNext == nullptr &&
-           "ReadyQueue: a record pushed while already linked (queued twice)");
-    assert(!r.armed() && "ReadyQueue: a record pushed while still armed in the wheel");
-    PriorityList& list = listFor(r.task->priority());
-    Record* after = list.tail;
-    while (after != nullptr && after->key > r.key) {
-        after = after->readyPrev;
+// The core the thread runs on: glibc reads it from the thread's rseq area
+// (no system call), and threads on one core rarely meet on its lane. A
+// thread that moves meanwhile only shares a lane for a while.
+std::size_t ReadyQueue::laneForThisThread() const noexcept {
+    if (laneCount_ == 1) {
+        return 0;
     }
-    r.readyPrev = after;
-    r.readyNext = after != nullptr ? after->readyNext : list.head;
-    (r.readyNext != nullptr ? r.readyNext->readyPrev : list.tail) = &r;
-    (after != nullptr ? after->readyNext : list.head) = &r;
-    r.setState(Record::State::Ready);
-    ++size_;
+#if defined(__linux__)
+    const int cpu = sched_getcpu();
+    return cpu < 0 ? 0 : static_cast<std::size_t>(cpu) % laneCount_;
+#else
+    return 0;
+#endif
 }
 
-void ReadyQueue::detachLocked(Record& r, PriorityList& list) {
-    assert(r.loadState() == Record::State::Ready &&
-           "ReadyQueue: a record unlinked that is not linked");
-    assert((r.readyPrev != nullptr ? r.readyPrev->readyNext : list.head) == &r &&
-           (r.readyNext != nullptr ? r.readyNext->readyPrev : list.tail) == &r &&
-           "ReadyQueue: a record unlinked from a list it is not in");
-    (r.readyPrev != nullptr ? r.readyPrev->readyNext : list.head) = r.readyNext;
-    (r.readyNext != nullptr ? r.readyNext->readyPrev : list.tail) = r.readyPrev;
-    r.readyPrev = r.readyNext = nullptr;
-    --size_;
+void ReadyQueue::prefetchForPush() const noexcept {
+    __builtin_prefetch(lanes_[laneForThisThread()].get(), 1);
+    __builtin_prefetch(&handOff_, 1);
 }
 
-// The caller holds the record's shard lock too and arms or frees it next,
-// so no one sees it as Timer before it is.
+// Under the lane's lock, when the lane turns empty or non-empty: bit and
+// lane agree whenever the lock is free.
+void ReadyQueue::markLane(std::size_t lane, bool nonEmpty) noexcept {
+    const std::uint64_t bit = std::uint64_t{1} << lane;
+    if (nonEmpty) {
+        handOff_.laneBits.fetch_or(bit, std::memory_order_seq_cst);
+    } else {
+        handOff_.laneBits.fetch_and(~bit, std::memory_order_seq_cst);
+    }
+}
+
+void ReadyQueue::pushTo(Record& r, std::size_t lane) {
+    assert(lane < laneCount_);
+    ReadyLane& l = *lanes_[lane];
+    detail::MutexLock lock(l.mutex);
+    r.lane = static_cast<std::uint8_t>(lane);
+    l.pushLocked(r);
+    if (l.sizeLocked() == 1) {
+        markLane(lane, true);
+    }
+}
+
 void ReadyQueue::unlinkLocked(Record& r) {
-    detachLocked(r, listFor(r.task->priority()));
-    r.setState(Record::State::Timer);
+    ReadyLane& l = laneOf(r);
+    l.mutex.assertHeld();  // the same lane as REQUIRES names (not provable to the analysis)
+    l.unlinkLocked(r);
+    if (l.sizeLocked() == 0) {
+        markLane(r.lane, false);
+    }
 }
 
-// Straight from Ready to Running: a reader under the shard lock alone must
-// never see a worker's record in another state.
-Record* ReadyQueue::popLocked() {
-    for (PriorityList& list : lists_) {
-        if (list.head != nullptr) {
-            Record* r = list.head;
-            detachLocked(*r, list);  // not by its priority: that reads the task
-            r->setState(Record::State::Running);
-            return r;
+// The lane whose published head comes first, of those in `bits`.
+std::size_t ReadyQueue::bestLane(std::uint64_t bits) const noexcept {
+    auto best = static_cast<std::size_t>(std::countr_zero(bits));
+    ReadyLane::Head bestHead = lanes_[best]->head();
+    for (bits &= bits - 1; bits != 0; bits &= bits - 1) {
+        const auto lane = static_cast<std::size_t>(std::countr_zero(bits));
+        const ReadyLane::Head head = lanes_[lane]->head();
+        if (head.before(bestHead)) {
+            best = lane;
+            bestHead = head;
         }
     }
-    return nullptr;
+    return best;
 }
 
-void ReadyQueue::clearLocked() {
-    for (PriorityList& list : lists_) {
-        for (Record* r = list.head; r != nullptr; r = r->readyNext) {
-            r->setState(Record::State::Running);  // unlinked; about to be freed
+// Nearly always a single lane holds records, and then no other lane is
+// read. The choice is made from unlocked heads, so it is checked again
+// under the lane's lock (rule 8): if another lane's head now comes first
+// (a worker took this lane's best meanwhile, or it was cancelled), look
+// again, a few times at most; past that, records that keep changing are
+// concurrent with this pop and either order is right.
+Record* ReadyQueue::pop(bool& more) {
+    constexpr int kRechecks = 4;
+    for (int attempt = 0;; ++attempt) {
+        const std::uint64_t bits = handOff_.laneBits.load(std::memory_order_acquire);
+        if (bits == 0) {
+            return nullptr;
         }
-        list.head = list.tail = nullptr;
+        const std::size_t lane = bestLane(bits);
+        ReadyLane& l = *lanes_[lane];
+        detail::MutexLock lock(l.mutex);
+        if (l.sizeLocked() == 0) {
+            continue;  // emptied by another worker since the bits were read
+        }
+        const std::uint64_t others =
+            handOff_.laneBits.load(std::memory_order_acquire) & ~(std::uint64_t{1} << lane);
+        if (attempt < kRechecks && others != 0 &&
+            lanes_[bestLane(others)]->head().before(l.head())) {
+            continue;
+        }
+        Record* r = l.popLocked();
+        if (l.sizeLocked() == 0) {
+            markLane(lane, false);
+        }
+        // Work left in any lane: the caller wakes a worker to share it.
+        more = handOff_.laneBits.load(std::memory_order_relaxed) != 0;
+        return r;
     }
-    size_ = 0;
 }
 
-// The idle workers are two stacks linked through their parkers: enlisting
-// and taking one write the parker the worker and its waker touch anyway.
-// Wakers take a spinning worker first: a store wakes it, where a sleeper
-// costs a futex wake, and on a VM the time until its vCPU runs again.
-// (With more workers than cores only one may spin: taking the most
-// recently idle worker, wherever it was, woke sleepers while the spinner
-// spun on; LongLivedScheduleRun Tasks:64 at 4 threads on 2 vCPUs, ten runs
-// each, read 182-541k items/s, median ~240k, that way and 322-542k, median
-// ~510k, this way.)
-void ReadyQueue::enlistIdleLocked(Parker& p, bool spinning) {
-    Parker*& top = spinning ? idleSpinning_ : idleSleeping_;
-    p.nextIdle_ = top;
-    top = &p;
-}
-
-Parker* ReadyQueue::takeIdleLocked() {
-    Parker*& top = idleSpinning_ != nullptr ? idleSpinning_ : idleSleeping_;
-    Parker* p = top;
-    if (p != nullptr) {
-        top = p->nextIdle_;
-        p->nextIdle_ = nullptr;
-    }
-    return p;
-}
-
-std::size_t ReadyQueue::idleLocked() const {
+std::size_t ReadyQueue::size() const {
     std::size_t n = 0;
-    for (const Parker* top : {idleSpinning_, idleSleeping_}) {
-        for (const Parker* p = top; p != nullptr; p = p->nextIdle_) {
-            ++n;
-        }
+    for (std::size_t i = 0; i < laneCount_; ++i) {
+        detail::MutexLock lock(lanes_[i]->mutex);
+        n += lanes_[i]->sizeLocked();
     }
     return n;
 }
 
-std::vector<Parker*> ReadyQueue::takeAllIdleLocked() {
-    std::vector<Parker*> all;
-    while (Parker* p = takeIdleLocked()) {
-        all.push_back(p);
+void ReadyQueue::clear() {
+    for (std::size_t i = 0; i < laneCount_; ++i) {
+        detail::MutexLock lock(lanes_[i]->mutex);
+        lanes_[i]->clearLocked();
+        markLane(i, false);
     }
-    return all;
 }
 
-std::uint64_t ReadyQueue::runsLocked() const {
-    std::uint64_t runs = 0;
-    for (const auto& p : parkers_) {
-        runs += p->runs();
-    }
-    return runs;
+// The fence pairs with the worker's enlist-then-look (idle_workers.h): a
+// producer that finds no idle worker here has its record seen by the
+// worker's look, when the lane was already non-empty and push() wrote no
+// lane bit.
+// ThreadSanitizer does not model fences (GCC warns, and CI turns warnings
+// into errors), so its builds order the two with a seq_cst read-modify-write
+// of the lane bits instead: with take()'s loads seq_cst too, the same
+// pairing in the C++ model, at the cost of a write to a line that take()
+// writes anyway when it finds a spinner.
+Parker* ReadyQueue::takeIdle() noexcept {
+#if defined(__SANITIZE_THREAD__)
+    handOff_.laneBits.fetch_or(0, std::memory_order_seq_cst);
+#else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+    const auto index = handOff_.idle.take();
+    return index ? parkers_[*index].get() : nullptr;
 }
 
-Parker& ReadyQueue::parkerLocked(std::size_t index) {
-    while (parkers_.size() <= index) {
-        parkers_.push_back(std::make_unique<Parker>());
+void ReadyQueue::wakeAllIdle() {
+    handOff_.idle.takeAll([this](std::size_t index) { parkers_[index]->unpark(); });
+}
+
+void ReadyQueue::makeParkersLocked(std::size_t count) {
+    assert(count <= kMaxWorkers);
+    for (; parkerCount_ < count; ++parkerCount_) {
+        parkers_[parkerCount_] = std::make_unique<Parker>();
     }
-    return *parkers_[index];
+}
+
+std::uint64_t ReadyQueue::runs() const {
+    detail::MutexLock lock(control);
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i < parkerCount_; ++i) {
+        n += parkers_[i]->runs();
+    }
+    return n;
 }
 
 }  // namespace kvexec::wheel

@@ -17,36 +17,36 @@
 //                   the run returns
 //
 // Transitions, and the lock each needs:
-//   Timer   -> Ready      queueLocked() (shard, then ready queue)
-//   Ready   -> Running    ReadyQueue::popLocked() (ready queue only: a worker)
+//   Timer   -> Ready      queueLocked() (shard, then a ready lane)
+//   Ready   -> Running    ReadyQueue::pop() (its lane's lock only: a worker)
 //   Ready   -> Timer      a snooze: unlinkLocked() then armLocked() (both)
 //   Running -> RunningWoken, any Running* -> RunningRevived,
 //   Running* -> Running (cancel)                          (shard)
 //   Running* -> Timer / Ready / freed   its worker, after the run (shard)
 //   Timer / Ready -> freed              cancel, unregister (shard; and the
-//                                       ready queue to unlink a Ready one)
+//                                       lane to unlink a Ready one)
 // Who may link, arm and free:
-//   - Link: only WheelPool::queueLocked() (shard lock, then the ready
-//     queue's lock), which first takes the record out of the wheel. Every
+//   - Link: only WheelPool::queueLocked() (shard lock, then a ready
+//     lane's lock), which first takes the record out of the wheel. Every
 //     path that makes a record due (wake, snooze, rule 9, the timer) goes
 //     through it, so an old deadline can never fire later and link it again.
-//   - Unlink: a worker's ReadyQueue::popLocked() (Ready -> Running), or
+//   - Unlink: a worker's ReadyQueue::pop() (Ready -> Running), or
 //     cancel and re-arm holding both locks.
 //   - Arm: only a Timer record, or a Ready one right after its unlink; never
 //     a Running one (its worker places it again after the run).
 //   - Free: only WheelPool::eraseLocked() (shard lock), never while linked;
 //     a Running record only by its own worker, after the run.
-// ReadyQueue checks the link rules in builds with assertions on.
+// ReadyLane checks the link rules in builds with assertions on.
 //
-// Guarded by: the shard's mutex for key and the wheel entry and the map;
-// the ready queue's mutex for the list links. `state` is written under the
-// shard's mutex, and a Ready record's only under its ready queue's mutex
-// as well, except by the worker that takes it (Ready -> Running, ready
-// queue's mutex alone). So it is atomic (relaxed: the locks order
-// everything else) for a reader holding only the shard's mutex: that
+// Guarded by: the shard's mutex for key, lane, the wheel entry and the
+// map; the record's ready lane's mutex for the list links. `state` is
+// written under the shard's mutex, and a Ready record's only under its
+// lane's mutex as well, except by the worker that takes it (Ready ->
+// Running, the lane's mutex alone). So it is atomic (relaxed: the locks
+// order everything else) for a reader holding only the shard's mutex: that
 // reader can tell Timer from queued and see the Running* flags, but must
-// take the ready queue's mutex to tell Ready from Running
-// (WheelPool::isRunningLocked). Lock order: shard, then ready queue.
+// take the lane's mutex to tell Ready from Running
+// (WheelPool::isRunningLocked). Lock order: shard, then lane.
 #pragma once
 
 #include <atomic>
@@ -88,6 +88,9 @@ struct Record : TimerWheel::Entry {
     // it), so that re-arming a timeout need not write the record.
     Clock::time_point key{};
     std::atomic<State> state{State::Timer};
+    // A Ready record's lane in its type's ReadyQueue: set by the push
+    // (shard lock and the lane's), read under the shard lock.
+    std::uint8_t lane = 0;
     // The task's kind in the pool's metrics: resolved by its first run,
     // then only touched by the worker running it.
     detail::KindMetrics* kind = nullptr;

@@ -1,5 +1,9 @@
 // wheel_owners_stats.cc: the Wheel backend's construction and shutdown,
 // its owners (register, unregister) and stats().
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 #include "executor/pool_config.h"
 #include "executor/task_info.h"
 #include "executor/wheel/wheel_pool.h"
@@ -8,6 +12,24 @@ namespace kvexec::wheel {
 
 using detail::TaskAccess;
 
+namespace {
+
+// PoolConfig::wheelReadyLanes, or the default for `cores`. Throws
+// std::invalid_argument above ReadyQueue::kMaxLanes (the lane bits).
+std::size_t readyLanesFor(const PoolConfig& config, unsigned cores) {
+    if (config.wheelReadyLanes > ReadyQueue::kMaxLanes) {
+        throw std::invalid_argument("kvexec: wheelReadyLanes is " +
+                                    std::to_string(config.wheelReadyLanes) + "; at most " +
+                                    std::to_string(ReadyQueue::kMaxLanes));
+    }
+    if (config.wheelReadyLanes != 0) {
+        return config.wheelReadyLanes;
+    }
+    return cores > SpinGate::kFewCores ? std::min<std::size_t>(cores, ReadyQueue::kMaxLanes) : 1;
+}
+
+}  // namespace
+
 WheelPool::WheelPool(const PoolConfig& config)
     : metrics_(config.recordMetrics ? std::make_unique<detail::PoolMetrics>() : nullptr),
       timerWakeAt_(Clock::time_point::max().time_since_epoch().count()),
@@ -15,8 +37,14 @@ WheelPool::WheelPool(const PoolConfig& config)
     for (auto& shard : shards_) {
         shard = std::make_unique<Shard>();
     }
+    const std::size_t lanes = readyLanesFor(config, spinGate_.cores());
     for (auto& q : ready_) {
-        q = std::make_unique<ReadyQueue>();
+        q = std::make_unique<ReadyQueue>(lanes);
+    }
+    // Checked before any thread starts: a throw after that would destroy
+    // joinable threads.
+    for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
+        checkThreadCount(detail::threadsFor(config, static_cast<TaskType>(i)));
     }
     timer_ = std::thread([this] { timerLoop(); });
     for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
@@ -54,21 +82,16 @@ void WheelPool::shutdown() {
     }
     workers_.stopAll([this] {
         for (auto& q : ready_) {
-            std::vector<Parker*> idle;
             {
-                detail::MutexLock lock(q->mutex);
-                q->stopping = true;
-                idle = q->takeAllIdleLocked();
+                detail::MutexLock lock(q->control);
+                q->stopLocked();
             }
-            for (Parker* p : idle) {
-                p->unpark();
-            }
+            q->wakeAllIdle();
         }
     });
     detail::ReleasedTasks dropped;
     for (auto& q : ready_) {
-        detail::MutexLock lock(q->mutex);
-        q->clearLocked();
+        q->clear();
     }
     for (auto& shard : shards_) {
         detail::MutexLock lock(shard->mutex);
@@ -93,8 +116,9 @@ std::size_t WheelPool::taskableCount() const {
 }
 
 // Unregistration (the steps of OwnerRegistry), in order:
-// 1. Refuse: from now on schedule() for this owner throws. schedule()
-//    inserts under owners_.mutex, so every earlier one is in a shard now.
+// 1. Refuse: from now on schedule() for this owner throws. A schedule()
+//    admitted earlier either is in its shard before step 2 looks there, or
+//    sees the refusal under that shard's lock (WheelPool::insert).
 // 2. In each shard, drop the owner's queued and snoozed tasks directly
 //    (blockShutdown ones are woken instead, unless force); running ones are
 //    dropped by their worker when the run ends.
@@ -136,11 +160,10 @@ PoolStats WheelPool::stats() const {
     PoolStats stats{};
     for (std::size_t i = 0; i < kTaskTypeCount; ++i) {
         const ReadyQueue& q = *ready_[i];
-        detail::MutexLock lock(q.mutex);
-        stats.byType[i].threads = q.targetThreads;
-        stats.byType[i].sleeping = q.idleLocked();
-        stats.byType[i].ready = q.sizeLocked();
-        stats.byType[i].executed = q.runsLocked();
+        stats.byType[i].threads = q.targetThreads();
+        stats.byType[i].sleeping = q.idleCount();
+        stats.byType[i].ready = q.size();
+        stats.byType[i].executed = q.runs();
     }
     detail::StatsHold held(owners_);
     for (const auto& shard : shards_) {

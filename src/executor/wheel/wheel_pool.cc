@@ -1,5 +1,5 @@
 // wheel_pool.cc: schedule, wake, snooze and cancel for the Wheel backend.
-// Each is one shard lock (plus the ready queue's lock when a task becomes
+// Each is one shard lock (plus a ready lane's lock when a task becomes
 // due), O(1), and never waits for another thread.
 #include "executor/wheel/wheel_pool.h"
 
@@ -32,9 +32,8 @@ void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
     r.key = key;
     TaskAccess::setStateUnlessDead(*r.task, TaskState::Running);
     ReadyQueue& q = readyOf(r.task->type());
-    detail::MutexLock lock(q.mutex);
-    q.pushLocked(r);  // -> Ready
-    if (Parker* p = q.takeIdleLocked()) {
+    q.push(r);  // -> Ready
+    if (Parker* p = q.takeIdle()) {
         out.unpark.add(p);
     }
 }
@@ -72,7 +71,7 @@ void WheelPool::armLocked(Record& r, Clock::time_point deadline, Deferred& out) 
     }
 }
 
-// A worker has it. Ready and Running differ only under the ready queue's
+// A worker has it. Ready and Running differ only under the record's lane
 // lock (a worker takes a record holding that lock alone). A record seen
 // Running* needs no look there: only its worker moves it on, under the
 // shard lock held here.
@@ -81,8 +80,7 @@ bool WheelPool::isRunningLocked(const Record& r) {
     if (state != Record::State::Ready) {
         return state != Record::State::Timer;
     }
-    const ReadyQueue& q = readyOf(r.task->type());
-    detail::MutexLock lock(q.mutex);
+    detail::MutexLock lock(readyOf(r.task->type()).laneOf(r).mutex);
     return r.running();
 }
 
@@ -103,7 +101,7 @@ void WheelPool::cancelLocked(Record& r, Deferred& out) {
     TaskAccess::setState(*r.task, TaskState::Dead);
     if (r.loadState() != Record::State::Timer) {
         ReadyQueue& q = readyOf(r.task->type());
-        detail::MutexLock lock(q.mutex);
+        detail::MutexLock lock(q.laneOf(r).mutex);
         if (r.running()) {
             r.setState(Record::State::Running);  // forget a wake or revive
             return;
@@ -144,7 +142,7 @@ void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred
         return;  // running (its worker places it after the run), or due anyway
     }
     ReadyQueue& q = readyOf(r.task->type());
-    detail::UniqueLock lock(q.mutex);
+    detail::UniqueLock lock(q.laneOf(r).mutex);
     if (r.loadState() == Record::State::Ready) {  // not taken by a worker meanwhile
         q.unlinkLocked(r);
         lock.unlock();
@@ -173,34 +171,72 @@ TaskId WheelPool::schedule(TaskPtr task) {
         throw std::logic_error("kvexec: schedule() of a task held by another pool");
     }
     const TaskId id = task->id();
-    // The shard's and the ready queue's lock lines were last written by a
+    // The shard's and the ready lane's lock lines were last written by a
     // worker: start taking them over while the owners lock is taken.
     __builtin_prefetch(&shardOf(id), 1);
-    __builtin_prefetch(&readyOf(task->type()).mutex, 1);
-    Deferred out;
+    readyOf(task->type()).prefetchForPush();
+    // The owners lock only admits and counts the task: schedule() calls on
+    // many cores would otherwise queue on it for their whole insert.
+    detail::OwnerState* owner = nullptr;
     {
         detail::MutexLock ownersLock(owners_.mutex);
-        detail::OwnerState& owner = owners_.admitLocked(*task);
-        Shard& shard = shardOf(id);
-        detail::MutexLock shardLock(shard.mutex);
-        if (Record* held = shard.findLocked(id)) {
-            // Held and Dead means a worker is running it: run it again after.
-            if (task->isDead()) {
-                assert(held->running() && "a held Dead record that no worker runs");
-                TaskAccess::setState(*task, TaskState::Running);
-                held->setState(Record::State::RunningRevived);
-            }
-            return id;
+        owner = &owners_.admitLocked(*task);
+        owners_.addTaskLocked(*owner);
+    }
+    Deferred out;
+    Admission admission = Admission::Refused;
+    try {
+        insert(task, *owner, admission, out);
+    } catch (...) {
+        if (admission != Admission::Inserted) {  // else the record holds the count
+            owners_.uncount(*owner);
         }
-        Record& r = shard.addLocked(task, owner);
-        owners_.addTaskLocked(owner);
-        TaskAccess::setState(*task, TaskState::Running);
-        TaskAccess::setHost(*task, this);
-        heldFor(shard, r);
-        placeLocked(r, task->wakeTime(), Clock::now(), out);
+        throw;
     }
     finish(out);
+    if (admission == Admission::AlreadyHeld) {
+        owners_.uncount(*owner);
+    } else if (admission == Admission::Refused) {
+        // Made before the count out: the error names the owner, which may
+        // be gone once unregisterTaskable() sees its last task counted out.
+        const std::logic_error refused = owners_.refusedError(*task);
+        owners_.uncount(*owner);
+        throw refused;
+    }
     return id;
+}
+
+// Under the shard lock: refused if the owner began unregistering or the
+// pool stopping since admission (owner_registry.h: refusesNow); a task the
+// pool holds already is run again if a worker runs it Dead (a schedule
+// after a cancel), and otherwise left as it is. `admission` says Inserted
+// from the moment the shard holds the record (and with it the task's
+// count), also if placing it then throws.
+void WheelPool::insert(const TaskPtr& task, detail::OwnerState& owner, Admission& admission,
+                       Deferred& out) {
+    const TaskId id = task->id();
+    Shard& shard = shardOf(id);
+    detail::MutexLock shardLock(shard.mutex);
+    if (owners_.refusesNow(owner)) {
+        admission = Admission::Refused;
+        return;
+    }
+    if (Record* held = shard.findLocked(id)) {
+        // Held and Dead means a worker is running it: run it again after.
+        if (task->isDead()) {
+            assert(held->running() && "a held Dead record that no worker runs");
+            TaskAccess::setState(*task, TaskState::Running);
+            held->setState(Record::State::RunningRevived);
+        }
+        admission = Admission::AlreadyHeld;
+        return;
+    }
+    Record& r = shard.addLocked(task, owner);
+    admission = Admission::Inserted;
+    TaskAccess::setState(*task, TaskState::Running);
+    TaskAccess::setHost(*task, this);
+    heldFor(shard, r);
+    placeLocked(r, task->wakeTime(), Clock::now(), out);
 }
 
 bool WheelPool::cancel(TaskId id, bool /*remove: queued tasks are always dropped at once*/) {

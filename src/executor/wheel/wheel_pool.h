@@ -1,12 +1,15 @@
 // wheel_pool.h: the Wheel backend: sharded timing wheels, per-type ready
-// queues, and workers that park when idle (after a short spin while spinning
-// pays, at most half the cores spinning at once: parker.h).
+// queues split into lanes, and workers that park when idle (after a short
+// spin while spinning pays, at most half the cores spinning at once on
+// more than a few cores: parker.h).
 //
 // How a wake() reaches a worker (read top to bottom in wheel_pool.cc):
 //   caller -> shard of the id (lock) -> record leaves the wheel (O(1)
-//   unlink) -> ready queue of its type (lock) -> an idle worker of that
-//   type is taken (one that spins, else the most recently idle) -> locks
-//   released -> unpark (a store, plus a futex wake only if it sleeps).
+//   unlink) -> the ready lane of the caller's core (lock; one lane per
+//   type on up to 4 cores) -> an idle worker of that type is taken off the
+//   idle set (lock-free: one that spins, else the last to go to sleep if
+//   still idle, else the sleeper with the lowest index) -> locks released
+//   -> unpark (a store, plus a futex wake only if it sleeps).
 // The caller never waits for another thread. Snoozed tasks sit in their
 // shard's wheel; a timer thread sleeps until the earliest deadline of all
 // shards (no tick), moves expired records to their ready queues, and is
@@ -16,18 +19,21 @@
 // decision after a run are the rules every backend shares (common/).
 //
 // Locking (the ground rules):
-// - owners_.mutex guards the owners; held by schedule() while it inserts,
-//   so unregisterTaskable() cannot miss a task being scheduled.
+// - owners_.mutex guards the owners; schedule() holds it only to admit
+//   and count a task. It inserts under the shard lock alone, and looks
+//   there again whether the owner began unregistering or the pool stopping
+//   (both set their flag, then walk the shards): unregisterTaskable()
+//   cannot miss a task being scheduled.
 // - Shard::mutex guards a shard's map, wheel and the records' states.
-// - ReadyQueue::mutex guards the ready lists and idle workers of a type.
-// - Order: owners_.mutex, then a shard, then a ready queue; never two shards
-//   or two ready queues at once. timerMutex_ is taken alone.
+// - ReadyLane::mutex guards one lane of a type's ready records
+//   (ready_queue.h); the idle set and which lanes hold records are atomic.
+// - Order: a shard, then a ready lane; never two shards or two lanes at
+//   once. owners_.mutex is always taken alone. ReadyQueue::control (worker counts) and
+//   timerMutex_ are taken alone.
 // - User code (run(), description(), hooks, task destructors) runs with no
 //   lock held. unpark() and timer notification happen after unlocking
-//   (Deferred, finish()), with one exception: a worker that leaves the
-//   pool passes an unpark meant for work on to another idle worker under
-//   its ready queue's lock. unpark() never blocks (a store, and a futex
-//   wake only if that worker sleeps), so holding the lock there is safe.
+//   (Deferred, finish()). unpark() never blocks (a store, and a futex wake
+//   only if that worker sleeps).
 // - workers_ serialises setThreadCount() and shutdown.
 #pragma once
 
@@ -116,6 +122,11 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
         return *ready_[static_cast<std::size_t>(type)];
     }
 
+    // What schedule() found under the shard lock.
+    enum class Admission { Inserted, AlreadyHeld, Refused };
+    void insert(const TaskPtr& task, detail::OwnerState& owner, Admission& admission,
+                Deferred& out);
+
     // Shard-locked steps (require the record's shard mutex).
     void placeLocked(Record& r, Clock::time_point key, Clock::time_point now, Deferred& out)
         REQUIRES(r.shard.mutex);
@@ -133,6 +144,12 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
 
     bool runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped);
     void workerLoop(TaskType type, std::size_t index, detail::WorkerSlot* slot);
+    // An idle worker's wait: returns when there may be work, or when it
+    // may have to exit. `dropped` is released before it sleeps.
+    void waitForWork(ReadyQueue& q, std::size_t index, detail::ReleasedTasks& dropped);
+    // Throws std::invalid_argument above ReadyQueue::kMaxWorkers (the idle
+    // set's bits).
+    static void checkThreadCount(std::size_t n);
     void timerLoop();
     void notifyTimer();
     void fireExpired(Clock::time_point now, Deferred& out);

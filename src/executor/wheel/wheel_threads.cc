@@ -3,6 +3,8 @@
 // the timer thread that moves expired tasks from the wheels to the ready
 // queues.
 #include <cassert>
+#include <stdexcept>
+#include <string>
 
 #include "executor/common/task_run.h"
 #include "executor/thread_name.h"
@@ -43,81 +45,97 @@ bool WheelPool::runRecord(Record& r, detail::WorkerSlot* worker, detail::Release
 // and keeps its worker-view `slot`.
 void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot* slot) {
     ReadyQueue& q = readyOf(type);
-    Parker* me = nullptr;
-    {
-        detail::MutexLock lock(q.mutex);
-        me = &q.parkerLocked(index);
-    }
     // Tasks whose last run ended here, dropped (and counted out of their
     // owners) once this worker has taken its next record or is about to
     // sleep: right after a run, the thread the run signalled is likely
     // allocating its next task, and freeing this one then meets it on the
     // allocator's lock (glibc's sleeps at once on a collision).
     detail::ReleasedTasks dropped;
-    const auto dropAll = [this, &dropped] { owners_.release(dropped); };
-    for (;;) {
-        Record* r = nullptr;
-        Parker* helper = nullptr;
-        SpinMode spinMode = SpinMode::Pause;
-        {
-            detail::MutexLock lock(q.mutex);
-            if (q.stopping || index >= q.targetThreads) {
-                // An unpark meant for work may have reached this exiting
-                // worker: pass it on.
-                if (q.sizeLocked() > 0) {
-                    helper = q.takeIdleLocked();
-                }
-                if (helper != nullptr) {
-                    helper->unpark();
-                }
-                break;
-            }
-            r = q.popLocked();
-            if (r == nullptr) {
-                me->prepare();
-                spinMode = q.targetThreads <= spinGate_.cores() ? SpinMode::Yield : SpinMode::Pause;
-                q.enlistIdleLocked(*me, me->claimSpin(spinGate_, spinMode));
-            } else if (q.sizeLocked() > 0) {
-                helper = q.takeIdleLocked();  // more work queued: share it
-            }
-        }
+    while (!q.stopping() && index < q.targetThreads()) {
+        bool more = false;
+        Record* r = q.pop(more);
         if (r == nullptr) {
-            me->park(spinGate_, spinMode, dropAll);
+            waitForWork(q, index, dropped);
             continue;
         }
-        if (helper != nullptr) {
-            helper->unpark();
+        if (more) {
+            if (Parker* helper = q.takeIdle()) {  // more work queued: share it
+                helper->unpark();
+            }
         }
-        dropAll();
+        owners_.release(dropped);
         if (runRecord(*r, slot, dropped)) {
-            me->countRun();
+            q.parker(index).countRun();
         }
     }
-    dropAll();
+    // An unpark meant for work may have reached this exiting worker: pass
+    // it on.
+    if (q.anyQueued()) {
+        if (Parker* helper = q.takeIdle()) {
+            helper->unpark();
+        }
+    }
+    owners_.release(dropped);
+}
+
+// Enlists as idle, looks for work once more (a producer that queued work
+// before the enlisting could not see this worker: idle_workers.h), then
+// parks. Every exit from the idle set is one of: taken by a producer (who
+// unparks), or withdrawn by the worker itself (owed nothing).
+void WheelPool::waitForWork(ReadyQueue& q, std::size_t index, detail::ReleasedTasks& dropped) {
+    Parker& me = q.parker(index);
+    IdleWorkers& idle = q.idle();
+    const auto mustLook = [&q, index] {
+        return q.anyQueued() || q.stopping() || index >= q.targetThreads();
+    };
+    me.prepare();
+    const SpinMode mode =
+        q.targetThreads() <= spinGate_.cores() ? SpinMode::Yield : SpinMode::Pause;
+    const bool spinning = me.claimSpin(spinGate_, mode);
+    idle.enlist(index, spinning);
+    if (mustLook() && idle.withdraw(index, spinning)) {
+        me.unpark();  // park() returns at once (and gives a claimed spin back)
+    }
+    me.park(spinGate_, mode, [&](bool spun) {
+        owners_.release(dropped);
+        if (!spun) {
+            return true;
+        }
+        // From the spinning idle workers to the sleeping ones; in between,
+        // producers cannot see this worker, so it looks again.
+        if (!idle.withdraw(index, /*spinning=*/true)) {
+            return true;  // taken: the unpark is on its way
+        }
+        idle.enlist(index, /*spinning=*/false);
+        return !(mustLook() && idle.withdraw(index, /*spinning=*/false));
+    });
+}
+
+void WheelPool::checkThreadCount(std::size_t n) {
+    if (n > ReadyQueue::kMaxWorkers) {
+        throw std::invalid_argument("kvexec: the Wheel backend runs at most " +
+                                    std::to_string(ReadyQueue::kMaxWorkers) +
+                                    " workers per task type");
+    }
 }
 
 std::size_t WheelPool::threadCount(TaskType type) const {
-    const ReadyQueue& q = readyOf(type);
-    detail::MutexLock lock(q.mutex);
-    return q.targetThreads;
+    return readyOf(type).targetThreads();
 }
 
 void WheelPool::setThreadCount(TaskType type, std::size_t n) {
+    checkThreadCount(n);
     ReadyQueue& q = readyOf(type);
     const auto retarget = [&q, n] {
-        std::vector<Parker*> idle;
         {
-            detail::MutexLock lock(q.mutex);
-            if (q.stopping) {
+            detail::MutexLock lock(q.control);
+            if (q.stopping()) {
                 return false;
             }
-            q.targetThreads = n;
-            q.parkerLocked(n == 0 ? 0 : n - 1);  // make the parkers before the threads
-            idle = q.takeAllIdleLocked();        // each re-checks whether it must stop
+            q.makeParkersLocked(n);  // before the threads
+            q.setTargetLocked(n);
         }
-        for (Parker* p : idle) {
-            p->unpark();
-        }
+        q.wakeAllIdle();  // each looks at whether it must stop
         return true;
     };
     workers_.resize(type, n, &q, retarget,
