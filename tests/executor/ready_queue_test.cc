@@ -2,8 +2,9 @@
 // idle set (idle_workers.h): a worker pops the best record of every lane
 // (priority, then wake time: rule 8 across lanes), the lane bits follow
 // the lanes, and a producer wakes a spinning idle worker before sleeping
-// ones, the lowest-indexed sleeper first; a worker that withdraws from the
-// idle set is owed no unpark, one that was taken is.
+// ones, then the last worker to go to sleep, then the lowest-indexed
+// sleeper; a worker that withdraws from the idle set is owed no unpark,
+// one that was taken is.
 #include "executor/wheel/ready_queue.h"
 
 #include <gtest/gtest.h>
@@ -105,6 +106,21 @@ TEST(IdleWorkers, TakesASpinnerFirstThenTheLowestSleeper) {
     EXPECT_EQ(idle.count(), 0u);
 }
 
+// The last to go to sleep has often not reached its futex yet: it comes
+// before lower sleepers, and once taken (or withdrawn) the rest go by index.
+TEST(IdleWorkers, TakesTheLastSleeperBeforeTheLowestOne) {
+    IdleWorkers idle;
+    idle.enlist(1, /*spinning=*/false);
+    idle.enlist(2, /*spinning=*/false);
+    idle.enlist(3, /*spinning=*/false);
+    EXPECT_EQ(idle.take(), 3u);
+    EXPECT_EQ(idle.take(), 1u);
+    idle.enlist(4, /*spinning=*/false);
+    EXPECT_TRUE(idle.withdraw(4, /*spinning=*/false));  // the hint is now stale
+    EXPECT_EQ(idle.take(), 2u);
+    EXPECT_EQ(idle.take(), std::nullopt);
+}
+
 TEST(IdleWorkers, AWithdrawAndATakeNeverBothGetTheWorker) {
     IdleWorkers idle;
     idle.enlist(5, /*spinning=*/true);
@@ -154,12 +170,6 @@ TEST(IdleWorkers, TakeAllTakesSpinnersAndSleepers) {
     EXPECT_EQ(all, (std::set<std::size_t>{0, 200}));
     EXPECT_EQ(idle.count(), 0u);
 }
-
-}  // namespace
-}  // namespace kvexec::wheel
-
-namespace kvexec::wheel {
-namespace {
 
 // The idle set has a bit per worker: more workers of one type than it has
 // bits is refused with an error, before any thread starts (a throw after

@@ -48,8 +48,7 @@ class IdleWorkers {
     // Takes `index` off the set it is in; false if a producer took it
     // first (its unpark is then on the way).
     bool withdraw(std::size_t index, bool spinning) noexcept {
-        return (setOf(spinning)[index / 64].fetch_and(~bit(index), std::memory_order_seq_cst) &
-                bit(index)) != 0;
+        return clearBit(setOf(spinning)[index / 64], index);
     }
 
     // An idle worker, taken off its set (the caller unparks it), or none.
@@ -112,9 +111,13 @@ class IdleWorkers {
     }
 
     // Clears `index`'s bit; true if it was set (this caller took it).
+    static bool clearBit(std::atomic<std::uint64_t>& word, std::size_t index) noexcept {
+        return (word.fetch_and(~bit(index), std::memory_order_seq_cst) & bit(index)) != 0;
+    }
+    // The same, with no write when the bit is clear: for a guess (a hint)
+    // that is often stale, on a line other threads share.
     static bool takeBit(std::atomic<std::uint64_t>& word, std::size_t index) noexcept {
-        return (word.load(std::memory_order_seq_cst) & bit(index)) != 0 &&
-               (word.fetch_and(~bit(index), std::memory_order_seq_cst) & bit(index)) != 0;
+        return (word.load(std::memory_order_seq_cst) & bit(index)) != 0 && clearBit(word, index);
     }
 
     // The lowest bit of `word`, cleared; none if the word is empty.

@@ -142,12 +142,11 @@ void ReadyQueue::clear() {
 // The fence pairs with the worker's enlist-then-look (idle_workers.h): a
 // producer that finds no idle worker here has its record seen by the
 // worker's look, when the lane was already non-empty and push() wrote no
-// lane bit.
-// ThreadSanitizer does not model fences (GCC warns, and CI turns warnings
-// into errors), so its builds order the two with a seq_cst read-modify-write
-// of the lane bits instead: with take()'s loads seq_cst too, the same
-// pairing in the C++ model, at the cost of a write to a line that take()
-// writes anyway when it finds a spinner.
+// lane bit. ThreadSanitizer does not model fences (GCC warns, and CI turns
+// warnings into errors), so its builds order the two with a seq_cst
+// read-modify-write of the lane bits instead: with take()'s loads seq_cst
+// too, the same pairing in the C++ model, at the cost of a write to a line
+// that take() writes anyway when it finds a spinner.
 Parker* ReadyQueue::takeIdle() noexcept {
 #if defined(__SANITIZE_THREAD__)
     handOff_.laneBits.fetch_or(0, std::memory_order_seq_cst);

@@ -1,7 +1,8 @@
 // ready_queue.h: the due tasks of one TaskType, and its workers' idle set.
 //
-// The due records are split into lanes (ready_lane.h), one per core up to
-// kMaxLanes: a producer pushes into the lane of the core it runs on, and a
+// The due records are split into lanes (ready_lane.h), as many as the pool
+// asks (PoolConfig::wheelReadyLanes, up to kMaxLanes): a producer pushes
+// into the lane of the core it runs on (modulo the lane count), and a
 // worker pops from the lane whose head comes first (priority, then wake
 // time), found through a bit set of the lanes that hold records. So
 // producers and workers on different cores mostly lock different lanes,
@@ -41,7 +42,8 @@ class ReadyQueue {
     static constexpr std::size_t kMaxLanes = 64;  // one bit each in HandOff::laneBits
     static constexpr std::size_t kMaxWorkers = IdleWorkers::kMaxWorkers;
 
-    // `lanes`: how many (1..kMaxLanes); the pool passes its core count.
+    // `lanes`: how many, clamped to 1..kMaxLanes (the pool refuses more
+    // before it gets here).
     explicit ReadyQueue(std::size_t lanes);
 
     // Queues a record in the lane of the calling thread's core (state ->
