@@ -1,15 +1,18 @@
 // parker_test.cc: the Wheel backend's idle-worker parker: an unpark is
-// never lost whether it comes before, during or after the spin, and the
-// pool-wide cap on spinning workers holds.
+// never lost whether it comes before, during or after the spin, the
+// pool-wide cap on spinning workers holds, and the workers a locked section
+// took are unparked even when it throws (PendingUnparks).
 #include "executor/wheel/parker.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 #include "executor/test_support.h"
+#include "executor/wheel/pending_unparks.h"
 
 namespace kvexec::wheel {
 namespace {
@@ -125,6 +128,34 @@ TEST(Parker, AClaimedSpinHoldsAPlaceInTheGateUntilParkEnds) {
     EXPECT_TRUE(gate.tryEnter(SpinMode::Pause));
     for (unsigned i = 0; i < gate.limit(SpinMode::Pause); ++i) {
         gate.leave();
+    }
+}
+
+// A locked section that took idle workers and then threw must still unpark
+// them: they are off the idle set, and nothing else would wake them.
+TEST(PendingUnparks, AnExceptionAfterTakingWorkersStillUnparksThem) {
+    SpinGate gate;
+    Parker parkers[2];
+    std::atomic<int> woke{0};
+    std::thread workers[2];
+    for (std::size_t i = 0; i < 2; ++i) {
+        parkers[i].prepare();  // no claimSpin(): it goes straight to sleep
+        workers[i] = std::thread([&p = parkers[i], &gate, &woke] {
+            p.park(gate, SpinMode::Pause, [](bool) { return true; });
+            woke.fetch_add(1);
+        });
+    }
+    try {
+        PendingUnparks pending;
+        pending.add(&parkers[0]);
+        pending.add(&parkers[1]);  // the second goes to the list's vector
+        throw std::runtime_error("a locked section failed");
+    } catch (const std::runtime_error&) {
+    }
+    EXPECT_TRUE(waitFor([&] { return woke.load() == 2; })) << "a taken worker was never unparked";
+    for (std::size_t i = 0; i < 2; ++i) {
+        parkers[i].unpark();  // ends a lost worker, so that the test fails rather than hangs
+        workers[i].join();
     }
 }
 

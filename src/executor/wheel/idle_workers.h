@@ -57,7 +57,7 @@ class IdleWorkers {
         // first enlisting above 64, would need its own seq_cst pairing with
         // the producer's fence (a producer could read the old count and
         // miss that worker). An empty word is one load of a shared line.
-        if (auto index = takeLowest(spinning_)) {
+        if (auto index = takeLowest(hot_.spinning)) {
             return index;
         }
         if (const std::size_t recent = sleeping_.recent.load(std::memory_order_relaxed)) {
@@ -72,7 +72,7 @@ class IdleWorkers {
     // why it was woken). `f(index)` unparks one.
     template <class F>
     void takeAll(F&& f) {
-        for (auto* set : {&spinning_, &sleeping_.words}) {
+        for (auto* set : {&hot_.spinning, &sleeping_.words}) {
             for (std::size_t w = 0; w < kWords; ++w) {
                 for (std::uint64_t taken = (*set)[w].exchange(0, std::memory_order_seq_cst);
                      taken != 0; taken &= taken - 1) {
@@ -86,7 +86,7 @@ class IdleWorkers {
         std::size_t n = 0;
         for (std::size_t w = 0; w < kWords; ++w) {
             n += static_cast<std::size_t>(
-                std::popcount(spinning_[w].load(std::memory_order_relaxed)) +
+                std::popcount(hot_.spinning[w].load(std::memory_order_relaxed)) +
                 std::popcount(sleeping_.words[w].load(std::memory_order_relaxed)));
         }
         return n;
@@ -99,7 +99,7 @@ class IdleWorkers {
     static std::uint64_t bit(std::size_t index) noexcept {
         return std::uint64_t{1} << (index % 64);
     }
-    Set& setOf(bool spinning) noexcept { return spinning ? spinning_ : sleeping_.words; }
+    Set& setOf(bool spinning) noexcept { return spinning ? hot_.spinning : sleeping_.words; }
 
     static std::optional<std::size_t> takeLowest(Set& set) noexcept {
         for (std::size_t w = 0; w < kWords; ++w) {
@@ -137,15 +137,21 @@ class IdleWorkers {
     }
 
   public:
-    // The bytes a hand-off touches come first (the spinning set): an owner can give them a cache
-    // line with what else a hand-off writes (ReadyQueue: its lane bits).
-    static constexpr std::size_t kHotBytes = sizeof(Set);
+    // A word on the spinning set's cache line, for the owner's own use: a
+    // hand-off writes both (ReadyQueue keeps its lane bits here), so it
+    // moves one line between the cores, not two.
+    std::atomic<std::uint64_t>& companionWord() noexcept { return hot_.companion; }
+    const std::atomic<std::uint64_t>& companionWord() const noexcept { return hot_.companion; }
 
   private:
     // Spinners come and go on every hand-off; sleepers rarely. `recent`:
     // the index + 1 of the last worker that enlisted as a sleeper (0: none
     // yet), on the line that enlisting writes anyway.
-    Set spinning_{};
+    struct alignas(64) Hot {
+        std::atomic<std::uint64_t> companion{0};
+        Set spinning{};
+    } hot_;
+    static_assert(sizeof(Hot) == 64, "the spinning set and the companion word share one line");
     struct alignas(64) Sleeping {
         std::atomic<std::size_t> recent{0};
         Set words{};

@@ -58,8 +58,11 @@ namespace kvexec::wheel {
 
 enum class SpinMode { Pause, Yield };
 
-// How many workers of one pool may spin at the same time.
-class SpinGate {
+// How many workers of one pool may spin at the same time. On a cache line
+// of its own: idle workers write the count, and the words beside it in the
+// pool (its ready queues, the timer's wake time) are read by every
+// schedule() and wake().
+class alignas(64) SpinGate {
   public:
     static constexpr unsigned kFewCores = 4;
 
@@ -77,6 +80,11 @@ class SpinGate {
     }
 
     bool tryEnter(SpinMode mode) noexcept {
+        // A look first: on many cores most idle workers find the gate full,
+        // and a look leaves the shared line unwritten.
+        if (spinning_.load(std::memory_order_relaxed) >= limit(mode)) {
+            return false;
+        }
         if (spinning_.fetch_add(1, std::memory_order_relaxed) < limit(mode)) {
             return true;
         }

@@ -38,7 +38,7 @@ std::size_t ReadyQueue::laneForThisThread() const noexcept {
 
 void ReadyQueue::prefetchForPush() const noexcept {
     __builtin_prefetch(lanes_[laneForThisThread()].get(), 1);
-    __builtin_prefetch(&handOff_, 1);
+    __builtin_prefetch(&laneBits(), 1);
 }
 
 // Under the lane's lock, when the lane turns empty or non-empty: bit and
@@ -46,9 +46,9 @@ void ReadyQueue::prefetchForPush() const noexcept {
 void ReadyQueue::markLane(std::size_t lane, bool nonEmpty) noexcept {
     const std::uint64_t bit = std::uint64_t{1} << lane;
     if (nonEmpty) {
-        handOff_.laneBits.fetch_or(bit, std::memory_order_seq_cst);
+        laneBits().fetch_or(bit, std::memory_order_seq_cst);
     } else {
-        handOff_.laneBits.fetch_and(~bit, std::memory_order_seq_cst);
+        laneBits().fetch_and(~bit, std::memory_order_seq_cst);
     }
 }
 
@@ -96,7 +96,7 @@ std::size_t ReadyQueue::bestLane(std::uint64_t bits) const noexcept {
 Record* ReadyQueue::pop(bool& more) {
     constexpr int kRechecks = 4;
     for (int attempt = 0;; ++attempt) {
-        const std::uint64_t bits = handOff_.laneBits.load(std::memory_order_acquire);
+        const std::uint64_t bits = laneBits().load(std::memory_order_acquire);
         if (bits == 0) {
             return nullptr;
         }
@@ -107,7 +107,7 @@ Record* ReadyQueue::pop(bool& more) {
             continue;  // emptied by another worker since the bits were read
         }
         const std::uint64_t others =
-            handOff_.laneBits.load(std::memory_order_acquire) & ~(std::uint64_t{1} << lane);
+            laneBits().load(std::memory_order_acquire) & ~(std::uint64_t{1} << lane);
         if (attempt < kRechecks && others != 0 &&
             lanes_[bestLane(others)]->head().before(l.head())) {
             continue;
@@ -117,7 +117,7 @@ Record* ReadyQueue::pop(bool& more) {
             markLane(lane, false);
         }
         // Work left in any lane: the caller wakes a worker to share it.
-        more = handOff_.laneBits.load(std::memory_order_relaxed) != 0;
+        more = laneBits().load(std::memory_order_relaxed) != 0;
         return r;
     }
 }
@@ -149,16 +149,16 @@ void ReadyQueue::clear() {
 // that take() writes anyway when it finds a spinner.
 Parker* ReadyQueue::takeIdle() noexcept {
 #if defined(__SANITIZE_THREAD__)
-    handOff_.laneBits.fetch_or(0, std::memory_order_seq_cst);
+    laneBits().fetch_or(0, std::memory_order_seq_cst);
 #else
     std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
-    const auto index = handOff_.idle.take();
+    const auto index = idle_.take();
     return index ? parkers_[*index].get() : nullptr;
 }
 
 void ReadyQueue::wakeAllIdle() {
-    handOff_.idle.takeAll([this](std::size_t index) { parkers_[index]->unpark(); });
+    idle_.takeAll([this](std::size_t index) { parkers_[index]->unpark(); });
 }
 
 void ReadyQueue::makeParkersLocked(std::size_t count) {

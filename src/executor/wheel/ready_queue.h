@@ -39,7 +39,7 @@ namespace kvexec::wheel {
 
 class ReadyQueue {
   public:
-    static constexpr std::size_t kMaxLanes = 64;  // one bit each in HandOff::laneBits
+    static constexpr std::size_t kMaxLanes = 64;  // one bit each in laneBits()
     static constexpr std::size_t kMaxWorkers = IdleWorkers::kMaxWorkers;
 
     // `lanes`: how many, clamped to 1..kMaxLanes (the pool refuses more
@@ -66,9 +66,7 @@ class ReadyQueue {
     // Takes a Ready record out of its lane (state -> Timer); the caller
     // holds the shard's and the lane's locks and arms or frees it next.
     void unlinkLocked(Record& r) REQUIRES(laneOf(r).mutex);
-    bool anyQueued() const noexcept {
-        return handOff_.laneBits.load(std::memory_order_seq_cst) != 0;
-    }
+    bool anyQueued() const noexcept { return laneBits().load(std::memory_order_seq_cst) != 0; }
     std::size_t size() const;  // locks every lane: for stats()
     void clear();              // shutdown: forgets every record
 
@@ -78,8 +76,8 @@ class ReadyQueue {
     Parker* takeIdle() noexcept;
     // Takes and unparks every idle worker (setThreadCount, shutdown).
     void wakeAllIdle();
-    IdleWorkers& idle() noexcept { return handOff_.idle; }
-    std::size_t idleCount() const noexcept { return handOff_.idle.count(); }
+    IdleWorkers& idle() noexcept { return idle_; }
+    std::size_t idleCount() const noexcept { return idle_.count(); }
 
     // Worker `index`'s parker; made (under `control`) before the worker
     // starts, and lives as long as this.
@@ -106,18 +104,14 @@ class ReadyQueue {
     const std::size_t laneCount_;
     std::unique_ptr<std::unique_ptr<ReadyLane>[]> lanes_;
     // Bit i: lane i holds records. Written under lane i's lock when it
-    // turns empty or non-empty; read by workers without a lock. In one
-    // cache line with the spinning idle workers: a producer writes both
-    // (its lane turns non-empty, it takes a spinner), and so does the
-    // worker (its pop empties the lane, it enlists), so a hand-off moves
-    // this line once each way, not two lines. (Two lines cost OneShot at
-    // one thread on 2 vCPUs about a third of its rate.)
-    struct alignas(64) HandOff {
-        std::atomic<std::uint64_t> laneBits{0};
-        IdleWorkers idle;
-    };
-    static_assert(sizeof(std::atomic<std::uint64_t>) + IdleWorkers::kHotBytes <= 64);
-    HandOff handOff_;
+    // turns empty or non-empty; read by workers without a lock. It is the
+    // idle set's companion word, on the spinning workers' cache line: a
+    // producer writes both (its lane turns non-empty, it takes a spinner),
+    // and so does the worker (its pop empties the lane, it enlists), so a
+    // hand-off moves that line once each way, not two lines.
+    std::atomic<std::uint64_t>& laneBits() noexcept { return idle_.companionWord(); }
+    const std::atomic<std::uint64_t>& laneBits() const noexcept { return idle_.companionWord(); }
+    IdleWorkers idle_;
     std::unique_ptr<std::unique_ptr<Parker>[]> parkers_;
     std::size_t parkerCount_ GUARDED_BY(control) = 0;
     alignas(64) std::atomic<std::size_t> target_{0};  // workers with index >= this exit

@@ -153,7 +153,7 @@ void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred
 // --- after the locks -----------------------------------------------------
 
 void WheelPool::finish(Deferred& out) {
-    out.unpark.forEach([](Parker* p) { p->unpark(); });
+    out.unpark.unparkAll();
     if (out.notifyTimer) {
         notifyTimer();
     }

@@ -50,6 +50,7 @@
 #include "executor/observability/pool_metrics.h"
 #include "executor/task_access.h"
 #include "executor/thread_annotations.h"
+#include "executor/wheel/pending_unparks.h"
 #include "executor/wheel/ready_queue.h"
 #include "executor/wheel/shard.h"
 #include "kvexec/executor_pool.h"
@@ -76,34 +77,9 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     PoolStats stats() const override;
 
   private:
-    // Nearly always at most one item: the first is kept inline, so that a
-    // wake or a one-shot run allocates nothing.
-    template <class T>
-    struct OneOrMore {
-        T first{};
-        std::vector<T> more;
-
-        void add(T item) {
-            if (!first) {
-                first = std::move(item);
-            } else {
-                more.push_back(std::move(item));
-            }
-        }
-        template <class F>
-        void forEach(F&& f) {
-            if (first) {
-                f(first);
-            }
-            for (T& item : more) {
-                f(item);
-            }
-        }
-    };
-
     // What a locked section leaves to do once its locks are released.
     struct Deferred {
-        OneOrMore<Parker*> unpark;
+        PendingUnparks unpark;  // unparks what is left if an exception unwinds
         bool notifyTimer = false;
         detail::ReleasedTasks released;  // erased: drop, then count out
     };

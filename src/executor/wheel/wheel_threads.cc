@@ -82,6 +82,11 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
 // before the enlisting could not see this worker: idle_workers.h), then
 // parks. Every exit from the idle set is one of: taken by a producer (who
 // unparks), or withdrawn by the worker itself (owed nothing).
+//
+// The tasks it dropped are released (destructors run) while it is in no
+// idle set: a destructor may take long, or wait for another task of this
+// type, and a producer that took this worker meanwhile would leave its
+// work waiting behind it while other workers sleep.
 void WheelPool::waitForWork(ReadyQueue& q, std::size_t index, detail::ReleasedTasks& dropped) {
     Parker& me = q.parker(index);
     IdleWorkers& idle = q.idle();
@@ -92,12 +97,14 @@ void WheelPool::waitForWork(ReadyQueue& q, std::size_t index, detail::ReleasedTa
     const SpinMode mode =
         q.targetThreads() <= spinGate_.cores() ? SpinMode::Yield : SpinMode::Pause;
     const bool spinning = me.claimSpin(spinGate_, mode);
+    if (!spinning) {
+        owners_.release(dropped);  // before it enlists: see below
+    }
     idle.enlist(index, spinning);
     if (mustLook() && idle.withdraw(index, spinning)) {
         me.unpark();  // park() returns at once (and gives a claimed spin back)
     }
     me.park(spinGate_, mode, [&](bool spun) {
-        owners_.release(dropped);
         if (!spun) {
             return true;
         }
@@ -106,6 +113,7 @@ void WheelPool::waitForWork(ReadyQueue& q, std::size_t index, detail::ReleasedTa
         if (!idle.withdraw(index, /*spinning=*/true)) {
             return true;  // taken: the unpark is on its way
         }
+        owners_.release(dropped);
         idle.enlist(index, /*spinning=*/false);
         return !(mustLook() && idle.withdraw(index, /*spinning=*/false));
     });
