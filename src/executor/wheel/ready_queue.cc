@@ -72,9 +72,15 @@ void ReadyQueue::unlinkLocked(Record& r) {
     }
 }
 
-// The lane whose published head comes first, of those in `bits`.
+// The lane whose published head comes first, of those in `bits`. With one
+// lane in `bits` (one lane per type on a few cores, and nearly always on
+// many) no head is read: that read would be a miss on the line the
+// producer just wrote, taken before the lane's lock, which takes it anyway.
 std::size_t ReadyQueue::bestLane(std::uint64_t bits) const noexcept {
     auto best = static_cast<std::size_t>(std::countr_zero(bits));
+    if ((bits & (bits - 1)) == 0) {
+        return best;
+    }
     ReadyLane::Head bestHead = lanes_[best]->head();
     for (bits &= bits - 1; bits != 0; bits &= bits - 1) {
         const auto lane = static_cast<std::size_t>(std::countr_zero(bits));
