@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <cassert>
+#include <cerrno>
 
 #include "dcp/producer.h"
 #include "protocol/binary_response.h"
@@ -70,6 +71,9 @@ Connection::Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     evutil_make_socket_nonblocking(fd);
     bev_ = bufferevent_socket_new(frontEnd.base(), fd, BEV_OPT_CLOSE_ON_FREE);
+    input_ = evbuffer_new();
+    readEvent_ =
+        event_new(frontEnd.base(), fd, EV_READ | EV_PERSIST, &Connection::onReadable, this);
     if (context_.users.empty()) {  // no authentication asked: anyone may do anything
         authenticated_ = true;
         role_ = protocol::auth::Role::Node;
@@ -81,8 +85,14 @@ Connection::~Connection() {
     if (dcpProducer_) {
         dcpProducer_->close();
     }
+    if (readEvent_ != nullptr) {
+        event_free(readEvent_);  // before the bufferevent closes the socket
+    }
     if (bev_ != nullptr) {
         bufferevent_free(bev_);
+    }
+    if (input_ != nullptr) {
+        evbuffer_free(input_);
     }
     if (requestTimer_ != nullptr) {
         event_free(requestTimer_);
@@ -93,7 +103,7 @@ Connection::~Connection() {
 }
 
 void Connection::start() {
-    bufferevent_setcb(bev_, &Connection::onRead, &Connection::onWrite, &Connection::onEvent, this);
+    bufferevent_setcb(bev_, nullptr, &Connection::onWrite, &Connection::onEvent, this);
     bufferevent_setwatermark(bev_, EV_WRITE, kOutputLowWater, 0);
     // A client that sends nothing (half a request, or nothing between
     // requests) or reads nothing of its responses for the idle timeout is
@@ -101,9 +111,31 @@ void Connection::start() {
     // trickling in byte by byte is bounded by the request timer.
     const auto ms = context_.config.idleTimeout.count();
     idle_ = {static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
-    bufferevent_set_timeouts(bev_, &idle_, &idle_);
+    bufferevent_set_timeouts(bev_, nullptr, &idle_);
     requestTimer_ = evtimer_new(frontEnd_.base(), &Connection::onRequestTimeout, this);
-    bufferevent_enable(bev_, EV_READ | EV_WRITE);
+    bufferevent_enable(bev_, EV_WRITE);
+    resumeReading();
+}
+
+void Connection::resumeReading() {
+    if (readEvent_ != nullptr) {
+        event_add(readEvent_, idleTimeouts_ ? &idle_ : nullptr);
+    }
+}
+
+void Connection::pauseReading() {
+    if (readEvent_ != nullptr) {
+        event_del(readEvent_);
+    }
+}
+
+void Connection::stopIdleTimeouts() {
+    idleTimeouts_ = false;
+    bufferevent_set_timeouts(bev_, nullptr, nullptr);
+    if (event_pending(readEvent_, EV_READ, nullptr) != 0) {
+        event_del(readEvent_);  // event_add() with no timeout keeps an earlier one
+        resumeReading();
+    }
 }
 
 void Connection::close() {
@@ -115,8 +147,12 @@ void Connection::close() {
         dcpProducer_->close();  // its engine streams stop feeding this connection
     }
     context_.counters.currConnections.fetch_sub(1, std::memory_order_relaxed);  // counted at accept
+    event_free(readEvent_);  // before the bufferevent closes the socket
+    readEvent_ = nullptr;
     bufferevent_free(bev_);
     bev_ = nullptr;
+    evbuffer_free(input_);
+    input_ = nullptr;
     held_.reset();  // its bytes went with the input buffer
     event_free(requestTimer_);
     requestTimer_ = nullptr;
@@ -139,7 +175,7 @@ ConnectionInfo Connection::describe() const {
         info.state = "conn_parse_cmd";
     } else if (readPaused_) {
         info.state = "conn_mwrite";
-    } else if (evbuffer_get_length(bufferevent_get_input(bev_)) != 0) {
+    } else if (evbuffer_get_length(input_) != 0) {
         info.state = "conn_read";
     } else {
         info.state = "conn_waiting";
@@ -150,8 +186,35 @@ ConnectionInfo Connection::describe() const {
     return info;
 }
 
-void Connection::onRead(bufferevent*, void* self) {
-    static_cast<Connection*>(self)->process();
+void Connection::onReadable(evutil_socket_t fd, short what, void* self) {
+    auto* c = static_cast<Connection*>(self);
+    if ((what & EV_TIMEOUT) != 0) {
+        // Slowloris defence: nothing arrived for the idle timeout.
+        c->context_.counters.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
+        c->close();
+        return;
+    }
+    if (c->readSocket(fd)) {
+        c->process();
+    }
+}
+
+// One read per readiness (the loop calls again while more is there), into
+// a buffer on the stack, then appended: a request is usually a few hundred
+// bytes, and the buffer's chain is then a small allocation, as libevent's
+// own read sized by FIONREAD makes it.
+bool Connection::readSocket(evutil_socket_t fd) {
+    char buffer[16 * 1024];
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (n > 0) {
+        evbuffer_add(input_, buffer, static_cast<std::size_t>(n));
+        return true;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        return true;
+    }
+    close();  // end of stream, or the connection failed
+    return false;
 }
 
 void Connection::onWrite(bufferevent*, void* self) {
@@ -162,7 +225,7 @@ void Connection::onWrite(bufferevent*, void* self) {
     }
     if (c->readPaused_ && !c->pending_) {
         c->readPaused_ = false;
-        bufferevent_enable(c->bev_, EV_READ);
+        c->resumeReading();
         c->process();
     }
 }
@@ -203,9 +266,8 @@ void Connection::watchPartialRequest(bool served) {
     }
     // Only a request the client has yet to finish counts; waiting on the
     // engine or on the client reading its responses does not.
-    const bool waitingOnClient =
-        !closing_ && !pending_ && !readPaused_ &&
-        (discarding_ != 0 || evbuffer_get_length(bufferevent_get_input(bev_)) != 0);
+    const bool waitingOnClient = !closing_ && !pending_ && !readPaused_ &&
+                                 (discarding_ != 0 || evbuffer_get_length(input_) != 0);
     if (!waitingOnClient) {
         evtimer_del(requestTimer_);
         return;
@@ -221,12 +283,12 @@ bool Connection::outputFull() const {
 }
 
 std::string_view Connection::pullUp(std::size_t length) {
-    auto* bytes = evbuffer_pullup(bufferevent_get_input(bev_), static_cast<ev_ssize_t>(length));
+    auto* bytes = evbuffer_pullup(input_, static_cast<ev_ssize_t>(length));
     return {reinterpret_cast<const char*>(bytes), length};
 }
 
 bool Connection::processNext() {
-    evbuffer* input = bufferevent_get_input(bev_);
+    evbuffer* input = input_;
     if (discarding_ != 0) {
         discardInput(discarding_);
     }
@@ -258,7 +320,7 @@ bool Connection::processNext() {
 }
 
 void Connection::discardInput(std::size_t length) {
-    evbuffer* input = bufferevent_get_input(bev_);
+    evbuffer* input = input_;
     const std::size_t now = std::min(length, evbuffer_get_length(input));
     evbuffer_drain(input, now);
     discarding_ = length - now;
@@ -334,7 +396,7 @@ void Connection::releaseRequest(std::string_view bytes, std::size_t discard) {
 #endif
         return;
     }
-    evbuffer_drain(bufferevent_get_input(bev_), bytes.size());
+    evbuffer_drain(input_, bytes.size());
     if (discard != 0) {
         discardInput(discard);
     }
@@ -355,8 +417,7 @@ bool Connection::heldRequestIntact() {
     }
     // Read through the views the handler holds (freed bytes are an ASan
     // report here), and check that they are still the input's front.
-    const auto* front =
-        evbuffer_pullup(bufferevent_get_input(bev_), static_cast<ev_ssize_t>(held_->bytes.size()));
+    const auto* front = evbuffer_pullup(input_, static_cast<ev_ssize_t>(held_->bytes.size()));
     return held_->bytes == held_->copy &&
            reinterpret_cast<const char*>(front) == held_->bytes.data();
 }
@@ -380,7 +441,7 @@ void Connection::flushOutput() {
     }
     if (!readPaused_ && evbuffer_get_length(output) > kOutputHighWater) {
         readPaused_ = true;
-        bufferevent_disable(bev_, EV_READ);
+        pauseReading();
     }
 }
 
@@ -403,9 +464,7 @@ std::size_t Connection::sendNow() {
 
 void Connection::closeAfterWrite() {
     closing_ = true;
-    if (bev_ != nullptr) {
-        bufferevent_disable(bev_, EV_READ);
-    }
+    pauseReading();
 }
 
 void Connection::beginOperation() {
@@ -441,7 +500,7 @@ std::function<void(const Result&)> Connection::completion(
             handler(result);
             self->releaseHeldRequest();
             if (!self->readPaused_ && !self->closing_) {
-                bufferevent_enable(self->bev_, EV_READ);
+                self->resumeReading();
             }
             self->process();
         });
@@ -452,8 +511,8 @@ void Connection::callEngine(const std::function<void()>& call) {
     inEngineCall_ = true;
     call();
     inEngineCall_ = false;
-    if (pending_ && bev_ != nullptr) {
-        bufferevent_disable(bev_, EV_READ);  // resumed by the completion
+    if (pending_) {
+        pauseReading();  // resumed by the completion
     }
 }
 

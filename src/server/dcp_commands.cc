@@ -78,7 +78,7 @@ void Connection::binaryDcpOpen(const Request& request) {
     // A replication connection is quiet while nothing changes: it is not
     // idle, and the idle timeout must not drop it. Its noops (if the
     // consumer enables them) tell a dead one instead.
-    bufferevent_set_timeouts(bev_, nullptr, nullptr);
+    stopIdleTimeouts();
     dcpTick_ = event_new(frontEnd_.base(), -1, EV_PERSIST, &Connection::onDcpTick, this);
     const timeval second{1, 0};
     evtimer_add(dcpTick_, &second);

@@ -589,6 +589,23 @@ std::string emptyResponse(Opcode opcode, std::uint32_t opaque) {
     return bytes;
 }
 
+// A replication connection is quiet while nothing changes: the idle
+// timeout drops a quiet client beside it, never the producer's connection.
+TEST_F(ServerSocketTest, TheIdleTimeoutSparesAQuietProducerConnection) {
+    start({"--idle-timeout", "1", "--user", "alice", "--password", "secret", "--node-password",
+           "node-secret"});
+    Client peer(port());
+    const std::string nodeLogin = std::string("\0@kvexec-node\0node-secret", 25);
+    ASSERT_EQ(peer.call(request(Opcode::SaslAuth, "PLAIN", "", nodeLogin))->status, kSuccess);
+    ASSERT_EQ(peer.call(dcpOpen("replication:quiet"))->status, kSuccess);
+    Client quiet(port());
+    EXPECT_TRUE(quiet.closedByServer()) << "the idle timeout did not fire";
+    EXPECT_FALSE(peer.closedByServer(std::chrono::milliseconds(1500)));
+    auto control = peer.call(request(Opcode::DcpControl, "enable_noop", "", "true"));
+    ASSERT_TRUE(control.has_value()) << "the producer's connection was dropped";
+    EXPECT_EQ(control->status, kSuccess);
+}
+
 // With noops enabled, a producer's connection gets DCP_NOOP every interval;
 // one left unanswered for a whole interval closes the connection (a dead
 // consumer holds no streams), and an answered one keeps it.
