@@ -191,6 +191,7 @@ void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
     {
         kvexec::detail::MutexLock lock(vb.mutex);
         const auto it = vb.committed.find(key);
+        const auto now = unixNow();
         result.status = admitLocked(vb, docKey);
         if (result.status != Status::Success) {
             // not active here, or the collection is gone
@@ -198,7 +199,7 @@ void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
             result.status = Status::SyncWriteReCommitInProgress;
         } else if (it == vb.committed.end() || it->second.meta.deleted) {
             result.status = Status::KeyNotFound;
-        } else if (vb.liveLocked(key, unixNow()) == nullptr) {
+        } else if (!VBucket::isLive(it->second, now)) {  // expired
             result.status = Status::KeyNotFound;
             if (!vb.pendingByKey.contains(key)) {
                 expireLocked(vb, key);
@@ -206,7 +207,7 @@ void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
             }
         } else {
             result.item = itemOf(vbid, key, it->second.value, it->second.meta);
-            if (vb.lockCasLocked(key, unixNow()) != 0) {
+            if (vb.lockCasLocked(key, now) != 0) {
                 result.item.meta.cas = kLockedCas;
             }
         }

@@ -214,14 +214,7 @@ std::uint64_t VBucket::lockCasLocked(const std::string& key, std::uint32_t now) 
 
 const StoredValue* VBucket::liveLocked(const std::string& key, std::uint32_t now) const {
     const auto it = committed.find(key);
-    if (it == committed.end() || it->second.meta.deleted) {
-        return nullptr;
-    }
-    const auto expiry = it->second.meta.expiry;
-    if (expiry != 0 && expiry <= now) {
-        return nullptr;
-    }
-    return &it->second;
+    return it != committed.end() && isLive(it->second, now) ? &it->second : nullptr;
 }
 
 Status VBucket::pendingOnLocked(const std::string& key) const {

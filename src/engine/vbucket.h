@@ -259,6 +259,10 @@ class VBucket {
     // The committed live value of key, or null (absent, tombstone, or
     // expired at `now`, seconds since the epoch).
     const StoredValue* liveLocked(const std::string& key, std::uint32_t now) const REQUIRES(mutex);
+    // The same test for a value already found: not a tombstone, not expired.
+    static bool isLive(const StoredValue& value, std::uint32_t now) {
+        return !value.meta.deleted && (value.meta.expiry == 0 || value.meta.expiry > now);
+    }
     // What a SyncWrite pending on key means for a request: none (Success);
     // one of this term (SyncWriteInProgress: a write waits, a read sees the
     // committed value); or one inherited from an earlier term
