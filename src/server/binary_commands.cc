@@ -194,7 +194,7 @@ std::optional<engine::Durability> Connection::durabilityOf(const Request& reques
     if (request.durability->timeoutMs) {
         durability.timeout = std::chrono::milliseconds(*request.durability->timeoutMs);
     }
-    context_.counters.durableWrites.fetch_add(1, std::memory_order_relaxed);
+    counters_.durableWrites.fetch_add(1, std::memory_order_relaxed);
     return durability;
 }
 
@@ -311,12 +311,12 @@ void Connection::binaryGet(const Request& request) {
     if (!resolveKey(request, key, vbid)) {
         return;
     }
-    context_.counters.cmdGet.fetch_add(1, std::memory_order_relaxed);
+    counters_.cmdGet.fetch_add(1, std::memory_order_relaxed);
     auto done = completion<engine::GetResult>([this, request](const engine::GetResult& r) {
         const bool withKey = protocol::loudVariant(request.opcode) == Opcode::GetK;
         if (r.status != engine::Status::Success) {
             if (r.status == engine::Status::KeyNotFound) {
-                context_.counters.getMisses.fetch_add(1, std::memory_order_relaxed);
+                counters_.getMisses.fetch_add(1, std::memory_order_relaxed);
                 if (protocol::isQuiet(request.opcode)) {
                     return;
                 }
@@ -326,7 +326,7 @@ void Connection::binaryGet(const Request& request) {
             }
             return respondEngine(request, r.status);
         }
-        context_.counters.getHits.fetch_add(1, std::memory_order_relaxed);
+        counters_.getHits.fetch_add(1, std::memory_order_relaxed);
         respond(request, Status::Success, be32(r.item.meta.flags), withKey ? request.key : "",
                 documentBody(r.item), r.item.meta.cas, clientDatatype(r.item));
     });
@@ -341,7 +341,7 @@ void Connection::binaryGetReplica(const Request& request) {
     if (!resolveKey(request, key, vbid)) {
         return;
     }
-    context_.counters.cmdGet.fetch_add(1, std::memory_order_relaxed);
+    counters_.cmdGet.fetch_add(1, std::memory_order_relaxed);
     auto done = completion<engine::GetResult>([this, request](const engine::GetResult& r) {
         if (r.status != engine::Status::Success) {
             return respondEngine(request, r.status);
@@ -371,7 +371,7 @@ void Connection::binaryStore(const Request& request) {
         store.flags = protocol::readBe32(request.extras, 0);
         store.expiry = absoluteExpiry(protocol::readBe32(request.extras, 4));
     }
-    context_.counters.cmdSet.fetch_add(1, std::memory_order_relaxed);
+    counters_.cmdSet.fetch_add(1, std::memory_order_relaxed);
     auto done =
         completion<engine::MutationResult>([this, request](const engine::MutationResult& r) {
             if (r.status != engine::Status::Success) {
@@ -398,8 +398,8 @@ void Connection::binaryDelete(const Request& request) {
     remove.durability = *durabilityOf(request);
     auto done =
         completion<engine::MutationResult>([this, request](const engine::MutationResult& r) {
-            auto& counter = r.status == engine::Status::Success ? context_.counters.deleteHits
-                                                                : context_.counters.deleteMisses;
+            auto& counter =
+                r.status == engine::Status::Success ? counters_.deleteHits : counters_.deleteMisses;
             counter.fetch_add(1, std::memory_order_relaxed);
             if (r.status != engine::Status::Success) {
                 return respondEngine(request, r.status);
@@ -448,7 +448,7 @@ void Connection::binaryTouch(const Request& request) {
     if (!resolveKey(request, key, vbid)) {
         return;
     }
-    context_.counters.cmdTouch.fetch_add(1, std::memory_order_relaxed);
+    counters_.cmdTouch.fetch_add(1, std::memory_order_relaxed);
     const std::uint32_t expiry = absoluteExpiry(protocol::readBe32(request.extras, 0));
     auto done = completion<engine::GetResult>([this, request](const engine::GetResult& r) {
         if (r.status != engine::Status::Success) {
@@ -470,7 +470,7 @@ void Connection::binaryFlush(const Request& request) {
     if (request.extras.size() == 4 && protocol::readBe32(request.extras, 0) != 0) {
         return respondError(request, Status::NotSupported, "delayed flush is not supported");
     }
-    context_.counters.cmdFlush.fetch_add(1, std::memory_order_relaxed);
+    counters_.cmdFlush.fetch_add(1, std::memory_order_relaxed);
     engine::Status status = engine::Status::Success;
     context_.bucket->flush([&status](engine::Status s) { status = s; });  // inline
     if (status != engine::Status::Success) {

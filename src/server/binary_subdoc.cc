@@ -125,7 +125,7 @@ void Connection::binarySubdoc(const Request& request) {
 
 void Connection::subdocLookup(const Request& request, engine::Vbid vbid, engine::DocKey key,
                               const subdoc::DecodedRequest& decoded) {
-    context_.counters.cmdGet.fetch_add(1, std::memory_order_relaxed);
+    counters_.cmdGet.fetch_add(1, std::memory_order_relaxed);
     engine::GetResult read;
     context_.bucket->get(vbid, std::move(key), [&read](const engine::GetResult& r) { read = r; });
     if (read.status != engine::Status::Success) {
@@ -236,7 +236,7 @@ bool Connection::storeSubdoc(const Request& request, const std::shared_ptr<Subdo
             subdoc::expandMacros(value, macros, newCas, seqno);
         };
     }
-    context_.counters.cmdSet.fetch_add(1, std::memory_order_relaxed);
+    counters_.cmdSet.fetch_add(1, std::memory_order_relaxed);
     callEngine([&] { context_.bucket->store(std::move(store), std::move(done)); });
     return *retry;
 }

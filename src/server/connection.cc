@@ -64,6 +64,7 @@ protocol::FramingLimits framingLimits(const ServerConfig& config) {
 Connection::Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket_t fd)
     : frontEnd_(frontEnd),
       context_(context),
+      counters_(frontEnd.counters()),
       limits_(framingLimits(context.config)),
       peerAddress_(socketAddress(fd, true)),
       localAddress_(socketAddress(fd, false, &localHost_)) {
@@ -190,7 +191,7 @@ void Connection::onReadable(evutil_socket_t fd, short what, void* self) {
     auto* c = static_cast<Connection*>(self);
     if ((what & EV_TIMEOUT) != 0) {
         // Slowloris defence: nothing arrived for the idle timeout.
-        c->context_.counters.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
+        c->counters_.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
         c->close();
         return;
     }
@@ -234,7 +235,7 @@ void Connection::onEvent(bufferevent*, short what, void* self) {
     auto* c = static_cast<Connection*>(self);
     if ((what & BEV_EVENT_TIMEOUT) != 0) {
         // Slowloris defence: nothing arrived for the idle timeout.
-        c->context_.counters.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
+        c->counters_.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
     }
     if ((what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) != 0) {
         c->close();
@@ -243,7 +244,7 @@ void Connection::onEvent(bufferevent*, short what, void* self) {
 
 void Connection::onRequestTimeout(evutil_socket_t, short, void* self) {
     auto* c = static_cast<Connection*>(self);
-    c->context_.counters.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
+    c->counters_.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
     c->close();
 }
 
@@ -338,7 +339,7 @@ bool Connection::handleBinary(std::string_view bytes) {
         // it arrives and the connection goes on. Closing at once instead
         // would reset the connection while the client is still sending, and
         // the reset can destroy the answer before the client reads it.
-        context_.counters.protocolErrors.fetch_add(1, std::memory_order_relaxed);
+        counters_.protocolErrors.fetch_add(1, std::memory_order_relaxed);
         respondError(result.request, result.status, result.reason);
         discardInput(protocol::kHeaderSize + protocol::readBe32(bytes, 8));
         return true;
@@ -346,7 +347,7 @@ bool Connection::handleBinary(std::string_view bytes) {
     if (result.outcome != protocol::ParseOutcome::Ok) {
         // Framing is lost (or, Incomplete, the framer was wrong): answer with
         // the header's opcode and opaque when it was readable, then close.
-        context_.counters.protocolErrors.fetch_add(1, std::memory_order_relaxed);
+        counters_.protocolErrors.fetch_add(1, std::memory_order_relaxed);
         if (result.outcome == protocol::ParseOutcome::Incomplete) {
             result.status = protocol::Status::InternalError;
             result.reason = "request framing failed";
@@ -367,7 +368,7 @@ bool Connection::handleText(std::string_view bytes) {
             result.errorLine = "SERVER_ERROR request framing failed\r\n";
             [[fallthrough]];
         case protocol::TextOutcome::Fatal:
-            context_.counters.protocolErrors.fetch_add(1, std::memory_order_relaxed);
+            counters_.protocolErrors.fetch_add(1, std::memory_order_relaxed);
             out_ += result.errorLine;
             closeAfterWrite();
             return false;
@@ -469,12 +470,12 @@ void Connection::closeAfterWrite() {
 
 void Connection::beginOperation() {
     pending_ = true;
-    context_.operationsInFlight.fetch_add(1, std::memory_order_relaxed);
+    counters_.operationsInFlight.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Connection::finishOperation() {
     pending_ = false;
-    context_.operationsInFlight.fetch_sub(1, std::memory_order_release);
+    counters_.operationsInFlight.fetch_sub(1, std::memory_order_release);
 }
 
 template <class Result>

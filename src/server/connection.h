@@ -41,6 +41,7 @@
 #include "protocol/framing.h"
 #include "protocol/text_request.h"
 #include "server/connection_info.h"
+#include "server/request_counters.h"
 #include "server/server_context.h"
 
 namespace kvexec::dcp {
@@ -230,6 +231,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     FrontEnd& frontEnd_;
     ServerContext& context_;
+    RequestCounters& counters_;  // its front end's
     const protocol::FramingLimits limits_;
     bufferevent* bev_ = nullptr;  // writes (and their timeout) only
     evbuffer* input_ = nullptr;   // read, not yet served

@@ -18,6 +18,15 @@ FrontEnd::FrontEnd(ServerContext& context, std::size_t index) : context_(context
     event_add(inbox_, nullptr);
 }
 
+std::uint64_t FrontEnd::sum(const std::vector<FrontEnd*>& frontEnds,
+                            RequestCounters::Counter RequestCounters::*counter) {
+    std::uint64_t total = 0;
+    for (const FrontEnd* frontEnd : frontEnds) {
+        total += (frontEnd->counters_.*counter).load(std::memory_order_acquire);
+    }
+    return total;
+}
+
 FrontEnd::~FrontEnd() {
     stopAndJoin();
     event_free(inbox_);

@@ -19,6 +19,7 @@
 
 #include "executor/thread_annotations.h"
 #include "server/connection_info.h"
+#include "server/request_counters.h"
 #include "server/server_context.h"
 
 namespace kvexec::server {
@@ -47,6 +48,13 @@ class FrontEnd {
     // thread and calls `done` there with the list.
     void describeConnections(std::function<void(ConnectionList)> done);
 
+    // What this front end's requests have counted; its connections add,
+    // any thread reads.
+    RequestCounters& counters() { return counters_; }
+    // One counter summed over every front end (STAT, the graceful stop).
+    static std::uint64_t sum(const std::vector<FrontEnd*>& frontEnds,
+                             RequestCounters::Counter RequestCounters::*counter);
+
     event_base* base() const { return base_; }
     bool onLoopThread() const { return std::this_thread::get_id() == threadId_; }
     // Loop thread only: a connection is done and may be released.
@@ -56,6 +64,7 @@ class FrontEnd {
     static void onInbox(evutil_socket_t, short, void* self);
     void drainInbox();
 
+    RequestCounters counters_;  // first: its own cache lines, no neighbour written by others
     ServerContext& context_;
     std::size_t index_;
     event_base* base_ = nullptr;

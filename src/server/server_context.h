@@ -1,8 +1,8 @@
 // server_context.h: what every connection of kvexec-server shares: the
-// configuration, the bucket and pool, the credentials, the counters behind
-// STAT, the count of engine operations in flight (a graceful stop waits
-// for it to reach 0), and the front ends (stats conns asks each about its
-// connections).
+// configuration, the bucket and pool, the credentials, the connection
+// counters behind STAT, and the front ends (stats conns asks each about its
+// connections; each keeps the counters its requests move, and the count of
+// engine operations in flight that a graceful stop waits on).
 //
 // Thread safety: built before the front-end threads start and destroyed
 // after they stop; its members are atomics, thread-safe holders
@@ -32,22 +32,13 @@ class FrontEnd;
 
 inline constexpr std::string_view kServerVersion = "1.6.18-kvexec-0.1.0";
 
+// Counts that connections move; what requests move is per front end
+// (request_counters.h).
 struct ServerCounters {
     std::atomic<std::uint64_t> currConnections{0};  // counted at accept, against the limit
     std::atomic<std::uint64_t> totalConnections{0};
     std::atomic<std::uint64_t> rejectedConnections{0};
     std::atomic<std::uint64_t> listenDisabled{0};  // accept() failed: accepting paused
-    std::atomic<std::uint64_t> cmdGet{0};
-    std::atomic<std::uint64_t> cmdSet{0};
-    std::atomic<std::uint64_t> cmdFlush{0};
-    std::atomic<std::uint64_t> cmdTouch{0};
-    std::atomic<std::uint64_t> getHits{0};
-    std::atomic<std::uint64_t> getMisses{0};
-    std::atomic<std::uint64_t> deleteHits{0};
-    std::atomic<std::uint64_t> deleteMisses{0};
-    std::atomic<std::uint64_t> durableWrites{0};
-    std::atomic<std::uint64_t> protocolErrors{0};
-    std::atomic<std::uint64_t> idleTimeouts{0};
 };
 
 struct ServerContext {
@@ -57,7 +48,6 @@ struct ServerContext {
     protocol::auth::Users users;  // none: no authentication asked
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     ServerCounters counters;
-    std::atomic<std::uint64_t> operationsInFlight{0};
     std::atomic<std::uint16_t> boundPort{0};
     // The management (REST) endpoint's port once bound; 0: none (no
     // --mgmt-port). The cluster map advertises it as the "mgmt" service.

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvexec/stats_format.h"
+#include "server/front_end.h"
 
 namespace kvexec::server {
 namespace {
@@ -22,6 +23,11 @@ void add(StatList& out, std::string name, T value) {
 
 std::uint64_t load(const std::atomic<std::uint64_t>& a) {
     return a.load(std::memory_order_relaxed);
+}
+
+// A request counter, summed over the front ends.
+std::uint64_t total(const ServerContext& c, RequestCounters::Counter RequestCounters::*counter) {
+    return FrontEnd::sum(c.frontEnds, counter);
 }
 
 double seconds(const timeval& tv) {
@@ -47,17 +53,17 @@ StatList defaults(const ServerContext& c) {
     add(out, "total_connections", load(n.totalConnections));
     add(out, "rejected_connections", load(n.rejectedConnections));
     add(out, "listen_disabled_num", load(n.listenDisabled));
-    add(out, "idle_timeouts", load(n.idleTimeouts));
-    add(out, "protocol_errors", load(n.protocolErrors));
-    add(out, "cmd_get", load(n.cmdGet));
-    add(out, "cmd_set", load(n.cmdSet));
-    add(out, "cmd_flush", load(n.cmdFlush));
-    add(out, "cmd_touch", load(n.cmdTouch));
-    add(out, "get_hits", load(n.getHits));
-    add(out, "get_misses", load(n.getMisses));
-    add(out, "delete_hits", load(n.deleteHits));
-    add(out, "delete_misses", load(n.deleteMisses));
-    add(out, "durable_writes", load(n.durableWrites));
+    add(out, "idle_timeouts", total(c, &RequestCounters::idleTimeouts));
+    add(out, "protocol_errors", total(c, &RequestCounters::protocolErrors));
+    add(out, "cmd_get", total(c, &RequestCounters::cmdGet));
+    add(out, "cmd_set", total(c, &RequestCounters::cmdSet));
+    add(out, "cmd_flush", total(c, &RequestCounters::cmdFlush));
+    add(out, "cmd_touch", total(c, &RequestCounters::cmdTouch));
+    add(out, "get_hits", total(c, &RequestCounters::getHits));
+    add(out, "get_misses", total(c, &RequestCounters::getMisses));
+    add(out, "delete_hits", total(c, &RequestCounters::deleteHits));
+    add(out, "delete_misses", total(c, &RequestCounters::deleteMisses));
+    add(out, "durable_writes", total(c, &RequestCounters::durableWrites));
     add(out, "curr_items", bucket.currItems);
     add(out, "bytes", bucket.memUsed);
     add(out, "limit_maxbytes", bucket.memoryQuota);
@@ -174,12 +180,11 @@ StatList items(const ServerContext& c) {
 StatList slabs(const ServerContext& c) {
     StatList out;
     const auto bucket = c.bucket->stats();
-    const auto& n = c.counters;
     if (bucket.currItems != 0) {
         add(out, "1:used_chunks", bucket.currItems);  // one "chunk" per document
-        add(out, "1:get_hits", load(n.getHits));
-        add(out, "1:cmd_set", load(n.cmdSet));
-        add(out, "1:delete_hits", load(n.deleteHits));
+        add(out, "1:get_hits", total(c, &RequestCounters::getHits));
+        add(out, "1:cmd_set", total(c, &RequestCounters::cmdSet));
+        add(out, "1:delete_hits", total(c, &RequestCounters::deleteHits));
     }
     add(out, "active_slabs", bucket.currItems != 0 ? 1 : 0);
     add(out, "total_malloced", bucket.memUsed);  // what the engine accounts, not malloc's view
