@@ -130,11 +130,17 @@ void Connection::pauseReading() {
     }
 }
 
+// libevent keeps a persistent event's timeout once given, through
+// event_del() and an event_add() with none, and re-arms it on every read:
+// only event_assign() forgets it.
 void Connection::stopIdleTimeouts() {
     idleTimeouts_ = false;
     bufferevent_set_timeouts(bev_, nullptr, nullptr);
-    if (event_pending(readEvent_, EV_READ, nullptr) != 0) {
-        event_del(readEvent_);  // event_add() with no timeout keeps an earlier one
+    const bool reading = event_pending(readEvent_, EV_READ, nullptr) != 0;
+    event_del(readEvent_);
+    event_assign(readEvent_, frontEnd_.base(), event_get_fd(readEvent_), EV_READ | EV_PERSIST,
+                 &Connection::onReadable, this);
+    if (reading) {
         resumeReading();
     }
 }
@@ -207,14 +213,13 @@ void Connection::onReadable(evutil_socket_t fd, short what, void* self) {
 bool Connection::readSocket(evutil_socket_t fd) {
     char buffer[16 * 1024];
     const ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
-    if (n > 0) {
-        evbuffer_add(input_, buffer, static_cast<std::size_t>(n));
+    if (n > 0 && evbuffer_add(input_, buffer, static_cast<std::size_t>(n)) == 0) {
         return true;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
         return true;
     }
-    close();  // end of stream, or the connection failed
+    close();  // end of stream, the connection failed, or no memory for the input
     return false;
 }
 
@@ -226,7 +231,9 @@ void Connection::onWrite(bufferevent*, void* self) {
     }
     if (c->readPaused_ && !c->pending_) {
         c->readPaused_ = false;
-        c->resumeReading();
+        if (!c->closing_) {
+            c->resumeReading();
+        }
         c->process();
     }
 }
@@ -234,7 +241,8 @@ void Connection::onWrite(bufferevent*, void* self) {
 void Connection::onEvent(bufferevent*, short what, void* self) {
     auto* c = static_cast<Connection*>(self);
     if ((what & BEV_EVENT_TIMEOUT) != 0) {
-        // Slowloris defence: nothing arrived for the idle timeout.
+        // The bufferevent only writes: the client read none of its
+        // responses for the idle timeout.
         c->counters_.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
     }
     if ((what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) != 0) {
@@ -254,10 +262,27 @@ void Connection::process() {
     // water mark: a client that does not read cannot make the server buffer
     // without bound (reading resumes once the output drains, onWrite).
     bool served = false;
-    while (!closed_ && !closing_ && !pending_ && !outputFull() && processNext()) {
-        served = true;
+    for (;;) {
+        bool stoppedByOutput = false;
+        while (!closed_ && !closing_ && !pending_) {
+            if (outputFull()) {
+                stoppedByOutput = true;
+                break;
+            }
+            if (!processNext()) {
+                break;
+            }
+            served = true;
+        }
+        flushOutput();
+        // Stopped with responses owed past the high water mark: if the
+        // socket did not take them, flushOutput() paused reading and onWrite
+        // resumes it; if it did, nothing else would come back to the
+        // requests already buffered, so serve on.
+        if (!stoppedByOutput || closed_ || readPaused_) {
+            break;
+        }
     }
-    flushOutput();
     watchPartialRequest(served);
 }
 

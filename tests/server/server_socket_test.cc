@@ -297,6 +297,28 @@ TEST_F(ServerSocketTest, ClientThatReadsNoResponsesIsDroppedAfterTheIdleTimeout)
     EXPECT_TRUE(hog.closedByServer());
 }
 
+// A client that pipelines more responses than the output high water mark
+// holds, and then only reads, gets every one of them.
+TEST_F(ServerSocketTest, APipelineOwingMoreThanTheHighWaterMarkIsServedInFull) {
+    start();
+    const std::string value(1024 * 1024, 'v');
+    Client client(port());
+    auto stored = client.call(setRequest("big", value));
+    ASSERT_TRUE(stored.has_value());
+    ASSERT_EQ(stored->status, kSuccess);
+    constexpr int kGets = 16;  // 16 MiB owed
+    std::string pipeline;
+    for (int i = 0; i < kGets; ++i) {
+        pipeline += request(Opcode::Get, "big").encode();
+    }
+    ASSERT_TRUE(client.send(pipeline));
+    for (int i = 0; i < kGets; ++i) {
+        auto got = client.readResponse();
+        ASSERT_TRUE(got.has_value()) << "response " << i << " of " << kGets << " never came";
+        EXPECT_EQ(got->value.size(), value.size());
+    }
+}
+
 TEST_F(ServerSocketTest, LargeBodyArrivingSlowlyDoesNotStallOthers) {
     start();
     Client big(port());
@@ -598,6 +620,8 @@ TEST_F(ServerSocketTest, TheIdleTimeoutSparesAQuietProducerConnection) {
     const std::string nodeLogin = std::string("\0@kvexec-node\0node-secret", 25);
     ASSERT_EQ(peer.call(request(Opcode::SaslAuth, "PLAIN", "", nodeLogin))->status, kSuccess);
     ASSERT_EQ(peer.call(dcpOpen("replication:quiet"))->status, kSuccess);
+    // A message after the open: each read must not bring the timeout back.
+    ASSERT_EQ(peer.call(request(Opcode::DcpControl, "enable_noop", "", "false"))->status, kSuccess);
     Client quiet(port());
     EXPECT_TRUE(quiet.closedByServer()) << "the idle timeout did not fire";
     EXPECT_FALSE(peer.closedByServer(std::chrono::milliseconds(1500)));
