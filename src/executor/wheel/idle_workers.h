@@ -144,14 +144,14 @@ class IdleWorkers {
     const std::atomic<std::uint64_t>& companionWord() const noexcept { return hot_.companion; }
 
   private:
-    // Spinners come and go on every hand-off; sleepers rarely. `recent`:
-    // the index + 1 of the last worker that enlisted as a sleeper (0: none
-    // yet), on the line that enlisting writes anyway.
+    // Spinners come and go on every hand-off; sleepers rarely.
     struct alignas(64) Hot {
         std::atomic<std::uint64_t> companion{0};
         Set spinning{};
     } hot_;
     static_assert(sizeof(Hot) == 64, "the spinning set and the companion word share one line");
+    // `recent`: the index + 1 of the last worker that enlisted as a
+    // sleeper (0: none yet), on the line that enlisting writes anyway.
     struct alignas(64) Sleeping {
         std::atomic<std::size_t> recent{0};
         Set words{};

@@ -78,10 +78,12 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
 
   private:
     // What a locked section leaves to do once its locks are released.
+    // If an exception unwinds, `unpark` (declared last, destroyed first)
+    // wakes the workers taken before `released` runs task destructors.
     struct Deferred {
-        PendingUnparks unpark;  // unparks what is left if an exception unwinds
-        bool notifyTimer = false;
         detail::ReleasedTasks released;  // erased: drop, then count out
+        bool notifyTimer = false;
+        PendingUnparks unpark;
     };
     // Every call builds one, zeroed: above 80 bytes GCC zeroes it with a
     // `rep stos`, whose start-up cost was 8% of a re-arm (TimeoutAddCancel

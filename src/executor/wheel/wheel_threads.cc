@@ -46,10 +46,12 @@ bool WheelPool::runRecord(Record& r, detail::WorkerSlot* worker, detail::Release
 void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot* slot) {
     ReadyQueue& q = readyOf(type);
     // Tasks whose last run ended here, dropped (and counted out of their
-    // owners) once this worker has taken its next record or is about to
-    // sleep: right after a run, the thread the run signalled is likely
-    // allocating its next task, and freeing this one then meets it on the
-    // allocator's lock (glibc's sleeps at once on a collision).
+    // owners) once this worker has taken its next record, or before it
+    // lists itself idle (waitForWork): right after a run, the thread the
+    // run signalled is likely allocating its next task, and freeing this
+    // one then meets it on the allocator's lock (glibc's sleeps at once on
+    // a collision). A record taken first waits for those destructors, so
+    // a destructor must not wait for another task of its type to run.
     detail::ReleasedTasks dropped;
     while (!q.stopping() && index < q.targetThreads()) {
         bool more = false;
