@@ -8,6 +8,7 @@
 
 #include <cassert>
 #include <cerrno>
+#include <utility>
 
 #include "dcp/producer.h"
 #include "protocol/binary_response.h"
@@ -86,21 +87,26 @@ Connection::~Connection() {
     if (dcpProducer_) {
         dcpProducer_->close();
     }
-    if (readEvent_ != nullptr) {
-        event_free(readEvent_);  // before the bufferevent closes the socket
-    }
+    freeIo();
+}
+
+// Every libevent object the connection owns, freed and forgotten: the read
+// event before the bufferevent, which closes the socket.
+void Connection::freeIo() {
+    const auto freeEvent = [](event*& e) {
+        if (e != nullptr) {
+            event_free(std::exchange(e, nullptr));
+        }
+    };
+    freeEvent(readEvent_);
     if (bev_ != nullptr) {
-        bufferevent_free(bev_);
+        bufferevent_free(std::exchange(bev_, nullptr));
     }
     if (input_ != nullptr) {
-        evbuffer_free(input_);
+        evbuffer_free(std::exchange(input_, nullptr));
     }
-    if (requestTimer_ != nullptr) {
-        event_free(requestTimer_);
-    }
-    if (dcpTick_ != nullptr) {
-        event_free(dcpTick_);
-    }
+    freeEvent(requestTimer_);
+    freeEvent(dcpTick_);
 }
 
 void Connection::start() {
@@ -154,19 +160,8 @@ void Connection::close() {
         dcpProducer_->close();  // its engine streams stop feeding this connection
     }
     context_.counters.currConnections.fetch_sub(1, std::memory_order_relaxed);  // counted at accept
-    event_free(readEvent_);  // before the bufferevent closes the socket
-    readEvent_ = nullptr;
-    bufferevent_free(bev_);
-    bev_ = nullptr;
-    evbuffer_free(input_);
-    input_ = nullptr;
-    held_.reset();  // its bytes went with the input buffer
-    event_free(requestTimer_);
-    requestTimer_ = nullptr;
-    if (dcpTick_ != nullptr) {
-        event_free(dcpTick_);
-        dcpTick_ = nullptr;
-    }
+    freeIo();
+    held_.reset();                        // its bytes went with the input buffer
     auto keepAlive = shared_from_this();  // forget() may drop the last owner
     frontEnd_.forget(this);
 }
@@ -314,24 +309,23 @@ std::string_view Connection::pullUp(std::size_t length) {
 }
 
 bool Connection::processNext() {
-    evbuffer* input = input_;
     if (discarding_ != 0) {
         discardInput(discarding_);
     }
-    const std::size_t available = evbuffer_get_length(input);
+    const std::size_t available = evbuffer_get_length(input_);
     if (available == 0 || discarding_ != 0) {
         return false;
     }
     // Each request says its protocol by its first byte (clients such as
     // memccapable switch on one connection).
     char first = 0;
-    evbuffer_copyout(input, &first, 1);
+    evbuffer_copyout(input_, &first, 1);
     const protocol::Wire wire = protocol::wireOf(first);
     // Look at the front only (a header, or up to the first line end): a
     // partial request is not copied again and again as its bytes trickle in.
     std::size_t probe = std::min(available, protocol::probeLength(wire, limits_));
     if (wire == protocol::Wire::Text) {
-        const evbuffer_ptr eol = evbuffer_search_eol(input, nullptr, nullptr, EVBUFFER_EOL_LF);
+        const evbuffer_ptr eol = evbuffer_search_eol(input_, nullptr, nullptr, EVBUFFER_EOL_LF);
         if (eol.pos >= 0) {
             probe = std::min(probe, static_cast<std::size_t>(eol.pos) + 1);
         }
@@ -346,9 +340,8 @@ bool Connection::processNext() {
 }
 
 void Connection::discardInput(std::size_t length) {
-    evbuffer* input = input_;
-    const std::size_t now = std::min(length, evbuffer_get_length(input));
-    evbuffer_drain(input, now);
+    const std::size_t now = std::min(length, evbuffer_get_length(input_));
+    evbuffer_drain(input_, now);
     discarding_ = length - now;
 }
 

@@ -84,6 +84,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // water mark, closing). On, it restarts the idle clock.
     void resumeReading();
     void pauseReading();
+    // Frees the read event, the bufferevent (closing the socket), the
+    // input and the timers; each is null after. close() and the destructor.
+    void freeIo();
     // DCP: a replication connection is quiet while nothing changes, and
     // the idle timeout must not drop it.
     void stopIdleTimeouts();
