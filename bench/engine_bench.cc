@@ -5,6 +5,11 @@
 //       non-durable sets from that many front-end threads (in memory; the
 //       flushers persist behind them, sync none). items_per_second: sets/s;
 //       wall_items_per_second: the same over the whole run's wall span.
+//   EngineGet/Keys:<N>/real_time
+//       gets of random keys from one thread, over N documents (64-byte keys,
+//       1 KiB values, as memcaslap's) in 1024 vBuckets, as kvexec-server
+//       holds them: the engine's share of a server get, mostly cache misses.
+//       items_per_second: gets/s.
 //   EngineDurable/<Backend>/Sync:<none|fdatasync>/Cache:<0|1>/real_time
 //       PersistToMajority sets from one front-end thread keeping kInFlight
 //       pending over 64 vBuckets. items_per_second: commits/s; p50_us,
@@ -29,12 +34,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -154,6 +162,55 @@ void engineSet(benchmark::State& state, Backend backend) {
     if (state.thread_index() == 0) {
         setEnv.reset();
     }
+}
+
+// --- EngineGet -------------------------------------------------------------
+std::string paddedKeyOf(std::uint64_t n) {
+    std::string key = keyOf(n);
+    key.resize(64, '-');
+    return key;
+}
+
+void engineGet(benchmark::State& state) {
+    constexpr Vbid kVBuckets = 1024;
+    const auto keys = static_cast<std::uint64_t>(state.range(0));
+    Env env(Backend::Wheel, storage::SyncMode::None, true,
+            [](BucketConfig& config) { config.numVBuckets = kVBuckets; });
+    const std::string value(1024, 'v');
+    for (std::uint64_t n = 0; n < keys; ++n) {
+        StoreRequest r;
+        r.vbid = static_cast<Vbid>(n % kVBuckets);
+        r.key = paddedKeyOf(n);
+        r.value = value;
+        env.bucket->store(r, [](const MutationResult&) {});
+    }
+    for (Vbid vb = 0; vb < kVBuckets; ++vb) {  // no flusher I/O while timing
+        while (env.bucket->observeSeqno(vb).persistedSeqno <
+               env.bucket->observeSeqno(vb).currentSeqno) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+    // A fixed random order, built before timing.
+    std::vector<std::uint64_t> order(keys);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(42));
+    std::vector<std::string> names(keys);
+    for (std::uint64_t n = 0; n < keys; ++n) {
+        names[n] = paddedKeyOf(n);
+    }
+    std::size_t i = 0;
+    for (auto _ : state) {
+        const std::uint64_t n = order[i];
+        i = i + 1 == keys ? 0 : i + 1;
+        env.bucket->get(static_cast<Vbid>(n % kVBuckets), DocKey(names[n]),
+                        [&](const GetResult& r) {
+                            if (r.status != Status::Success) {
+                                state.SkipWithError("get failed");
+                            }
+                            benchmark::DoNotOptimize(r.item.value.data());
+                        });
+    }
+    state.SetItemsProcessed(state.iterations());
 }
 
 // --- EngineDurable ---------------------------------------------------------
@@ -336,6 +393,13 @@ void registerAll(bool smoke) {
         auto* set = benchmark::RegisterBenchmark(("EngineSet/" + name).c_str(), engineSet, backend);
         set->Threads(1)->Threads(2)->Threads(4);
         finish(set, 100);
+        if (backend == Backend::Wheel) {  // the executor takes no part in a get
+            finish(benchmark::RegisterBenchmark("EngineGet", engineGet)
+                       ->Arg(1000)
+                       ->Arg(100'000)
+                       ->ArgName("Keys"),
+                   1000);
+        }
         for (const auto sync : {storage::SyncMode::None, storage::SyncMode::Fdatasync}) {
             for (const bool cache : {false, true}) {
                 const std::string row = "EngineDurable/" + name +

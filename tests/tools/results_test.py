@@ -196,6 +196,15 @@ class ThreadColumnsAndMachineTest(unittest.TestCase):
         self.assertIn("[machine: 2 cores]", text.splitlines()[0])
         self.assertIn("1: 1k, 8: 8k, 16: 16k", text)
 
+    def test_engine_get_line_by_document_count(self):
+        data = {"benchmarks": []}
+        for keys, rate in ((100000, 500e3), (1000, 2e6)):
+            data["benchmarks"] += _run("EngineGet/Keys:%d/real_time" % keys,
+                                       gb_rate=rate)["benchmarks"]
+        text = engine_table.engine_block(results.rows_from(data), "machine: 2 cores")
+        self.assertIn("by documents: 1k keys: 2M", text)
+        self.assertIn("100k keys: 500k", text)
+
     def test_engine_streams_lines_per_backend_and_notify(self):
         # Seed 000's rows: Wake rows have no Notify part in their names.
         data = {"benchmarks": []}

@@ -2,6 +2,7 @@
 
 Rows, by name (bench/engine_bench.cc):
   EngineSet/<Backend>/real_time/threads:N   (N: 1, 2, 4 today; every N run is shown)
+  EngineGet/Keys:N/real_time                (no backend: the executor takes no part)
   EngineDurable/<Backend>/Sync:<mode>/Cache:<0|1>/real_time
   StreamLatency/<Backend>/real_time
   EngineSetWithStreams/<Backend>/Streams:<0|1|3>[/Notify:WakeAndWait]/real_time
@@ -35,6 +36,20 @@ def _set_line(rows, backend):
     cells = ["%d: %s" % (t, human_rate(by_threads[t].items_per_second))
              for t in sorted(by_threads)]
     return "  %-8s sets/s by front-end threads: %s" % (backend, ", ".join(cells)) if cells else ""
+
+
+def _get_line(rows):
+    """One thread's gets/s by how many documents it reads among (1024 vBuckets)."""
+    by_keys = {}
+    for r in rows:
+        m = re.match(r"^EngineGet/Keys:(\d+)/", r.name)
+        if m:
+            by_keys[int(m[1])] = r
+    cells = ["%s keys: %s (%.0f ns each)" % (human_rate(k), human_rate(r.items_per_second),
+                                             r.real_ns)
+             for k, r in sorted(by_keys.items())]
+    return "  gets/s, one thread, 1 KiB values in 1024 vBuckets, by documents: " + ", ".join(
+        cells) if cells else ""
 
 
 def _durable_lines(rows, backend):
@@ -84,15 +99,18 @@ def _streams_lines(rows, backend):
 
 def engine_block(rows, machine_line=""):
     """Wheel vs Classic, cache on vs off, seed 000's streams, and the fdatasync floor."""
-    if not any(r.name.startswith(("EngineSet/", "EngineDurable/", "StreamLatency/",
+    if not any(r.name.startswith(("EngineSet/", "EngineGet/", "EngineDurable/", "StreamLatency/",
                                   "EngineSetWithStreams/"))
                for r in rows):
         return ""
-    lines = [titled("Engine (engine_bench; 64 vBuckets, 4 shards, 512-byte values, "
+    lines = [titled("Engine (engine_bench; writes: 64 vBuckets, 4 shards, 512-byte values, "
                     "64 durable writes in flight):", machine_line)]
     for backend in BACKENDS:
         lines += [l for l in [_set_line(rows, backend)] + _durable_lines(rows, backend)
                   + [_stream_line(rows, backend)] + _streams_lines(rows, backend) if l]
+    get = _get_line(rows)
+    if get:
+        lines.append(get)
     floor = _find(rows, "Floor/Append4KiBFdatasync")
     if floor:
         lines.append("  Floor: one 4 KiB append + fdatasync: %s/s (%.0f us each)" % (
