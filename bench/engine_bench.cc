@@ -176,17 +176,19 @@ void engineGet(benchmark::State& state) {
     const auto keys = static_cast<std::uint64_t>(state.range(0));
     Env env(Backend::Wheel, storage::SyncMode::None, true,
             [](BucketConfig& config) { config.numVBuckets = kVBuckets; });
+    std::vector<std::string> names(keys);
     const std::string value(1024, 'v');
     for (std::uint64_t n = 0; n < keys; ++n) {
+        names[n] = paddedKeyOf(n);
         StoreRequest r;
         r.vbid = static_cast<Vbid>(n % kVBuckets);
-        r.key = paddedKeyOf(n);
+        r.key = names[n];
         r.value = value;
         env.bucket->store(r, [](const MutationResult&) {});
     }
     for (Vbid vb = 0; vb < kVBuckets; ++vb) {  // no flusher I/O while timing
-        while (env.bucket->observeSeqno(vb).persistedSeqno <
-               env.bucket->observeSeqno(vb).currentSeqno) {
+        for (auto s = env.bucket->observeSeqno(vb); s.persistedSeqno < s.currentSeqno;
+             s = env.bucket->observeSeqno(vb)) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     }
@@ -194,10 +196,6 @@ void engineGet(benchmark::State& state) {
     std::vector<std::uint64_t> order(keys);
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), std::mt19937_64(42));
-    std::vector<std::string> names(keys);
-    for (std::uint64_t n = 0; n < keys; ++n) {
-        names[n] = paddedKeyOf(n);
-    }
     std::size_t i = 0;
     for (auto _ : state) {
         const std::uint64_t n = order[i];

@@ -19,6 +19,7 @@ BACKENDS = ("Wheel", "Classic")
 # the order printed; a row without a Notify part is Wake (its name from
 # before the WakeAndWait rows).
 NOTIFIES = ("Wake", "WakeAndWait")
+GET_ROW = re.compile(r"^EngineGet/Keys:(?P<keys>\d+)/")
 STREAMS_ROW = re.compile(r"^EngineSetWithStreams/(?P<backend>[A-Za-z]+)/Streams:(?P<streams>\d+)"
                          r"(?:/Notify:(?P<notify>[A-Za-z]+))?/")
 
@@ -42,9 +43,9 @@ def _get_line(rows):
     """One thread's gets/s by how many documents it reads among (1024 vBuckets)."""
     by_keys = {}
     for r in rows:
-        m = re.match(r"^EngineGet/Keys:(\d+)/", r.name)
+        m = GET_ROW.match(r.name)
         if m:
-            by_keys[int(m[1])] = r
+            by_keys[int(m["keys"])] = r
     cells = ["%s keys: %s (%.0f ns each)" % (human_rate(k), human_rate(r.items_per_second),
                                              r.real_ns)
              for k, r in sorted(by_keys.items())]
@@ -98,7 +99,8 @@ def _streams_lines(rows, backend):
 
 
 def engine_block(rows, machine_line=""):
-    """Wheel vs Classic, cache on vs off, seed 000's streams, and the fdatasync floor."""
+    """Wheel vs Classic, cache on vs off, seed 000's streams, gets by document
+    count, and the fdatasync floor."""
     if not any(r.name.startswith(("EngineSet/", "EngineGet/", "EngineDurable/", "StreamLatency/",
                                   "EngineSetWithStreams/"))
                for r in rows):
