@@ -196,7 +196,7 @@ bool BucketImpl::deleteDroppedCollectionsLocked(VBucket& vb,
 
 bool BucketImpl::dropCollectionLocked(VBucket& vb, CollectionId collection,
                                       std::vector<FinishedSyncWrite>& aborted) {
-    const auto inCollection = [collection](const std::string& key) {
+    const auto inCollection = [collection](std::string_view key) {
         return collectionOf(key) == collection;
     };
     std::vector<Seqno> pending;
@@ -212,12 +212,12 @@ bool BucketImpl::dropCollectionLocked(VBucket& vb, CollectionId collection,
     std::vector<std::string> keys;
     for (const auto& [key, value] : vb.committed) {
         if (inCollection(key)) {
-            keys.push_back(key);
+            keys.emplace_back(key);
         }
     }
     bool queued = false;
     for (const auto& key : keys) {
-        if (!vb.committed.at(key).meta.deleted) {
+        if (!vb.committed.find(key)->meta.deleted) {
             StoredValue tombstone;
             tombstone.meta.deleted = true;
             accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, tombstone)));

@@ -190,23 +190,23 @@ void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
     bool expiredNow = false;
     {
         kvexec::detail::MutexLock lock(vb.mutex);
-        const auto it = vb.committed.find(key);
+        const auto* stored = vb.committed.find(key);
         const auto now = unixNow();
         result.status = admitLocked(vb, docKey);
         if (result.status != Status::Success) {
             // not active here, or the collection is gone
         } else if (vb.pendingOnLocked(key) == Status::SyncWriteReCommitInProgress) {
             result.status = Status::SyncWriteReCommitInProgress;
-        } else if (it == vb.committed.end() || it->second.meta.deleted) {
+        } else if (stored == nullptr || stored->meta.deleted) {
             result.status = Status::KeyNotFound;
-        } else if (!VBucket::isLive(it->second, now)) {  // expired
+        } else if (!VBucket::isLive(*stored, now)) {  // expired
             result.status = Status::KeyNotFound;
             if (!vb.pendingByKey.contains(key)) {
                 expireLocked(vb, key);
                 expiredNow = true;
             }
         } else {
-            result.item = itemOf(vbid, key, it->second.value, it->second.meta);
+            result.item = itemOf(vbid, key, stored->value, stored->meta);
             if (vb.lockCasLocked(key, now) != 0) {
                 result.item.meta.cas = kLockedCas;
             }
@@ -245,16 +245,16 @@ void BucketImpl::getMeta(Vbid vbid, DocKey docKey, GetCallback done) {
     if (result.status == Status::Success) {
         auto& vb = vbucket(vbid);
         kvexec::detail::MutexLock lock(vb.mutex);
-        const auto it = vb.committed.find(key);
+        const auto* stored = vb.committed.find(key);
         result.status = admitLocked(vb, docKey);
         if (result.status != Status::Success) {
             // not active here, or the collection is gone
         } else if (vb.pendingOnLocked(key) == Status::SyncWriteReCommitInProgress) {
             result.status = Status::SyncWriteReCommitInProgress;
-        } else if (it == vb.committed.end()) {
+        } else if (stored == nullptr) {
             result.status = Status::KeyNotFound;
         } else {
-            result.item = itemOf(vbid, key, {}, it->second.meta);
+            result.item = itemOf(vbid, key, {}, stored->meta);
         }
     }
     done(result);

@@ -314,7 +314,7 @@ void BucketImpl::flush(StatusCallback done) {
             std::vector<std::string> live;
             for (const auto& [key, value] : vb.committed) {
                 if (!value.meta.deleted) {
-                    live.push_back(key);
+                    live.emplace_back(key);
                 }
             }
             for (const auto& key : live) {
@@ -335,7 +335,7 @@ void BucketImpl::flush(StatusCallback done) {
 
 void BucketImpl::expireLocked(VBucket& vb, const std::string& key) {
     StoredValue tombstone;
-    tombstone.meta = vb.committed.at(key).meta;
+    tombstone.meta = vb.committed.find(key)->meta;
     tombstone.meta.deleted = true;
     tombstone.meta.expiry = 0;
     tombstone.deletedByExpiry = true;
@@ -367,8 +367,8 @@ bool BucketImpl::runExpiryPager() {
             std::vector<std::string> expired;
             for (const auto& [key, value] : vb.committed) {
                 if (!value.meta.deleted && value.meta.expiry != 0 && value.meta.expiry <= now &&
-                    !vb.pendingByKey.contains(key)) {
-                    expired.push_back(key);
+                    !vb.pendingByKey.contains(std::string(key))) {
+                    expired.emplace_back(key);
                 }
             }
             for (const auto& key : expired) {

@@ -250,7 +250,7 @@ void BucketImpl::forgetContentsLocked(VBucket& vb) {
     std::vector<std::string> keys;
     keys.reserve(vb.committed.size());
     for (const auto& [key, value] : vb.committed) {
-        keys.push_back(key);
+        keys.emplace_back(key);
     }
     for (const auto& key : keys) {
         accountMemory(vb.eraseCommittedLocked(key));

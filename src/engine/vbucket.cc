@@ -178,25 +178,25 @@ Seqno VBucket::wholeSeqnoLocked() const {
 std::int64_t VBucket::setCommittedLocked(const std::string& key, StoredValue value) {
     const auto added = static_cast<std::int64_t>(footprint(key.size(), value.value.size()));
     (value.meta.deleted ? tombstoneCount : liveCount) += 1;
-    auto [it, inserted] = committed.try_emplace(key);
+    auto [stored, inserted] = committed.findOrInsert(key);
     if (inserted) {
-        it->second = std::move(value);
+        *stored = std::move(value);
         return added;
     }
-    (it->second.meta.deleted ? tombstoneCount : liveCount) -= 1;
-    const auto removed = static_cast<std::int64_t>(footprint(key.size(), it->second.value.size()));
-    it->second = std::move(value);
+    (stored->meta.deleted ? tombstoneCount : liveCount) -= 1;
+    const auto removed = static_cast<std::int64_t>(footprint(key.size(), stored->value.size()));
+    *stored = std::move(value);
     return added - removed;
 }
 
 std::int64_t VBucket::eraseCommittedLocked(const std::string& key) {
-    const auto it = committed.find(key);
-    if (it == committed.end()) {
+    const auto* stored = committed.find(key);
+    if (stored == nullptr) {
         return 0;
     }
-    (it->second.meta.deleted ? tombstoneCount : liveCount) -= 1;
-    const auto removed = static_cast<std::int64_t>(footprint(key.size(), it->second.value.size()));
-    committed.erase(it);
+    (stored->meta.deleted ? tombstoneCount : liveCount) -= 1;
+    const auto removed = static_cast<std::int64_t>(footprint(key.size(), stored->value.size()));
+    committed.erase(key);
     return -removed;
 }
 
@@ -213,8 +213,8 @@ std::uint64_t VBucket::lockCasLocked(const std::string& key, std::uint32_t now) 
 }
 
 const StoredValue* VBucket::liveLocked(const std::string& key, std::uint32_t now) const {
-    const auto it = committed.find(key);
-    return it != committed.end() && isLive(it->second, now) ? &it->second : nullptr;
+    const auto* stored = committed.find(key);
+    return stored != nullptr && isLive(*stored, now) ? stored : nullptr;
 }
 
 Status VBucket::pendingOnLocked(const std::string& key) const {

@@ -39,6 +39,8 @@
 #include <vector>
 
 #include "engine/durability_monitor.h"
+#include "engine/hash_table.h"
+#include "engine/stored_value.h"
 #include "executor/thread_annotations.h"
 #include "kvexec/engine/change_stream.h"
 #include "kvexec/engine/failover_log.h"
@@ -71,15 +73,6 @@ std::string_view committedKeyOf(std::string_view prepareKey);
 // document with a level is the prepare of a durable delete, which must
 // stream and warm up as a prepare (its replicas acknowledge it).
 bool isAbortTombstone(const storage::Document& doc);
-
-struct StoredValue {
-    std::string value;
-    ItemMeta meta;
-    // A tombstone its expiry made (expireLocked, or its active's
-    // expiration on a replica): it is queued, persisted and streamed as
-    // an Expiration rather than a Deletion.
-    bool deletedByExpiry = false;
-};
 
 // A document read from disk as the engine holds it.
 ItemMeta metaOf(const storage::Document& doc);
@@ -195,7 +188,7 @@ class VBucket {
         StatusCallback done;
     };
     std::optional<PendingRollback> pendingRollback GUARDED_BY(mutex);
-    std::unordered_map<std::string, StoredValue> committed GUARDED_BY(mutex);
+    HashTable committed GUARDED_BY(mutex);
     std::unordered_map<std::string, Seqno> pendingByKey GUARDED_BY(mutex);
     std::map<Seqno, SyncWrite> syncWrites GUARDED_BY(mutex);
     std::deque<DirtyItem> dirty GUARDED_BY(mutex);

@@ -153,8 +153,8 @@ void BucketImpl::keepPendingPreparesLocked(VBucket& vb, std::vector<storage::Doc
     const auto now = steadyNow();
     for (auto& doc : prepares) {
         std::string key(committedKeyOf(doc.key));
-        const auto committed = vb.committed.find(key);
-        if (committed != vb.committed.end() && committed->second.meta.seqno > doc.seqno) {
+        const auto* committed = vb.committed.find(key);
+        if (committed != nullptr && committed->meta.seqno > doc.seqno) {
             continue;
         }
         SyncWrite write{key, storedValueOf(doc),       static_cast<DurabilityLevel>(doc.level),
