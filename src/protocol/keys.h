@@ -11,7 +11,8 @@
 namespace kvexec::protocol {
 
 // The vBucket of `key` as the cluster map's "hashAlgorithm":"CRC" says:
-// bits 16..30 of the CRC-32 (zlib's) of the key, modulo the vBucket count.
+// bits 16..30 of the CRC-32 (zlib's polynomial and bit order) of the key,
+// modulo the vBucket count.
 std::uint16_t vbucketOfKey(std::string_view key, std::uint16_t vbucketCount);
 
 }  // namespace kvexec::protocol

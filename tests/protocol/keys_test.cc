@@ -1,5 +1,9 @@
 // The CRC vBucket mapping clients use.
 #include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <random>
+#include <string>
 
 #include "protocol/keys.h"
 
@@ -14,6 +18,23 @@ TEST(Keys, VbucketIsBits16To30OfTheCrc32) {
     EXPECT_EQ(vbucketOfKey("foo", 1024), 115);
     EXPECT_EQ(vbucketOfKey("foo", 64), 51);
     EXPECT_EQ(vbucketOfKey("foo", 1), 0);
+}
+
+// Clients (libcouchbase, the SDKs) map keys with zlib's CRC-32; the server
+// must agree for every key length, including the folding code's edges.
+TEST(Keys, VbucketMatchesZlibsCrc32AtEveryKeyLength) {
+    std::mt19937 random(20261128);
+    for (std::size_t length = 0; length <= 300; ++length) {
+        for (int sample = 0; sample < 8; ++sample) {
+            std::string key(length, '\0');
+            for (auto& byte : key) {
+                byte = static_cast<char>(random());
+            }
+            const auto crc = crc32(0L, reinterpret_cast<const Bytef*>(key.data()),
+                                   static_cast<uInt>(key.size()));
+            ASSERT_EQ(vbucketOfKey(key, 1024), ((crc >> 16) & 0x7fff) % 1024) << length;
+        }
+    }
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ source "$src/tests/fuzz/libfuzzer.sh"
 mkdir -p "$work/corpus"
 fuzz_build "$cxx" "$work/request_parser_fuzzer" -I"$src/src" -I"$src/include" \
     "$src/tests/protocol/fuzz/request_parser_fuzzer.cc" \
-    "$src"/src/protocol/*.cc "$src"/src/protocol/auth/*.cc -lcrypto -lz
+    "$src"/src/protocol/*.cc "$src"/src/protocol/auth/*.cc -lcrypto -lisal
 # Seeds: a binary GET, an alt-magic SET with a durability frame, text lines.
 printf '\x80\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00foo' \
     >"$work/corpus/get"
