@@ -217,7 +217,7 @@ bool BucketImpl::dropCollectionLocked(VBucket& vb, CollectionId collection,
     }
     bool queued = false;
     for (const auto& key : keys) {
-        if (!vb.committed.find(key)->meta.deleted) {
+        if (!vb.committed.at(key).meta.deleted) {
             StoredValue tombstone;
             tombstone.meta.deleted = true;
             accountMemory(static_cast<std::int64_t>(vb.queueLocked(key, tombstone)));

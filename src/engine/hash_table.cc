@@ -1,9 +1,11 @@
 #include "engine/hash_table.h"
 
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <new>
+#include <stdexcept>
 
 namespace kvexec::engine {
 
@@ -29,10 +31,12 @@ struct HashTable::Node {
 
     static Node* create(std::string_view key, std::size_t hash) {
         static_assert(alignof(StoredValue) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
-        void* memory = ::operator new(valueOffset(key.size()) + sizeof(StoredValue));
+        assert(key.size() <= UINT32_MAX);  // stored keys are at most a few hundred bytes
+        auto* memory =
+            static_cast<char*>(::operator new(valueOffset(key.size()) + sizeof(StoredValue)));
         auto* node = new (memory) Node{nullptr, hash, static_cast<std::uint32_t>(key.size())};
-        std::memcpy(reinterpret_cast<char*>(node) + sizeof(Node), key.data(), key.size());
-        new (reinterpret_cast<char*>(node) + valueOffset(key.size())) StoredValue{};
+        std::memcpy(memory + sizeof(Node), key.data(), key.size());
+        new (memory + valueOffset(key.size())) StoredValue{};
         return node;
     }
     static void destroy(Node* node) {
@@ -70,6 +74,14 @@ StoredValue* HashTable::find(std::string_view key) {
 
 const StoredValue* HashTable::find(std::string_view key) const {
     return const_cast<HashTable*>(this)->find(key);
+}
+
+const StoredValue& HashTable::at(std::string_view key) const {
+    const auto* value = find(key);
+    if (value == nullptr) {
+        throw std::out_of_range("HashTable::at: no such key");
+    }
+    return *value;
 }
 
 std::pair<StoredValue*, bool> HashTable::findOrInsert(std::string_view key) {

@@ -9,9 +9,10 @@
 // reads the bucket array and one node. An absent key whose bucket holds
 // other keys is told apart by the stored hash without reading their keys.
 //
-// The table doubles its bucket array when it holds more keys than buckets
-// and never shrinks it (as unordered_map). Lookups of an empty table hash
-// nothing: most vBuckets are empty or small in tests.
+// The table doubles its bucket array before an insert would leave more keys
+// than buckets, and never shrinks it (as unordered_map), so a walk over a
+// table that once held many keys visits every bucket. Lookups of an empty
+// table hash nothing: most vBuckets are empty or small in tests.
 //
 // Thread safety: none of its own; its vBucket's mutex guards it
 // (vbucket.h). A pointer to a value stays valid until that key is erased
@@ -42,13 +43,20 @@ class HashTable {
     // invalidates it.
     class ConstIterator {
       public:
-        using iterator_category = std::forward_iterator_tag;
+        using iterator_category = std::input_iterator_tag;  // yields Entry by value
         using value_type = Entry;
         using difference_type = std::ptrdiff_t;
+        using reference = Entry;
+        using pointer = void;
 
         ConstIterator() = default;
         Entry operator*() const;
         ConstIterator& operator++();
+        ConstIterator operator++(int) {
+            auto before = *this;
+            ++*this;
+            return before;
+        }
         bool operator==(const ConstIterator& other) const { return node_ == other.node_; }
 
       private:
@@ -68,6 +76,8 @@ class HashTable {
     // key's value, or null.
     StoredValue* find(std::string_view key);
     const StoredValue* find(std::string_view key) const;
+    // key's value, which must be there: throws std::out_of_range if not.
+    const StoredValue& at(std::string_view key) const;
     // key's value, a default StoredValue inserted if key was absent; the
     // bool says whether it was.
     std::pair<StoredValue*, bool> findOrInsert(std::string_view key);

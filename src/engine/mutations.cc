@@ -335,7 +335,7 @@ void BucketImpl::flush(StatusCallback done) {
 
 void BucketImpl::expireLocked(VBucket& vb, const std::string& key) {
     StoredValue tombstone;
-    tombstone.meta = vb.committed.find(key)->meta;
+    tombstone.meta = vb.committed.at(key).meta;
     tombstone.meta.deleted = true;
     tombstone.meta.expiry = 0;
     tombstone.deletedByExpiry = true;

@@ -132,7 +132,7 @@ struct FinishedSyncWrite {
 
 // Bytes a key/value pair is accounted for (the quota's unit).
 inline std::size_t footprint(std::size_t keySize, std::size_t valueSize) {
-    constexpr std::size_t kOverhead = 64;  // map node, metadata, string headers
+    constexpr std::size_t kOverhead = 64;  // table node header, metadata, string header
     return keySize + valueSize + kOverhead;
 }
 
