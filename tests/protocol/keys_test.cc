@@ -33,6 +33,8 @@ TEST(Keys, VbucketMatchesZlibsCrc32AtEveryKeyLength) {
             const auto crc = crc32(0L, reinterpret_cast<const Bytef*>(key.data()),
                                    static_cast<uInt>(key.size()));
             ASSERT_EQ(vbucketOfKey(key, 1024), ((crc >> 16) & 0x7fff) % 1024) << length;
+            // All 15 bits the mapping takes, not only the low ten.
+            ASSERT_EQ(vbucketOfKey(key, 32768), (crc >> 16) & 0x7fff) << length;
         }
     }
 }
