@@ -54,21 +54,24 @@ std::size_t HashTable::hashOf(std::string_view key) {
     return std::hash<std::string_view>{}(key);
 }
 
-HashTable::Node* HashTable::findNode(std::string_view key, std::size_t hash) const {
-    for (Node* node = buckets_[hash & (buckets_.size() - 1)]; node != nullptr; node = node->next) {
-        if (node->hash == hash && node->keySize == key.size() &&
-            std::memcmp(node->keyData(), key.data(), key.size()) == 0) {
-            return node;
-        }
+HashTable::Node*& HashTable::headOf(std::size_t hash) {
+    return buckets_[hash & (buckets_.size() - 1)];
+}
+
+// The stored hash decides most mismatches without reading the key.
+HashTable::Node** HashTable::linkTo(std::string_view key, std::size_t hash) {
+    Node** link = &headOf(hash);
+    while (*link != nullptr && ((*link)->hash != hash || (*link)->key() != key)) {
+        link = &(*link)->next;
     }
-    return nullptr;
+    return link;
 }
 
 StoredValue* HashTable::find(std::string_view key) {
     if (size_ == 0) {
         return nullptr;
     }
-    Node* node = findNode(key, hashOf(key));
+    Node* node = *linkTo(key, hashOf(key));
     return node == nullptr ? nullptr : &node->value();
 }
 
@@ -87,13 +90,13 @@ const StoredValue& HashTable::at(std::string_view key) const {
 std::pair<StoredValue*, bool> HashTable::findOrInsert(std::string_view key) {
     const auto hash = hashOf(key);
     if (size_ != 0) {
-        if (Node* node = findNode(key, hash)) {
+        if (Node* node = *linkTo(key, hash)) {
             return {&node->value(), false};
         }
     }
     growIfFull();
     Node* node = Node::create(key, hash);
-    Node*& head = buckets_[hash & (buckets_.size() - 1)];
+    Node*& head = headOf(hash);
     node->next = head;
     head = node;
     ++size_;
@@ -104,18 +107,15 @@ bool HashTable::erase(std::string_view key) {
     if (size_ == 0) {
         return false;
     }
-    const auto hash = hashOf(key);
-    for (Node** link = &buckets_[hash & (buckets_.size() - 1)]; *link != nullptr;
-         link = &(*link)->next) {
-        Node* node = *link;
-        if (node->hash == hash && node->key() == key) {
-            *link = node->next;
-            Node::destroy(node);
-            --size_;
-            return true;
-        }
+    Node** link = linkTo(key, hashOf(key));
+    Node* node = *link;
+    if (node == nullptr) {
+        return false;
     }
-    return false;
+    *link = node->next;
+    Node::destroy(node);
+    --size_;
+    return true;
 }
 
 void HashTable::clear() {

@@ -96,7 +96,11 @@ class HashTable {
     static std::size_t hashOf(std::string_view key);
     // The bucket at or after `bucket` that holds a node, as an iterator.
     ConstIterator firstFrom(std::size_t bucket) const;
-    Node* findNode(std::string_view key, std::size_t hash) const;
+    // Requires a bucket array (size_ != 0 or after growIfFull).
+    Node*& headOf(std::size_t hash);
+    // The link (a bucket head or a node's next) that holds key's node, or
+    // the null link that ends key's chain. Requires a bucket array.
+    Node** linkTo(std::string_view key, std::size_t hash);
     void growIfFull();
 
     std::vector<Node*> buckets_;  // a power of two of them, or none
