@@ -1,6 +1,8 @@
 // Scopes and collections: the manifest's changes (checked, persisted, then
 // applied to every vBucket) and the drop of a collection's documents.
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "engine/ep_bucket.h"
 
@@ -150,12 +152,13 @@ ManifestChange BucketImpl::dropCollection(const std::string& scope, const std::s
 }
 
 void BucketImpl::applyManifest(const Manifest& next) {
-    std::unordered_map<CollectionId, std::uint32_t> wanted;
+    std::vector<CollectionTtls::Entry> entries;
     for (const auto& scope : next.scopes) {
         for (const auto& collection : scope.collections) {
-            wanted.emplace(collection.id, collection.maxTtl);
+            entries.emplace_back(collection.id, collection.maxTtl);
         }
     }
+    const CollectionTtls wanted(std::move(entries));
     for (auto& vbPtr : vbuckets_) {
         auto& vb = *vbPtr;
         std::vector<FinishedSyncWrite> aborted;

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "engine/stored_key.h"
+
 namespace kvexec::engine {
 
 std::string hexId(std::uint64_t value) {
@@ -15,17 +17,11 @@ std::string hexId(std::uint64_t value) {
 }
 
 std::string encodeCollectionKey(CollectionId collection, std::string_view key) {
+    char prefix[kMaxCollectionPrefix];
+    const std::size_t size = writeCollectionPrefix(collection, prefix);
     std::string out;
-    out.reserve(key.size() + 5);
-    do {
-        auto byte = static_cast<std::uint8_t>(collection & 0x7f);
-        collection >>= 7;
-        if (collection != 0) {
-            byte |= 0x80;
-        }
-        out.push_back(static_cast<char>(byte));
-    } while (collection != 0);
-    out.append(key);
+    out.reserve(size + key.size());
+    out.append(prefix, size).append(key);
     return out;
 }
 

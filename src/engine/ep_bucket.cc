@@ -6,11 +6,13 @@
 #include <iostream>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "engine/stored_key.h"
 
 namespace kvexec::engine {
 namespace {
-
-constexpr std::size_t kMaxKeySize = 250;  // memcached's limit
 
 std::uint32_t systemUnixTime() {
     return static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(
@@ -153,7 +155,7 @@ WarmupProgress BucketImpl::warmupProgress() const {
     return out;
 }
 
-Status BucketImpl::admit(Vbid vbid, const DocKey& key, std::string& stored) {
+Status BucketImpl::admit(Vbid vbid, const DocKey& key) {
     if (vbid >= vbuckets_.size()) {
         return Status::NotMyVbucket;
     }
@@ -165,8 +167,15 @@ Status BucketImpl::admit(Vbid vbid, const DocKey& key, std::string& stored) {
     if (key.key.empty() || key.key.size() > kMaxKeySize) {
         return Status::Invalid;
     }
-    stored = encodeCollectionKey(key.collection, key.key);
     return Status::Success;
+}
+
+Status BucketImpl::admit(Vbid vbid, const DocKey& key, std::string& stored) {
+    const Status status = admit(vbid, key);
+    if (status == Status::Success) {
+        stored = encodeCollectionKey(key.collection, key.key);
+    }
+    return status;
 }
 
 Status BucketImpl::admitLocked(const VBucket& vb, const DocKey& key) {
@@ -179,13 +188,15 @@ Status BucketImpl::admitLocked(const VBucket& vb, const DocKey& key) {
     return vb.collections.contains(key.collection) ? Status::Success : Status::UnknownCollection;
 }
 
+// Reads look their key up without allocating it (stored_key.h).
 void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
-    std::string key;
-    GetResult result{admit(vbid, docKey, key), {}};
+    GetResult result{admit(vbid, docKey), {}};
     if (result.status != Status::Success) {
         done(result);
         return;
     }
+    const StoredKey storedKey(docKey.collection, docKey.key);
+    const std::string_view key = storedKey.view();
     auto& vb = vbucket(vbid);
     bool expiredNow = false;
     {
@@ -202,7 +213,7 @@ void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
         } else if (!VBucket::isLive(*stored, now)) {  // expired
             result.status = Status::KeyNotFound;
             if (!vb.pendingByKey.contains(key)) {
-                expireLocked(vb, key);
+                expireLocked(vb, std::string(key));
                 expiredNow = true;
             }
         } else {
@@ -221,9 +232,10 @@ void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
 // A replica never changes its data itself: an expired document reads as
 // absent and stays until its active's deletion arrives.
 void BucketImpl::getReplica(Vbid vbid, DocKey docKey, GetCallback done) {
-    std::string key;
-    GetResult result{admit(vbid, docKey, key), {}};
+    GetResult result{admit(vbid, docKey), {}};
     if (result.status == Status::Success) {
+        const StoredKey storedKey(docKey.collection, docKey.key);
+        const std::string_view key = storedKey.view();
         auto& vb = vbucket(vbid);
         kvexec::detail::MutexLock lock(vb.mutex);
         if (vb.state != VBucketState::Replica) {
@@ -240,9 +252,10 @@ void BucketImpl::getReplica(Vbid vbid, DocKey docKey, GetCallback done) {
 }
 
 void BucketImpl::getMeta(Vbid vbid, DocKey docKey, GetCallback done) {
-    std::string key;
-    GetResult result{admit(vbid, docKey, key), {}};
+    GetResult result{admit(vbid, docKey), {}};
     if (result.status == Status::Success) {
+        const StoredKey storedKey(docKey.collection, docKey.key);
+        const std::string_view key = storedKey.view();
         auto& vb = vbucket(vbid);
         kvexec::detail::MutexLock lock(vb.mutex);
         const auto* stored = vb.committed.find(key);

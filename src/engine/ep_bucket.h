@@ -137,7 +137,9 @@ class BucketImpl final : public Bucket {
     using Decide = std::function<Proposal(const StoredValue* current)>;
 
     // Checks shared by every operation; Success or the error to return.
-    // On Success, `stored` is the key as the vBucket keeps it.
+    // On Success the key fits a StoredKey.
+    Status admit(Vbid vbid, const DocKey& key);
+    // The same; on Success, `stored` is the key as the vBucket keeps it.
     Status admit(Vbid vbid, const DocKey& key, std::string& stored);
     // The checks made under the vBucket's lock: the vBucket is active here
     // (NotMyVbucket; TempFail while pending) and holds the key's collection

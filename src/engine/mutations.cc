@@ -71,11 +71,11 @@ Status BucketImpl::currentForWriteLocked(VBucket& vb, const std::string& key, st
 
 void BucketImpl::applyMaxTtlLocked(const VBucket& vb, CollectionId collection,
                                    StoredValue& value) const {
-    const auto it = vb.collections.find(collection);
-    if (it == vb.collections.end() || it->second == 0 || value.meta.deleted) {
+    const std::uint32_t* maxTtl = vb.collections.maxTtl(collection);
+    if (maxTtl == nullptr || *maxTtl == 0 || value.meta.deleted) {
         return;
     }
-    const std::uint32_t bound = unixNow() + it->second;
+    const std::uint32_t bound = unixNow() + *maxTtl;
     if (value.meta.expiry == 0 || value.meta.expiry > bound) {
         value.meta.expiry = bound;
     }

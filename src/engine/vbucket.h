@@ -35,11 +35,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "engine/collection_ttls.h"
 #include "engine/durability_monitor.h"
 #include "engine/hash_table.h"
+#include "engine/stored_key.h"
 #include "engine/stored_value.h"
 #include "executor/thread_annotations.h"
 #include "kvexec/engine/change_stream.h"
@@ -151,6 +154,15 @@ class VBucket {
     // Only an Active vBucket serves clients and decides SyncWrites.
     VBucketState state GUARDED_BY(mutex) = VBucketState::Active;
     bool handingOver GUARDED_BY(mutex) = false;  // an Active's takeover: clients get TempFail
+    // What every request reads comes next, beside the lock it takes: a
+    // vBucket is usually cold in the cache when a request comes.
+    // The manifest's collections, each with its maxTtl (0: none).
+    CollectionTtls collections GUARDED_BY(mutex) = {{kDefaultCollection, 0}};
+    HashTable committed GUARDED_BY(mutex);
+    StoredKeyMap<Seqno> pendingByKey GUARDED_BY(mutex);
+    // Locks of live documents; a lapsed one is dropped when next looked at
+    // (lockCasLocked) or by the expiry pager.
+    StoredKeyMap<DocumentLock> locks GUARDED_BY(mutex);
     // The SyncWrites' durability decision over the vBucket's topology; the
     // values themselves wait in syncWrites.
     DurabilityMonitor durability GUARDED_BY(mutex);
@@ -188,16 +200,8 @@ class VBucket {
         StatusCallback done;
     };
     std::optional<PendingRollback> pendingRollback GUARDED_BY(mutex);
-    HashTable committed GUARDED_BY(mutex);
-    std::unordered_map<std::string, Seqno> pendingByKey GUARDED_BY(mutex);
     std::map<Seqno, SyncWrite> syncWrites GUARDED_BY(mutex);
     std::deque<DirtyItem> dirty GUARDED_BY(mutex);
-    // Locks of live documents; a lapsed one is dropped when next looked at
-    // (lockCasLocked) or by the expiry pager.
-    std::unordered_map<std::string, DocumentLock> locks GUARDED_BY(mutex);
-    // The manifest's collections, each with its maxTtl (0: none).
-    std::unordered_map<CollectionId, std::uint32_t> collections GUARDED_BY(mutex) = {
-        {kDefaultCollection, 0}};
     // Collections dropped while the vBucket could not write their
     // deletions (a replica, dead, handing over, or before warmup knew its
     // state): their documents stay, hidden from readers, until it is a
@@ -241,7 +245,7 @@ class VBucket {
     // returns the change in bytes (<= 0).
     std::int64_t eraseCommittedLocked(const std::string& key) REQUIRES(mutex);
     // The CAS of key's lock at `now`, or 0 when it holds none.
-    std::uint64_t lockCasLocked(const std::string& key, std::uint32_t now) REQUIRES(mutex);
+    std::uint64_t lockCasLocked(std::string_view key, std::uint32_t now) REQUIRES(mutex);
     // The replica's high prepared seqno (durability_monitor.h): a prepare
     // inside an unfinished disk snapshot is not held yet.
     Seqno replicaHighPreparedLocked() const REQUIRES(mutex);
@@ -251,7 +255,7 @@ class VBucket {
     Seqno wholeSeqnoLocked() const REQUIRES(mutex);
     // The committed live value of key, or null (absent, tombstone, or
     // expired at `now`, seconds since the epoch).
-    const StoredValue* liveLocked(const std::string& key, std::uint32_t now) const REQUIRES(mutex);
+    const StoredValue* liveLocked(std::string_view key, std::uint32_t now) const REQUIRES(mutex);
     // The same test for a value already found: not a tombstone, not expired.
     static bool isLive(const StoredValue& value, std::uint32_t now) {
         return !value.meta.deleted && (value.meta.expiry == 0 || value.meta.expiry > now);
@@ -261,7 +265,7 @@ class VBucket {
     // committed value); or one inherited from an earlier term
     // (SyncWriteReCommitInProgress: it may have been acknowledged, so even
     // a read waits for its commit, as Couchbase's promoted replicas do).
-    Status pendingOnLocked(const std::string& key) const REQUIRES(mutex);
+    Status pendingOnLocked(std::string_view key) const REQUIRES(mutex);
 
   private:
     // Puts an already stamped value in the dirty queue and the streams.

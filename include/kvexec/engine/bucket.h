@@ -168,8 +168,9 @@ class Bucket : public Taskable {
 
     virtual WarmupProgress warmupProgress() const = 0;
 
-    // Reads: complete inline. get of an expired document removes it
-    // (KeyNotFound). getMeta also reports tombstones (meta.deleted).
+    // Reads: complete inline (kvexec-server answers a get from its stack on
+    // this promise). get of an expired document removes it (KeyNotFound).
+    // getMeta also reports tombstones (meta.deleted).
     virtual void get(Vbid vbid, DocKey key, GetCallback done) = 0;
     virtual void getMeta(Vbid vbid, DocKey key, GetCallback done) = 0;
     // A read of this node's replica copy (Couchbase's GET_REPLICA): only a
