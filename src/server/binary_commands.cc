@@ -3,6 +3,8 @@
 // GET_ERROR_MAP, GET_META, OBSERVE_SEQNO, GET_LOCKED, UNLOCK_KEY, and the
 // collections: ids in keys, GET_COLLECTIONS_MANIFEST, GET_COLLECTION_ID,
 // GET_SCOPE_ID). SET_VBUCKET and GET_VBUCKET are vbucket_commands.cc's.
+#include <cassert>
+
 #include <nlohmann/json.hpp>
 
 #include "kvexec/engine/xattrs.h"
@@ -312,25 +314,35 @@ void Connection::binaryGet(const Request& request) {
         return;
     }
     counters_.cmdGet.fetch_add(1, std::memory_order_relaxed);
-    auto done = completion<engine::GetResult>([this, request](const engine::GetResult& r) {
-        const bool withKey = protocol::loudVariant(request.opcode) == Opcode::GetK;
-        if (r.status != engine::Status::Success) {
-            if (r.status == engine::Status::KeyNotFound) {
-                counters_.getMisses.fetch_add(1, std::memory_order_relaxed);
-                if (protocol::isQuiet(request.opcode)) {
-                    return;
-                }
-                if (withKey) {
-                    return respond(request, Status::KeyNotFound, {}, request.key);
-                }
-            }
-            return respondEngine(request, r.status);
-        }
-        counters_.getHits.fetch_add(1, std::memory_order_relaxed);
-        respond(request, Status::Success, be32(r.item.meta.flags), withKey ? request.key : "",
-                documentBody(r.item), r.item.meta.cas, clientDatatype(r.item));
+    // The hottest request skips completion(): a read completes inline
+    // (kvexec/engine/bucket.h), inside this call, so the handler may point at
+    // `request`, and it is small enough for std::function to hold without
+    // allocating.
+    inEngineCall_ = true;
+    context_.bucket->get(vbid, std::move(key), [this, &request](const engine::GetResult& r) {
+        assert(inEngineCall_ && "kvexec/engine/bucket.h: reads complete inline");
+        answerGet(request, r);
     });
-    callEngine([&] { context_.bucket->get(vbid, std::move(key), std::move(done)); });
+    inEngineCall_ = false;
+}
+
+void Connection::answerGet(const Request& request, const engine::GetResult& r) {
+    const bool withKey = protocol::loudVariant(request.opcode) == Opcode::GetK;
+    if (r.status != engine::Status::Success) {
+        if (r.status == engine::Status::KeyNotFound) {
+            counters_.getMisses.fetch_add(1, std::memory_order_relaxed);
+            if (protocol::isQuiet(request.opcode)) {
+                return;
+            }
+            if (withKey) {
+                return respond(request, Status::KeyNotFound, {}, request.key);
+            }
+        }
+        return respondEngine(request, r.status);
+    }
+    counters_.getHits.fetch_add(1, std::memory_order_relaxed);
+    respond(request, Status::Success, be32(r.item.meta.flags), withKey ? request.key : "",
+            documentBody(r.item), r.item.meta.cas, clientDatatype(r.item));
 }
 
 // GET_REPLICA: this node's replica copy, for a client that reads from the

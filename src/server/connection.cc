@@ -526,15 +526,6 @@ std::function<void(const Result&)> Connection::completion(
     };
 }
 
-void Connection::callEngine(const std::function<void()>& call) {
-    inEngineCall_ = true;
-    call();
-    inEngineCall_ = false;
-    if (pending_) {
-        pauseReading();  // resumed by the completion
-    }
-}
-
 template std::function<void(const engine::MutationResult&)> Connection::completion(
     std::function<void(const engine::MutationResult&)>);
 template std::function<void(const engine::ArithmeticResult&)> Connection::completion(

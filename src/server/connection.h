@@ -131,7 +131,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::function<void(const Result&)> completion(std::function<void(const Result&)> handler);
     // Runs an engine call that was given a completion(); marks inline
     // completions as such and stops reading if the operation is pending.
-    void callEngine(const std::function<void()>& call);
+    template <class Call>
+    void callEngine(Call&& call) {
+        inEngineCall_ = true;
+        call();
+        inEngineCall_ = false;
+        if (pending_) {
+            pauseReading();  // resumed by the completion
+        }
+    }
     void beginOperation();
     void finishOperation();
 
@@ -156,6 +164,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::uint8_t clientDatatype(const engine::Item& item) const;
     bool mayRunUnauthenticated(protocol::Opcode opcode) const;
     void binaryGet(const protocol::Request& request);
+    void answerGet(const protocol::Request& request, const engine::GetResult& result);
     void binaryGetReplica(const protocol::Request& request);
     void binaryStore(const protocol::Request& request);
     void binaryDelete(const protocol::Request& request);
