@@ -318,12 +318,12 @@ void Connection::binaryGet(const Request& request) {
     // (kvexec/engine/bucket.h), inside this call, so the handler may point at
     // `request`, and it is small enough for std::function to hold without
     // allocating.
-    inEngineCall_ = true;
-    context_.bucket->get(vbid, std::move(key), [this, &request](const engine::GetResult& r) {
-        assert(inEngineCall_ && "kvexec/engine/bucket.h: reads complete inline");
-        answerGet(request, r);
+    callEngine([&] {
+        context_.bucket->get(vbid, std::move(key), [this, &request](const engine::GetResult& r) {
+            assert(inEngineCall_ && "kvexec/engine/bucket.h: reads complete inline");
+            answerGet(request, r);
+        });
     });
-    inEngineCall_ = false;
 }
 
 void Connection::answerGet(const Request& request, const engine::GetResult& r) {

@@ -129,7 +129,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // result, inline if the engine answered inside the call.
     template <class Result>
     std::function<void(const Result&)> completion(std::function<void(const Result&)> handler);
-    // Runs an engine call that was given a completion(); marks inline
+    // Runs an engine call that was given a completion() (or, for a get, a
+    // handler that relies on reads completing inline); marks inline
     // completions as such and stops reading if the operation is pending.
     template <class Call>
     void callEngine(Call&& call) {
