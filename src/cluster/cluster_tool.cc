@@ -48,6 +48,8 @@ NodeReport nodeReport(const std::string& name, const ClusterView& view) {
         }
     }
     if (view.map) {
+        const auto& mapped = view.map->nodes;
+        node.inMap = std::find(mapped.begin(), mapped.end(), name) != mapped.end();
         const NodeVBuckets held = vbucketsOf(*view.map, name);
         node.active = held.active.size();
         node.replica = held.replica.size();
@@ -254,6 +256,7 @@ std::string statusJson(const StatusReport& report) {
     for (const NodeReport& node : report.nodes) {
         json entry = {{"name", node.name},
                       {"alive", node.alive},
+                      {"inMap", node.inMap},
                       {"active", node.active},
                       {"replica", node.replica},
                       {"appliedRevision", nullptr},

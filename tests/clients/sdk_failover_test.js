@@ -125,7 +125,7 @@ async function waitInMap(node) {
     if (result.status === 0) {
       const status = JSON.parse(result.stdout);
       const applied = status.nodes.every((n) => !n.alive || n.appliedRevision === status.mapRevision);
-      if (status.nodes.some((n) => n.name === node && n.alive) && applied) return;
+      if (status.nodes.some((n) => n.name === node && n.alive && n.inMap) && applied) return;
     }
     assert.ok(Date.now() < deadline, `${node} never joined the map`);
     await sleep(200);

@@ -103,6 +103,26 @@ TEST(StatusReportTest, TextAndJsonCarryTheSame) {
     EXPECT_EQ(json["nodes"][2]["alive"], false);
 }
 
+// A node that joined a moment ago is alive and on the map's revision
+// before the leader maps it; a script waiting to rebalance onto it needs
+// to tell the two apart.
+TEST(StatusReportTest, SaysWhetherTheMapNamesANodeYet) {
+    ClusterView view = threeNodeView();
+    view.membership.nodes = {"n0", "n1", "n3"};
+    view.statuses["n3"] = {4};
+    const StatusReport report = statusReport("/kvexec/default", view);
+    ASSERT_EQ(report.nodes.size(), 4u);
+    const NodeReport& joined = report.nodes[3];
+    EXPECT_EQ(joined.name, "n3");
+    EXPECT_TRUE(joined.alive);
+    EXPECT_EQ(joined.appliedRevision, 4u);
+    EXPECT_FALSE(joined.inMap);
+    EXPECT_TRUE(report.nodes[2].inMap) << "n2 left, but the map still names it";
+    const auto json = nlohmann::json::parse(statusJson(report));
+    EXPECT_EQ(json["nodes"][0]["inMap"], true);
+    EXPECT_EQ(json["nodes"][3]["inMap"], false);
+}
+
 // Two nodes, four vBuckets, one replica: n0 active for 0 and 2, n1 for
 // 1 and 3 (computeMap's order), each the other's replica.
 ClusterView replicatingView() {

@@ -90,7 +90,7 @@ in_map() {
     status_json | /usr/bin/python3 -c '
 import json, sys
 status = json.load(sys.stdin)
-sys.exit(0 if any(n["name"] == sys.argv[1] and n["alive"] and
+sys.exit(0 if any(n["name"] == sys.argv[1] and n["alive"] and n["inMap"] and
                   n["appliedRevision"] == status["mapRevision"]
                   for n in status["nodes"]) else 1)' "$1"
 }

@@ -94,7 +94,7 @@ class Cluster:
         until = time.monotonic() + deadline
         while time.monotonic() < until:
             status = self.status()
-            if status and any(n["name"] == name and n["alive"] and
+            if status and any(n["name"] == name and n["alive"] and n["inMap"] and
                               n["appliedRevision"] == status["mapRevision"]
                               for n in status["nodes"]):
                 return status

@@ -103,7 +103,7 @@ def settled(status, names=NODES, replicas=1):
         return False
     if status["numReplicas"] != replicas:
         return False
-    return all(node["alive"] and node["appliedRevision"] == status["mapRevision"]
+    return all(node["alive"] and node["inMap"] and node["appliedRevision"] == status["mapRevision"]
                and node.get("streamsOpen") is not None
                and node["replicaVBucketsApplied"] == node["replica"]
                and node["streamsOpen"] == node["replicaVBucketsApplied"]
