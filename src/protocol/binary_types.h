@@ -21,6 +21,15 @@ enum class Magic : std::uint8_t {
     ClientResponse = 0x81,
     AltClientRequest = 0x08,
     AltClientResponse = 0x18,
+    // Duplex (docs/Duplex.md in kv_engine): requests the server sends and
+    // the client's replies to them.
+    ServerRequest = 0x82,
+    ServerResponse = 0x83,
+};
+
+// Opcodes of server requests (magic 0x82).
+enum class ServerOpcode : std::uint8_t {
+    ClustermapChangeNotification = 0x01,
 };
 
 enum class Opcode : std::uint8_t {

@@ -81,7 +81,7 @@ std::string clusterMapJson(const ClusterMapInfo& info) {
     uuid += info.bucket;
     json map = {
         {"rev", info.revision},
-        {"revEpoch", 1},
+        {"revEpoch", kRevisionEpoch},
         {"name", info.bucket},
         {"uuid", std::move(uuid)},
         {"bucketType", "membase"},

@@ -11,6 +11,10 @@
 
 namespace kvexec::protocol {
 
+// The map's "revEpoch": a client orders maps by (epoch, rev). Fixed: a
+// map's revision only grows, whoever leads (cluster/vbucket_map.h).
+inline constexpr std::int64_t kRevisionEpoch = 1;
+
 // One node of a cluster as clients reach it.
 struct ClusterMapNode {
     std::string host;

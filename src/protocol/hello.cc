@@ -22,6 +22,9 @@ bool grant(Feature feature, HelloFeatures& features) {
         case Feature::Json:
             features.json = true;
             return true;
+        case Feature::ClustermapChangeNotification:
+            features.clustermapNotification = true;
+            return true;
         // Nothing to change: every socket is TCP_NODELAY, SELECT_BUCKET,
         // alternative request magic, durability and preserve-TTL frame
         // infos are always understood, and the datatype byte is always read.

@@ -16,6 +16,8 @@ struct HelloFeatures {
     bool collections = false;    // keys carry a LEB128 collection id prefix
     bool mutationSeqno = false;  // write replies carry (vbucket uuid, seqno)
     bool json = false;           // the JSON datatype bit is echoed on reads
+    // Each new cluster map is pushed to it (protocol/server_request.h).
+    bool clustermapNotification = false;
 };
 
 struct HelloReply {

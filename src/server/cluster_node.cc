@@ -4,6 +4,8 @@
 #include <iostream>
 #include <map>
 
+#include "server/front_end.h"
+
 namespace kvexec::server {
 namespace {
 
@@ -120,7 +122,18 @@ bool ClusterNode::apply(const cluster::ClusterState& state) {
         }
         updateReplication(changes, state);
     }
-    context_.clusterConfig.set(topologyOf(state, context_.config.node, address()));
+    auto topology = topologyOf(state, context_.config.node, address());
+    const std::uint64_t revision = topology->revision;
+    context_.clusterConfig.set(std::move(topology));
+    if (revision > pushedRevision_) {
+        // Clients that asked for pushes learn the map now, not at their
+        // next config poll: a failover's promoted replicas get the writes
+        // at once.
+        pushedRevision_ = revision;
+        for (FrontEnd* frontEnd : context_.frontEnds) {
+            frontEnd->pushClusterMap();
+        }
+    }
     return true;
 }
 

@@ -75,6 +75,7 @@ class ClusterNode {
     // before, a copy that diverged (and will roll back) could look ahead.
     std::map<engine::Vbid, std::string> activeOf_;
     std::map<engine::Vbid, std::string> streamedFrom_;
+    std::uint64_t pushedRevision_ = 0;  // the last map revision pushed to clients
 };
 
 }  // namespace kvexec::server

@@ -13,6 +13,7 @@
 #include "dcp/producer.h"
 #include "protocol/binary_response.h"
 #include "protocol/cluster_map.h"
+#include "protocol/server_request.h"
 #include "server/front_end.h"
 
 namespace kvexec::server {
@@ -346,9 +347,15 @@ void Connection::discardInput(std::size_t length) {
 }
 
 bool Connection::handleBinary(std::string_view bytes) {
-    if (dcpProducer_ && static_cast<std::uint8_t>(bytes.front()) ==
-                            static_cast<std::uint8_t>(protocol::Magic::ClientResponse)) {
+    const auto magic = static_cast<protocol::Magic>(bytes.front());
+    if (dcpProducer_ && magic == protocol::Magic::ClientResponse) {
         return handleDcpResponse(bytes);
+    }
+    if (clustermapNotification_ && magic == protocol::Magic::ServerResponse) {
+        // A reply to a pushed map: none is needed, and kv_engine drops them
+        // unread. Only its header has been framed; the body goes as it comes.
+        discardInput(protocol::kHeaderSize + protocol::readBe32(bytes, 8));
+        return true;
     }
     auto result = protocol::parseRequest(bytes, limits_.binary);
     if (result.outcome == protocol::ParseOutcome::Invalid &&
@@ -534,6 +541,20 @@ template std::function<void(const engine::GetResult&)> Connection::completion(
     std::function<void(const engine::GetResult&)>);
 template std::function<void(const ConnectionList&)> Connection::completion(
     std::function<void(const ConnectionList&)>);
+
+void Connection::pushClusterMap() {
+    if (!clustermapNotification_ || !bucketSelected_ || closed_ || closing_) {
+        return;
+    }
+    const auto topology = context_.clusterConfig.get();
+    if (!topology || topology->revision <= pushedRevision_) {
+        return;
+    }
+    pushedRevision_ = topology->revision;
+    protocol::appendClustermapNotification(out_, context_.config.bucket, protocol::kRevisionEpoch,
+                                           topology->revision, clusterMap());
+    flushOutput();
+}
 
 std::string Connection::clusterMap() const {
     protocol::ClusterMapInfo info;

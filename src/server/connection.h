@@ -71,6 +71,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void close();
     // What "stats conns" says about this connection.
     ConnectionInfo describe() const;
+    // Sends the cluster's current map (a ClustermapChangeNotification) if
+    // this connection asked for pushes in HELLO, has selected the bucket and
+    // has not been sent this revision yet. Loop thread (FrontEnd::pushClusterMap).
+    void pushClusterMap();
 
   private:
     // Reading goes around the bufferevent, which only writes: its reads
@@ -279,7 +283,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool collections_ = false;
     bool mutationSeqno_ = false;
     bool json_ = false;
-    bool couchbaseClient_ = false;  // sent HELLO: vBuckets come from the client
+    bool clustermapNotification_ = false;
+    std::uint64_t pushedRevision_ = 0;  // the last map revision pushed
+    bool couchbaseClient_ = false;      // sent HELLO: vBuckets come from the client
     bool authenticated_ = false;
     protocol::auth::Role role_ = protocol::auth::Role::Client;  // once authenticated
     std::optional<protocol::auth::SaslSession> sasl_;

@@ -97,6 +97,14 @@ void FrontEnd::describeConnections(std::function<void(ConnectionList)> done) {
     });
 }
 
+void FrontEnd::pushClusterMap() {
+    post([this] {
+        for (const auto& [raw, connection] : connections_) {
+            connection->pushClusterMap();
+        }
+    });
+}
+
 void FrontEnd::forget(Connection* connection) {
     connections_.erase(connection);
 }

@@ -27,22 +27,25 @@ const std::string kSdkHello =
 TEST(Hello, GrantsWhatTheSdkNeedsInTheOrderAsked) {
     const HelloReply reply = negotiateHello(kSdkHello);
     EXPECT_EQ(reply.granted,
-              features({0x03, 0x06, 0x07, 0x08, 0x0b, 0x10, 0x11, 0x12, 0x14, 0x04}));
+              features({0x03, 0x06, 0x07, 0x08, 0x0b, 0x10, 0x11, 0x12, 0x14, 0x0d, 0x04}));
     EXPECT_TRUE(reply.features.xerror);
     EXPECT_TRUE(reply.features.collections);
     EXPECT_TRUE(reply.features.mutationSeqno);
     EXPECT_TRUE(reply.features.json);
+    EXPECT_TRUE(reply.features.clustermapNotification);
 }
 
 // A granted feature is a promise the server keeps on every later request.
 TEST(Hello, RefusesFeaturesTheServerDoesNotImplement) {
-    for (auto feature :
-         {Feature::Tls, Feature::TcpDelay, Feature::Snappy, Feature::Duplex,
-          Feature::ClustermapChangeNotification, Feature::UnorderedExecution, Feature::Tracing}) {
+    for (auto feature : {Feature::Tls, Feature::TcpDelay, Feature::Snappy, Feature::Duplex,
+                         Feature::UnorderedExecution, Feature::Tracing}) {
         const HelloReply reply = negotiateHello(features({static_cast<std::uint16_t>(feature)}));
         EXPECT_TRUE(reply.granted.empty()) << static_cast<int>(feature);
     }
     EXPECT_TRUE(negotiateHello(features({0xffff})).granted.empty());
+    // Brief notifications (0x1f: the revision without the map) and
+    // NOT_MY_VBUCKET without a map the client already has (0x1e).
+    EXPECT_TRUE(negotiateHello(features({0x1e, 0x1f})).granted.empty());
 }
 
 TEST(Hello, AFeatureAskedTwiceIsGrantedOnce) {
@@ -53,7 +56,8 @@ TEST(Hello, AnEmptyHelloGrantsNothingAndResetsEverything) {
     const HelloReply reply = negotiateHello({});
     EXPECT_TRUE(reply.granted.empty());
     EXPECT_FALSE(reply.features.xerror || reply.features.collections ||
-                 reply.features.mutationSeqno || reply.features.json);
+                 reply.features.mutationSeqno || reply.features.json ||
+                 reply.features.clustermapNotification);
 }
 
 }  // namespace

@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "cluster/cluster_state.h"
 #include "cluster/etcd_client.h"
 #include "etcd_fixture.h"
+#include "protocol/binary_response.h"
 #include "protocol/keys.h"
 #include "server_process.h"
 
@@ -173,6 +177,76 @@ TEST_F(ClusterSocketTest, ACouchbaseClientIsRoutedByTheMap) {
         ASSERT_TRUE(response);
         EXPECT_EQ(response->status, n == active ? kSuccess : kNotMyVbucket) << "n" << n;
     }
+}
+
+// A HELLO value asking for these features (16-bit big-endian each).
+std::string helloFeatures(std::initializer_list<protocol::Feature> features) {
+    std::string value;
+    for (const protocol::Feature feature : features) {
+        protocol::appendBe16(value, static_cast<std::uint16_t>(feature));
+    }
+    return value;
+}
+
+// A client that asked for cluster-map pushes (HELLO 0x0d) and selected the
+// bucket is sent each new map as it is applied, without asking: here the
+// one that names a fourth node. A client that did not ask gets nothing
+// between its responses, and a reply to a push is dropped.
+TEST_F(ClusterSocketTest, ASubscribedClientIsSentEachNewMapAsItIsApplied) {
+    Client subscribed(nodes_[0]->port());
+    const auto hello =
+        subscribed.call(request(Opcode::Hello, "push-test", {},
+                                helloFeatures({protocol::Feature::Xerror,
+                                               protocol::Feature::ClustermapChangeNotification})));
+    ASSERT_TRUE(hello);
+    EXPECT_EQ(hello->value, helloFeatures({protocol::Feature::Xerror,
+                                           protocol::Feature::ClustermapChangeNotification}));
+    ASSERT_EQ(subscribed.call(request(Opcode::SelectBucket, "default"))->status, kSuccess);
+    Client plain(nodes_[0]->port());
+    ASSERT_TRUE(plain.call(
+        request(Opcode::Hello, "plain", {}, helloFeatures({protocol::Feature::Xerror}))));
+    ASSERT_EQ(plain.call(request(Opcode::SelectBucket, "default"))->status, kSuccess);
+
+    TempDir n3Dir;
+    ServerProcess n3(n3Dir.path(), {"--cluster", etcd().url(), "--node", "n3", "--replicas", "1",
+                                    "--sync", "none"});
+    const std::string n3Address = "127.0.0.1:" + std::to_string(n3.port());
+    std::optional<json> pushed;
+    while (!pushed) {  // each read has its own deadline; maps before n3's may come first
+        const auto packet = subscribed.readResponse();
+        ASSERT_TRUE(packet) << "no map naming n3 was pushed";
+        ASSERT_EQ(packet->magic, 0x82);
+        ASSERT_EQ(packet->opcode, 0x01);  // ClustermapChangeNotification
+        EXPECT_EQ(packet->opaque, 0u);
+        EXPECT_EQ(packet->key, "default");
+        ASSERT_EQ(packet->extras.size(), 16u);
+        EXPECT_EQ(protocol::readBe64(packet->extras, 0), 1u);  // revEpoch
+        const json config = json::parse(packet->value);
+        EXPECT_EQ(config["rev"], protocol::readBe64(packet->extras, 8));
+        EXPECT_GT(config["rev"].get<std::uint64_t>(), revision_);
+        const auto& servers = config["vBucketServerMap"]["serverList"];
+        if (std::find(servers.begin(), servers.end(), n3Address) != servers.end()) {
+            pushed = config;
+        }
+    }
+    // The pushed map is the one the node serves.
+    EXPECT_EQ(clusterConfig(nodes_[0]->port())["rev"], (*pushed)["rev"]);
+    // A reply to the push (magic 0x83, with a body) is dropped; the next
+    // request is answered as usual.
+    RawRequest reply = request(Opcode::Noop, {}, {}, "ignored");
+    reply.magic = 0x83;
+    reply.opcode = 0x01;
+    ASSERT_TRUE(subscribed.send(reply.encode()));
+    const auto noop = subscribed.call(request(Opcode::Noop));
+    ASSERT_TRUE(noop);
+    EXPECT_EQ(noop->magic, 0x81);
+    EXPECT_EQ(noop->opcode, static_cast<std::uint8_t>(Opcode::Noop));
+    EXPECT_EQ(noop->status, kSuccess);
+    // The client that did not ask was sent nothing.
+    const auto plainNoop = plain.call(request(Opcode::Noop));
+    ASSERT_TRUE(plainNoop);
+    EXPECT_EQ(plainNoop->magic, 0x81);
+    EXPECT_EQ(n3.stop(SIGTERM), 0);
 }
 
 }  // namespace
