@@ -93,6 +93,18 @@ bool names(const std::vector<std::string>& nodes, const std::string& name) {
     return std::binary_search(nodes.begin(), nodes.end(), name);
 }
 
+std::uint64_t appliedEverywhere(const ClusterView& view, const VBucketMap& map) {
+    std::uint64_t lowest = map.revision;
+    for (const std::string& node : map.nodes) {
+        if (!names(view.membership.nodes, node)) {
+            continue;  // gone: it serves no client
+        }
+        const auto status = view.statuses.find(node);
+        lowest = std::min(lowest, status == view.statuses.end() ? 0 : status->second.mapRevision);
+    }
+    return lowest;
+}
+
 }  // namespace
 
 std::string encodeNodeAddress(const NodeAddress& address) {
@@ -211,6 +223,7 @@ ClusterState clusterStateOf(const ClusterView& view, std::uint16_t numVBuckets,
                 state.addresses.insert(*found);
             }
         }
+        state.appliedEverywhere = appliedEverywhere(view, *state.map);
     }
     return state;
 }

@@ -122,6 +122,11 @@ struct ClusterState {
     // when they were registered, where known).
     std::map<std::string, NodeAddress> addresses;
     std::optional<std::string> leader;
+    // The highest map revision that every registered node the map names
+    // has applied, by their statuses (0: some node has applied none). A
+    // client sent a map once it is applied everywhere meets no node still
+    // on the one before.
+    std::uint64_t appliedEverywhere = 0;
 
     bool operator==(const ClusterState&) const = default;
 };

@@ -319,7 +319,7 @@ void Connection::readResponses(Link& link) {
             return;
         }
         const auto* bytes = evbuffer_pullup(input, -1);
-        const auto parsed = protocol::parseResponse(
+        const auto parsed = protocol::parseServerPacket(
             std::string_view(reinterpret_cast<const char*>(bytes), available));
         if (parsed.outcome == protocol::ResponseOutcome::Incomplete) {
             return;
@@ -327,8 +327,10 @@ void Connection::readResponses(Link& link) {
         if (parsed.outcome == protocol::ResponseOutcome::Invalid) {
             return fail("protocol error: not a binary response");
         }
-        if (link.handshake->state() != Handshake::State::Done &&
-            run_.options.protocol == Protocol::Couchbase) {
+        if (parsed.response.magic == protocol::Magic::ServerRequest) {
+            serverRequest(parsed.response);
+        } else if (link.handshake->state() != Handshake::State::Done &&
+                   run_.options.protocol == Protocol::Couchbase) {
             handshakeResponse(link, parsed.response);
         } else {
             loadResponse(link, parsed.response);
@@ -337,6 +339,21 @@ void Connection::readResponses(Link& link) {
             return;  // the link dropped (its handshake failed): `input` went with it
         }
         evbuffer_drain(input, parsed.consumed);
+    }
+}
+
+// A map the server pushed (the handshake asked for them) is taken as a
+// polled one is: ops held for a node it no longer names go out at once.
+// Other server requests need no answer and are ignored.
+void Connection::serverRequest(const Response& r) {
+    if (static_cast<protocol::ServerOpcode>(r.opcode) !=
+            protocol::ServerOpcode::ClustermapChangeNotification ||
+        run_.options.protocol != Protocol::Couchbase) {
+        return;
+    }
+    if (auto route = routeOf(r.value); route && adoptNewer(*route)) {
+        run_.mapsPushed.fetch_add(1, std::memory_order_relaxed);
+        releaseHeld();
     }
 }
 

@@ -34,7 +34,9 @@
 // error), and while the map still names the node the client asks a
 // connected node for its map every 250 ms (GET_CLUSTER_CONFIG), so that a
 // failover's new map, where the node no longer leads, routes them
-// elsewhere; a link that comes back brings its node's map too. A batch therefore never waits on a
+// elsewhere; the nodes also push each new map (the handshake asks for it:
+// HELLO ClustermapChangeNotification), which is taken the same way; a
+// link that comes back brings its node's map too. A batch therefore never waits on a
 // dead node longer than its ops' retries (about 3 s; --timeout still
 // fails the client). A connection failing fails its client otherwise: on
 // one server (or --protocol memcached), or during the client's own
@@ -138,6 +140,7 @@ class Connection {
     void pollConfig();
     void batchStep();
     void readResponses(Link& link);
+    void serverRequest(const protocol::Response& r);
     void handshakeResponse(Link& link, const protocol::Response& r);
     void bootstrapped(Link& link);
     void routeBy(ClusterRoute route);

@@ -48,6 +48,9 @@ void appendConnections(std::ostringstream& out, const PhaseResult& p) {
     if (p.clientsFailed > 0) {
         out << "  clients failed: " << p.clientsFailed << "\n";
     }
+    if (p.mapsPushed > 0) {
+        out << "  cluster maps pushed and taken: " << p.mapsPushed << "\n";
+    }
 }
 
 void appendLatency(std::ostringstream& out, const engine::HistogramSnapshot& h) {
@@ -82,6 +85,7 @@ nlohmann::json phaseJson(const PhaseResult& p) {
             {"clientsFailed", p.clientsFailed},
             {"linksLost", p.linksLost},
             {"reconnects", p.reconnects},
+            {"mapsPushed", p.mapsPushed},
             {"histograms", {{"SET", histogramJson(p.sets)}, {"GET", histogramJson(p.gets)}}}};
 }
 

@@ -149,6 +149,7 @@ PhaseResult runPhase(const Options& o, Phase phase, std::vector<std::unique_ptr<
     result.clientsFailed = run.clientsFailed.load();
     result.linksLost = run.linksLost.load();
     result.reconnects = run.reconnects.load();
+    result.mapsPushed = run.mapsPushed.load();
     vbucketCount = std::max(vbucketCount, run.vbucketCount.load());
     return result;
 }

@@ -36,6 +36,7 @@ struct PhaseResult {
     std::uint64_t clientsFailed = 0;       // clients a failure ended (not reconnected)
     std::uint64_t linksLost = 0;           // a cluster's links that dropped...
     std::uint64_t reconnects = 0;          // ...and were connected again
+    std::uint64_t mapsPushed = 0;          // newer cluster maps servers pushed, taken
     std::uint64_t errorCount() const;
     std::uint64_t retryCount() const;
 };

@@ -65,6 +65,8 @@ struct RunState {
     // attempts follow) and that were connected again (connection.h).
     std::atomic<std::uint64_t> linksLost{0};
     std::atomic<std::uint64_t> reconnects{0};
+    // Maps a server pushed that a client took (newer than the one it had).
+    std::atomic<std::uint64_t> mapsPushed{0};
     std::atomic<Clock::rep> lastFinish{0};       // steady_clock ticks of the latest finish
     std::atomic<std::uint16_t> vbucketCount{0};  // from the first cluster map
     LatencyHistogram sets{"SET"};

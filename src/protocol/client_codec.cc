@@ -46,14 +46,32 @@ void appendRequest(std::string& out, const RequestHeader& h, std::string_view fr
     out.append(value);
 }
 
+namespace {
+
+// A packet in the layout of a response (classic or alternative): the
+// responses, and the server requests, whose status field is reserved.
+bool responseLayout(Magic magic) {
+    return magic == Magic::ClientResponse || magic == Magic::AltClientResponse ||
+           magic == Magic::ServerRequest;
+}
+
+}  // namespace
+
 ResponseParse parseResponse(std::string_view input, std::size_t maxBodyLength) {
+    if (!input.empty() && static_cast<Magic>(input[0]) == Magic::ServerRequest) {
+        return {ResponseOutcome::Invalid, {}, 0};
+    }
+    return parseServerPacket(input, maxBodyLength);
+}
+
+ResponseParse parseServerPacket(std::string_view input, std::size_t maxBodyLength) {
     ResponseParse result;
     if (input.size() < kHeaderSize) {
         return result;
     }
     const auto magic = static_cast<Magic>(input[0]);
     const bool alt = magic == Magic::AltClientResponse;
-    if (!alt && magic != Magic::ClientResponse) {
+    if (!responseLayout(magic)) {
         result.outcome = ResponseOutcome::Invalid;
         return result;
     }

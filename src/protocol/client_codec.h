@@ -1,7 +1,8 @@
 // protocol/client_codec.h: the client's side of the binary protocol:
 // encodes requests (classic magic 0x80, or 0x08 when framing extras such as
 // a durability requirement are present) and parses responses (0x81 and the
-// alternative 0x18, whose framing extras carry e.g. the server's duration).
+// alternative 0x18, whose framing extras carry e.g. the server's duration)
+// and the requests a server pushes (0x82).
 //
 // Pure functions over caller-owned bytes: a Response's string_views point
 // into the input, so the input must outlive the Response. Safe from any
@@ -66,5 +67,10 @@ struct ResponseParse {
 // are Invalid.
 ResponseParse parseResponse(std::string_view input,
                             std::size_t maxBodyLength = 20 * 1024 * 1024 + 1024);
+// The same, but a server request (magic 0x82: a cluster-map push, on a
+// connection that asked for them) is also a packet; its `magic` tells it
+// from a response, and its `status` means nothing.
+ResponseParse parseServerPacket(std::string_view input,
+                                std::size_t maxBodyLength = 20 * 1024 * 1024 + 1024);
 
 }  // namespace kvexec::protocol

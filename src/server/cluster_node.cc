@@ -125,10 +125,11 @@ bool ClusterNode::apply(const cluster::ClusterState& state) {
     auto topology = topologyOf(state, context_.config.node, address());
     const std::uint64_t revision = topology->revision;
     context_.clusterConfig.set(std::move(topology));
-    if (revision > pushedRevision_) {
+    if (revision > pushedRevision_ && state.appliedEverywhere >= revision) {
         // Clients that asked for pushes learn the map now, not at their
         // next config poll: a failover's promoted replicas get the writes
-        // at once.
+        // at once. Not before every node has applied it: a client would
+        // meet NOT_MY_VBUCKET from a node still on the map before.
         pushedRevision_ = revision;
         for (FrontEnd* frontEnd : context_.frontEnds) {
             frontEnd->pushClusterMap();

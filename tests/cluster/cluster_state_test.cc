@@ -102,6 +102,24 @@ TEST(ClusterStateTest, RemembersTheAddressOfANodeTheMapStillNames) {
     EXPECT_FALSE(state.addresses.contains("gone"));
 }
 
+// A map is applied everywhere once each registered node it names says so
+// in its status; a node that left (no lease, no status) does not hold it
+// up, and one without a status yet does.
+TEST(ClusterStateTest, AMapIsAppliedEverywhereOnceEveryLiveNodeOfItSaysSo) {
+    ClusterView view;
+    view.membership.nodes = {"n1", "n2"};
+    view.map = computeMap({"n1", "n2", "n3"}, 4, 1);
+    view.map->revision = 5;
+    view.statuses = {{"n1", {5}}};
+    EXPECT_EQ(clusterStateOf(view, 4, {}).appliedEverywhere, 0u) << "n2 has no status yet";
+    view.statuses["n2"] = {4};
+    EXPECT_EQ(clusterStateOf(view, 4, {}).appliedEverywhere, 4u);
+    view.statuses["n2"] = {5};
+    EXPECT_EQ(clusterStateOf(view, 4, {}).appliedEverywhere, 5u);
+    view.membership.nodes = {"n1", "n2", "n4"};  // n4: not in the map, serves none of it
+    EXPECT_EQ(clusterStateOf(view, 4, {}).appliedEverywhere, 5u);
+}
+
 TEST(MapToPublishTest, FirstMapThenNothingUntilTheNodesChange) {
     ClusterView view;
     view.membership.nodes = {"n1", "n2"};

@@ -258,8 +258,10 @@ TEST_F(NodeAgentTest, TheLeaderStoppingHandsOverToAnotherThatPublishes) {
     const std::uint64_t before = recorders_["n1"].latest().map->revision;
     stop("n0");
     for (const char* name : {"n1", "n2"}) {
+        // Until applied everywhere, the two may see that at different times.
         ASSERT_TRUE(recorders_[name].waitFor([](const ClusterState& state) {
-            return mapOver({"n1", "n2"})(state) && state.leader && *state.leader != "n0";
+            return mapOver({"n1", "n2"})(state) && state.leader && *state.leader != "n0" &&
+                   state.appliedEverywhere == state.map->revision;
         })) << name;
         EXPECT_GT(recorders_[name].latest().map->revision, before);
     }
@@ -268,7 +270,11 @@ TEST_F(NodeAgentTest, TheLeaderStoppingHandsOverToAnotherThatPublishes) {
 
 TEST_F(NodeAgentTest, ALostLeaseIsReportedAndTheNodeJoinsAgain) {
     StateRecorder& recorder = start("n0");
-    ASSERT_TRUE(recorder.waitFor(mapOver({"n0"})));
+    // Settled: the map applied everywhere (its last delivery until the
+    // lease goes), so that what comes after `before` is the rejoin's.
+    ASSERT_TRUE(recorder.waitFor([](const ClusterState& state) {
+        return mapOver({"n0"})(state) && state.appliedEverywhere == state.map->revision;
+    }));
     const std::size_t before = recorder.delivered();
     // Someone else ends the lease (as etcd does when renewals stop).
     const auto nodeKey = client().get(keys_.node("n0"));

@@ -3,7 +3,8 @@
 # Couchbase SDKs do: a client whose connection to one node drops is not
 # failed (connection.h); it reconnects that link with a backoff, holds the
 # ops for the node's vBuckets meanwhile, and sends them to the replicas
-# promoted by the failover's map once it has it (GET_CLUSTER_CONFIG).
+# promoted by the failover's map once it has it (the nodes push it, HELLO
+# ClustermapChangeNotification; GET_CLUSTER_CONFIG polls are the fallback).
 #
 # Three nodes with one replica, 64 vBuckets and a 2 s failover timeout
 # (tools/cluster-run); pillowfight runs a read load for 15 s from n0, and
@@ -87,9 +88,10 @@ load = json.load(open(sys.argv[1]))["load"]
 lines = [l for l in open(sys.argv[2]) if re.match(r"OPS/SEC: .*\(Load", l)]
 rates = [int(re.match(r"OPS/SEC: (\d+)", l).group(1)) for l in lines]
 after = rates[int(sys.argv[3]):]
-print("load: %d ops, %d errors, clients failed %d, links lost %d, reconnected %d, retried %s"
+print("load: %d ops, %d errors, clients failed %d, links lost %d, reconnected %d, "
+      "maps pushed %d, retried %s"
       % (load["ops"], load["errorCount"], load["clientsFailed"], load["linksLost"],
-         load["reconnects"], load["retries"]))
+         load["reconnects"], load["mapsPushed"], load["retries"]))
 print("ops/s after the kill:", after)
 failed = []
 if load["errorCount"] != 0:
@@ -100,6 +102,8 @@ if load["linksLost"] == 0:
     failed.append("no connection counted as lost")
 if load["reconnects"] == 0:
     failed.append("no link reconnected to the restarted n1")
+if load["mapsPushed"] == 0:
+    failed.append("no client took a map the nodes pushed (HELLO ClustermapChangeNotification)")
 # The failover (2 s lease, then the new map) is over within ~4 s of the
 # kill; the load goes on to its 12 s: the last progress lines have ops.
 if len(after) < 4 or min(after[-2:]) == 0:

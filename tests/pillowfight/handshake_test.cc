@@ -26,6 +26,7 @@ class FakeServer {
     std::string bucket = "default";
     std::vector<Opcode> seen;
     bool helloCollections = false;  // the client asked for HELLO Collections
+    bool helloMapPushes = false;    // ... and for ClustermapChangeNotification
 
     // The answer to `requestBytes` (one request).
     std::string answer(const std::string& requestBytes) {
@@ -43,6 +44,7 @@ class FakeServer {
                 for (std::size_t at = 0; at + 2 <= r.value.size(); at += 2) {
                     const auto f = static_cast<Feature>(protocol::readBe16(r.value, at));
                     helloCollections = helloCollections || f == Feature::Collections;
+                    helloMapPushes = helloMapPushes || f == Feature::ClustermapChangeNotification;
                     if (f != Feature::SyncReplication || acceptSyncReplication) {
                         accepted.append(r.value.substr(at, 2));
                     }
@@ -151,6 +153,7 @@ TEST_F(PillowfightHandshake, WithoutAUserThereIsNoSasl) {
     EXPECT_EQ(run(options_, server).state, Handshake::State::Done);
     EXPECT_EQ(server.seen,
               (std::vector<Opcode>{Opcode::Hello, Opcode::SelectBucket, Opcode::GetClusterConfig}));
+    EXPECT_TRUE(server.helloMapPushes) << "a failover's map would wait for a config poll";
 }
 
 TEST_F(PillowfightHandshake, AWrongPasswordFailsNamingSasl) {

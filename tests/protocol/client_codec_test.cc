@@ -6,6 +6,8 @@
 #include "protocol/binary_request.h"
 #include "protocol/binary_response.h"
 #include "protocol/client_codec.h"
+#include "protocol/cluster_map.h"
+#include "protocol/server_request.h"
 
 namespace kvexec::protocol {
 namespace {
@@ -93,6 +95,26 @@ TEST(ClientCodec, RejectsWhatIsNoResponse) {
     appendResponse(bad, {Opcode::Get, Status::Success, 1, 0, 0}, "abcd");
     bad[11] = 2;  // body shorter than the extras it claims
     EXPECT_EQ(parseResponse(bad).outcome, ResponseOutcome::Invalid);
+}
+
+// A map the server pushes between responses is a packet to the client
+// that asked for pushes (parseServerPacket), and is no response.
+TEST(ClientCodec, AServerPushIsReadAsAPacketButNotAsAResponse) {
+    std::string wire;
+    appendClustermapNotification(wire, "default", kRevisionEpoch, 9, R"({"rev":9})");
+    appendResponse(wire, {Opcode::Noop, Status::Success, 5, 0, 0});
+    EXPECT_EQ(parseResponse(wire).outcome, ResponseOutcome::Invalid);
+    const ResponseParse push = parseServerPacket(wire);
+    ASSERT_EQ(push.outcome, ResponseOutcome::Ok);
+    EXPECT_EQ(push.response.magic, Magic::ServerRequest);
+    EXPECT_EQ(static_cast<ServerOpcode>(push.response.opcode),
+              ServerOpcode::ClustermapChangeNotification);
+    EXPECT_EQ(push.response.key, "default");
+    EXPECT_EQ(push.response.value, R"({"rev":9})");
+    const ResponseParse next = parseServerPacket(std::string_view(wire).substr(push.consumed));
+    ASSERT_EQ(next.outcome, ResponseOutcome::Ok);
+    EXPECT_EQ(next.response.magic, Magic::ClientResponse);
+    EXPECT_EQ(next.response.opaque, 5u);
 }
 
 }  // namespace
