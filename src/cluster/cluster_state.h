@@ -114,7 +114,8 @@ struct ClusterView {
 ClusterView readClusterView(const ClusterKeys& keys, const std::vector<KeyValue>& underRoot);
 
 // What the node agent tells its owner: the map, who is registered, where
-// they are, who leads. Changes to NodeStatus are not part of it.
+// they are, who leads, and the revision every node has applied. Other
+// changes to the NodeStatuses (their seqnos) are not part of it.
 struct ClusterState {
     std::optional<VBucketMap> map;        // none until a leader published one
     std::vector<std::string> registered;  // alive now, sorted

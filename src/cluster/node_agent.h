@@ -89,7 +89,8 @@ struct NodeAgentConfig {
 
 class NodeAgent {
   public:
-    // The node's view changed (map, registered nodes, addresses, leader).
+    // The node's view changed (map, registered nodes, addresses, leader,
+    // the revision applied everywhere).
     // Return true once acted on: the agent then publishes the map's
     // revision as the node's status. False: deliver it again after the
     // retry interval.

@@ -18,9 +18,9 @@ std::string Handshake::request(Opcode opcode, std::string_view key, std::string_
 
 std::string Handshake::start() {
     std::string features;
-    for (const Feature f :
-         {Feature::AltRequestSupport, Feature::SyncReplication, Feature::Xerror,
-          Feature::SelectBucket, Feature::TcpNoDelay, Feature::ClustermapChangeNotification}) {
+    for (const Feature f : {Feature::AltRequestSupport, Feature::SyncReplication, Feature::Xerror,
+                            Feature::SelectBucket, Feature::TcpNoDelay, Feature::Duplex,
+                            Feature::ClustermapChangeNotification}) {
         protocol::appendBe16(features, static_cast<std::uint16_t>(f));
     }
     if (!options_.collection.empty()) {

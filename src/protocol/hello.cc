@@ -7,8 +7,9 @@
 namespace kvexec::protocol {
 namespace {
 
-// Whether the server grants `feature`, recording what it changes.
-bool grant(Feature feature, HelloFeatures& features) {
+// Whether the server grants `feature`, recording what it changes;
+// `duplexAsked`: the same HELLO asks for Duplex.
+bool grant(Feature feature, bool duplexAsked, HelloFeatures& features) {
     switch (feature) {
         case Feature::Xerror:
             features.xerror = true;
@@ -22,9 +23,12 @@ bool grant(Feature feature, HelloFeatures& features) {
         case Feature::Json:
             features.json = true;
             return true;
-        case Feature::ClustermapChangeNotification:
-            features.clustermapNotification = true;
+        case Feature::Duplex:
+            features.duplex = true;
             return true;
+        case Feature::ClustermapChangeNotification:
+            features.clustermapNotification = duplexAsked;
+            return duplexAsked;
         // Nothing to change: every socket is TCP_NODELAY, SELECT_BUCKET,
         // alternative request magic, durability and preserve-TTL frame
         // infos are always understood, and the datatype byte is always read.
@@ -45,13 +49,18 @@ bool grant(Feature feature, HelloFeatures& features) {
 
 HelloReply negotiateHello(std::string_view requested) {
     HelloReply reply;
+    bool duplexAsked = false;
+    for (std::size_t at = 0; at + 2 <= requested.size(); at += 2) {
+        duplexAsked =
+            duplexAsked || readBe16(requested, at) == static_cast<std::uint16_t>(Feature::Duplex);
+    }
     for (std::size_t at = 0; at + 2 <= requested.size(); at += 2) {
         const std::uint16_t code = readBe16(requested, at);
         bool seen = false;
         for (std::size_t g = 0; g + 2 <= reply.granted.size(); g += 2) {
             seen = seen || readBe16(reply.granted, g) == code;
         }
-        if (!seen && grant(static_cast<Feature>(code), reply.features)) {
+        if (!seen && grant(static_cast<Feature>(code), duplexAsked, reply.features)) {
             appendBe16(reply.granted, code);
         }
     }

@@ -16,7 +16,11 @@ struct HelloFeatures {
     bool collections = false;    // keys carry a LEB128 collection id prefix
     bool mutationSeqno = false;  // write replies carry (vbucket uuid, seqno)
     bool json = false;           // the JSON datatype bit is echoed on reads
-    // Each new cluster map is pushed to it (protocol/server_request.h).
+    // Duplex: it takes requests from the server and may reply (0x83).
+    bool duplex = false;
+    // Each new cluster map is pushed to it (protocol/server_request.h);
+    // granted only with Duplex, as kv_engine requires (it refuses the whole
+    // HELLO; this server refuses only the feature).
     bool clustermapNotification = false;
 };
 

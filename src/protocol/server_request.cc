@@ -8,14 +8,14 @@ namespace kvexec::protocol {
 
 void appendClustermapNotification(std::string& out, std::string_view bucket,
                                   std::int64_t revisionEpoch, std::uint64_t revision,
-                                  std::string_view config) {
+                                  std::string_view config, bool jsonDatatype) {
     constexpr std::size_t kExtras = 16;
     out.reserve(out.size() + kHeaderSize + kExtras + bucket.size() + config.size());
     out.push_back(static_cast<char>(Magic::ServerRequest));
     out.push_back(static_cast<char>(ServerOpcode::ClustermapChangeNotification));
     appendBe16(out, static_cast<std::uint16_t>(bucket.size()));
     out.push_back(static_cast<char>(kExtras));
-    out.push_back(static_cast<char>(config.empty() ? 0 : kDatatypeJson));
+    out.push_back(static_cast<char>(jsonDatatype && !config.empty() ? kDatatypeJson : 0));
     appendBe16(out, 0);  // reserved
     appendBe32(out, static_cast<std::uint32_t>(kExtras + bucket.size() + config.size()));
     appendBe32(out, 0);  // opaque

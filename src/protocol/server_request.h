@@ -16,10 +16,11 @@ namespace kvexec::protocol {
 
 // Appends a ClustermapChangeNotification: key the bucket's name, extras
 // the revision epoch and revision (two signed 64-bit integers, the
-// 16-byte form), value the full config (JSON). Opaque 0: the client owes
-// no reply, and one it sends is dropped unread.
+// 16-byte form), value the full config (JSON; the datatype says so when
+// `jsonDatatype`, i.e. the client negotiated HELLO JSON). Opaque 0: the
+// client owes no reply; kvexec-server drops one unread.
 void appendClustermapNotification(std::string& out, std::string_view bucket,
                                   std::int64_t revisionEpoch, std::uint64_t revision,
-                                  std::string_view config);
+                                  std::string_view config, bool jsonDatatype);
 
 }  // namespace kvexec::protocol

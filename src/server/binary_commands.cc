@@ -510,6 +510,7 @@ void Connection::binaryHello(const Request& request) {
     collections_ = reply.features.collections;
     mutationSeqno_ = reply.features.mutationSeqno;
     json_ = reply.features.json;
+    duplex_ = reply.features.duplex;
     clustermapNotification_ = reply.features.clustermapNotification;
     couchbaseClient_ = true;
     respond(request, Status::Success, {}, {}, reply.granted);

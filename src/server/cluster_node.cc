@@ -122,20 +122,37 @@ bool ClusterNode::apply(const cluster::ClusterState& state) {
         }
         updateReplication(changes, state);
     }
-    auto topology = topologyOf(state, context_.config.node, address());
-    const std::uint64_t revision = topology->revision;
-    context_.clusterConfig.set(std::move(topology));
-    if (revision > pushedRevision_ && state.appliedEverywhere >= revision) {
-        // Clients that asked for pushes learn the map now, not at their
-        // next config poll: a failover's promoted replicas get the writes
-        // at once. Not before every node has applied it: a client would
-        // meet NOT_MY_VBUCKET from a node still on the map before.
-        pushedRevision_ = revision;
-        for (FrontEnd* frontEnd : context_.frontEnds) {
-            frontEnd->pushClusterMap();
+    std::shared_ptr<const ClusterTopology> topology =
+        topologyOf(state, context_.config.node, address());
+    context_.clusterConfig.set(topology);
+    pushAppliedMap(std::move(topology), state.appliedEverywhere);
+    return true;
+}
+
+// Clients that asked for pushes learn a map at once, not at their next
+// config poll: a failover's promoted replicas get the writes. Not before
+// every node has applied it (a client would meet NOT_MY_VBUCKET from a
+// node still on the map before), and while maps follow each other faster
+// than the nodes' statuses (a rebalance), the newest applied everywhere.
+void ClusterNode::pushAppliedMap(std::shared_ptr<const ClusterTopology> topology,
+                                 std::uint64_t appliedEverywhere) {
+    if (topology->revision > pushedRevision_) {
+        unpushed_[topology->revision] = std::move(topology);
+        if (unpushed_.size() > kMaxUnpushed) {
+            unpushed_.erase(unpushed_.begin());
         }
     }
-    return true;
+    auto newest = unpushed_.upper_bound(appliedEverywhere);
+    if (newest == unpushed_.begin()) {
+        return;  // none applied everywhere yet
+    }
+    --newest;
+    const auto push = newest->second;
+    pushedRevision_ = push->revision;
+    unpushed_.erase(unpushed_.begin(), std::next(newest));
+    for (FrontEnd* frontEnd : context_.frontEnds) {
+        frontEnd->pushClusterMap(push);
+    }
 }
 
 bool ClusterNode::applyStates(const std::vector<cluster::VBucketChange>& changes) {

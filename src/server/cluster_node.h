@@ -59,6 +59,9 @@ class ClusterNode {
     // Sets the states that differ from the bucket's; false if the bucket
     // refused (logged; the agent delivers the state again later).
     bool applyStates(const std::vector<cluster::VBucketChange>& changes);
+    // Pushes the newest map applied here and everywhere, if not yet pushed.
+    void pushAppliedMap(std::shared_ptr<const ClusterTopology> topology,
+                        std::uint64_t appliedEverywhere);
     // A stream from each replica vBucket's active; those of vBuckets that
     // are no longer replicas here close.
     void updateReplication(const std::vector<cluster::VBucketChange>& changes,
@@ -75,7 +78,12 @@ class ClusterNode {
     // before, a copy that diverged (and will roll back) could look ahead.
     std::map<engine::Vbid, std::string> activeOf_;
     std::map<engine::Vbid, std::string> streamedFrom_;
-    std::uint64_t pushedRevision_ = 0;  // the last map revision pushed to clients
+    // Maps applied here and not pushed to clients yet, by revision (at most
+    // kMaxUnpushed: a node that never applies them holds none back for
+    // ever); and the last revision pushed.
+    static constexpr std::size_t kMaxUnpushed = 64;
+    std::map<std::uint64_t, std::shared_ptr<const ClusterTopology>> unpushed_;
+    std::uint64_t pushedRevision_ = 0;
 };
 
 }  // namespace kvexec::server

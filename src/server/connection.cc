@@ -351,9 +351,13 @@ bool Connection::handleBinary(std::string_view bytes) {
     if (dcpProducer_ && magic == protocol::Magic::ClientResponse) {
         return handleDcpResponse(bytes);
     }
-    if (clustermapNotification_ && magic == protocol::Magic::ServerResponse) {
+    if (duplex_ && magic == protocol::Magic::ServerResponse) {
         // A reply to a pushed map: none is needed, and kv_engine drops them
-        // unread. Only its header has been framed; the body goes as it comes.
+        // unread. The framer knows no such magic and hands over what has
+        // arrived: wait for the whole header, then drop the body as it comes.
+        if (bytes.size() < protocol::kHeaderSize) {
+            return false;
+        }
         discardInput(protocol::kHeaderSize + protocol::readBe32(bytes, 8));
         return true;
     }
@@ -542,21 +546,22 @@ template std::function<void(const engine::GetResult&)> Connection::completion(
 template std::function<void(const ConnectionList&)> Connection::completion(
     std::function<void(const ConnectionList&)>);
 
-void Connection::pushClusterMap() {
-    if (!clustermapNotification_ || !bucketSelected_ || closed_ || closing_) {
+void Connection::pushClusterMap(const ClusterTopology& topology) {
+    if (!clustermapNotification_ || !bucketSelected_ || closed_ || closing_ ||
+        topology.revision <= pushedRevision_) {
         return;
     }
-    const auto topology = context_.clusterConfig.get();
-    if (!topology || topology->revision <= pushedRevision_) {
-        return;
-    }
-    pushedRevision_ = topology->revision;
+    pushedRevision_ = topology.revision;
     protocol::appendClustermapNotification(out_, context_.config.bucket, protocol::kRevisionEpoch,
-                                           topology->revision, clusterMap());
+                                           topology.revision, clusterMapOf(&topology), json_);
     flushOutput();
 }
 
 std::string Connection::clusterMap() const {
+    return clusterMapOf(context_.clusterConfig.get().get());
+}
+
+std::string Connection::clusterMapOf(const ClusterTopology* topology) const {
     protocol::ClusterMapInfo info;
     info.bucket = context_.config.bucket;
     info.host = localHost_;
@@ -564,7 +569,7 @@ std::string Connection::clusterMap() const {
     info.mgmtPort = context_.boundMgmtPort.load(std::memory_order_relaxed);
     info.manifestUid = engine::hexId(context_.bucket->manifestUid());
     info.vbucketCount = static_cast<std::uint16_t>(context_.config.vbuckets);
-    if (const auto topology = context_.clusterConfig.get()) {
+    if (topology != nullptr) {
         info.nodes = topology->nodes;
         info.chains = topology->chains;
         info.numReplicas = topology->numReplicas;

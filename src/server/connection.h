@@ -71,10 +71,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void close();
     // What "stats conns" says about this connection.
     ConnectionInfo describe() const;
-    // Sends the cluster's current map (a ClustermapChangeNotification) if
-    // this connection asked for pushes in HELLO, has selected the bucket and
-    // has not been sent this revision yet. Loop thread (FrontEnd::pushClusterMap).
-    void pushClusterMap();
+    // Sends `topology` as a ClustermapChangeNotification if this connection
+    // asked for pushes in HELLO, has selected the bucket and has not been
+    // sent this revision or a later one. Loop thread (FrontEnd::pushClusterMap).
+    void pushClusterMap(const ClusterTopology& topology);
 
   private:
     // Reading goes around the bufferevent, which only writes: its reads
@@ -235,7 +235,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void textStatsConns();
     void textStatsCachedump(const protocol::TextCommand& command);
 
+    // The config clients get: `topology`'s nodes and map; this node alone
+    // without one (null: a single node).
     std::string clusterMap() const;
+    std::string clusterMapOf(const ClusterTopology* topology) const;
 
     // DCP (dcp_commands.cc): DCP_OPEN makes this a producer's connection.
     void binaryDcp(const protocol::Request& request);
@@ -283,6 +286,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool collections_ = false;
     bool mutationSeqno_ = false;
     bool json_ = false;
+    bool duplex_ = false;  // it takes server requests and replies (0x83)
     bool clustermapNotification_ = false;
     std::uint64_t pushedRevision_ = 0;  // the last map revision pushed
     bool couchbaseClient_ = false;      // sent HELLO: vBuckets come from the client

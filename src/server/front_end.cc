@@ -97,10 +97,11 @@ void FrontEnd::describeConnections(std::function<void(ConnectionList)> done) {
     });
 }
 
-void FrontEnd::pushClusterMap() {
-    post([this] {
-        for (const auto& [raw, connection] : connections_) {
-            connection->pushClusterMap();
+void FrontEnd::pushClusterMap(std::shared_ptr<const ClusterTopology> topology) {
+    post([this, topology = std::move(topology)] {
+        auto open = connections_;  // a push may close a connection that cannot take it
+        for (const auto& [raw, connection] : open) {
+            connection->pushClusterMap(*topology);
         }
     });
 }

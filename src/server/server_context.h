@@ -1,8 +1,9 @@
 // server_context.h: what every connection of kvexec-server shares: the
 // configuration, the bucket and pool, the credentials, the connection
 // counters behind STAT, and the front ends (stats conns asks each about its
-// connections; each keeps the counters its requests move, and the count of
-// engine operations in flight that a graceful stop waits on).
+// connections; the cluster node pushes new maps through them; each keeps
+// the counters its requests move, and the count of engine operations in
+// flight that a graceful stop waits on).
 //
 // Thread safety: built before the front-end threads start and destroyed
 // after they stop; its members are atomics, thread-safe holders

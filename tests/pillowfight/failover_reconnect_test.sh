@@ -102,8 +102,6 @@ if load["linksLost"] == 0:
     failed.append("no connection counted as lost")
 if load["reconnects"] == 0:
     failed.append("no link reconnected to the restarted n1")
-if load["mapsPushed"] == 0:
-    failed.append("no client took a map the nodes pushed (HELLO ClustermapChangeNotification)")
 # The failover (2 s lease, then the new map) is over within ~4 s of the
 # kill; the load goes on to its 12 s: the last progress lines have ops.
 if len(after) < 4 or min(after[-2:]) == 0:

@@ -26,7 +26,8 @@ class FakeServer {
     std::string bucket = "default";
     std::vector<Opcode> seen;
     bool helloCollections = false;  // the client asked for HELLO Collections
-    bool helloMapPushes = false;    // ... and for ClustermapChangeNotification
+    bool helloMapPushes = false;    // ... for ClustermapChangeNotification
+    bool helloDuplex = false;       // ... and for Duplex, which pushes need
 
     // The answer to `requestBytes` (one request).
     std::string answer(const std::string& requestBytes) {
@@ -45,6 +46,7 @@ class FakeServer {
                     const auto f = static_cast<Feature>(protocol::readBe16(r.value, at));
                     helloCollections = helloCollections || f == Feature::Collections;
                     helloMapPushes = helloMapPushes || f == Feature::ClustermapChangeNotification;
+                    helloDuplex = helloDuplex || f == Feature::Duplex;
                     if (f != Feature::SyncReplication || acceptSyncReplication) {
                         accepted.append(r.value.substr(at, 2));
                     }
@@ -154,6 +156,7 @@ TEST_F(PillowfightHandshake, WithoutAUserThereIsNoSasl) {
     EXPECT_EQ(server.seen,
               (std::vector<Opcode>{Opcode::Hello, Opcode::SelectBucket, Opcode::GetClusterConfig}));
     EXPECT_TRUE(server.helloMapPushes) << "a failover's map would wait for a config poll";
+    EXPECT_TRUE(server.helloDuplex) << "Couchbase refuses map pushes without Duplex";
 }
 
 TEST_F(PillowfightHandshake, AWrongPasswordFailsNamingSasl) {

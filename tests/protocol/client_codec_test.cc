@@ -101,7 +101,7 @@ TEST(ClientCodec, RejectsWhatIsNoResponse) {
 // that asked for pushes (parseServerPacket), and is no response.
 TEST(ClientCodec, AServerPushIsReadAsAPacketButNotAsAResponse) {
     std::string wire;
-    appendClustermapNotification(wire, "default", kRevisionEpoch, 9, R"({"rev":9})");
+    appendClustermapNotification(wire, "default", kRevisionEpoch, 9, R"({"rev":9})", true);
     appendResponse(wire, {Opcode::Noop, Status::Success, 5, 0, 0});
     EXPECT_EQ(parseResponse(wire).outcome, ResponseOutcome::Invalid);
     const ResponseParse push = parseServerPacket(wire);

@@ -27,17 +27,30 @@ const std::string kSdkHello =
 TEST(Hello, GrantsWhatTheSdkNeedsInTheOrderAsked) {
     const HelloReply reply = negotiateHello(kSdkHello);
     EXPECT_EQ(reply.granted,
-              features({0x03, 0x06, 0x07, 0x08, 0x0b, 0x10, 0x11, 0x12, 0x14, 0x0d, 0x04}));
+              features({0x03, 0x06, 0x07, 0x08, 0x0b, 0x0c, 0x10, 0x11, 0x12, 0x14, 0x0d, 0x04}));
     EXPECT_TRUE(reply.features.xerror);
     EXPECT_TRUE(reply.features.collections);
     EXPECT_TRUE(reply.features.mutationSeqno);
     EXPECT_TRUE(reply.features.json);
+    EXPECT_TRUE(reply.features.duplex);
     EXPECT_TRUE(reply.features.clustermapNotification);
+}
+
+// Pushed maps are server requests: a client that does not take them
+// (no Duplex in the same HELLO) is not sent any.
+TEST(Hello, ClusterMapPushesNeedDuplex) {
+    const HelloReply alone = negotiateHello(features({0x0d}));
+    EXPECT_TRUE(alone.granted.empty());
+    EXPECT_FALSE(alone.features.clustermapNotification);
+    const HelloReply both = negotiateHello(features({0x0d, 0x0c}));
+    EXPECT_EQ(both.granted, features({0x0d, 0x0c}));
+    EXPECT_TRUE(both.features.clustermapNotification);
+    EXPECT_TRUE(both.features.duplex);
 }
 
 // A granted feature is a promise the server keeps on every later request.
 TEST(Hello, RefusesFeaturesTheServerDoesNotImplement) {
-    for (auto feature : {Feature::Tls, Feature::TcpDelay, Feature::Snappy, Feature::Duplex,
+    for (auto feature : {Feature::Tls, Feature::TcpDelay, Feature::Snappy,
                          Feature::UnorderedExecution, Feature::Tracing}) {
         const HelloReply reply = negotiateHello(features({static_cast<std::uint16_t>(feature)}));
         EXPECT_TRUE(reply.granted.empty()) << static_cast<int>(feature);
@@ -56,7 +69,7 @@ TEST(Hello, AnEmptyHelloGrantsNothingAndResetsEverything) {
     const HelloReply reply = negotiateHello({});
     EXPECT_TRUE(reply.granted.empty());
     EXPECT_FALSE(reply.features.xerror || reply.features.collections ||
-                 reply.features.mutationSeqno || reply.features.json ||
+                 reply.features.mutationSeqno || reply.features.json || reply.features.duplex ||
                  reply.features.clustermapNotification);
 }
 

@@ -13,7 +13,7 @@ namespace {
 TEST(ClustermapNotification, CarriesBucketRevisionAndConfig) {
     std::string out = "x";  // appended after what is buffered
     const std::string config = R"({"rev":7,"revEpoch":1})";
-    appendClustermapNotification(out, "default", 1, 0x0102030405060708ULL, config);
+    appendClustermapNotification(out, "default", 1, 0x0102030405060708ULL, config, true);
     const std::string_view packet = std::string_view(out).substr(1);
     ASSERT_EQ(packet.size(), kHeaderSize + 16 + 7 + config.size());
     EXPECT_EQ(static_cast<std::uint8_t>(packet[0]), 0x82);
@@ -33,11 +33,18 @@ TEST(ClustermapNotification, CarriesBucketRevisionAndConfig) {
 
 TEST(ClustermapNotification, ANegativeEpochIsSentAsTwosComplement) {
     std::string out;
-    appendClustermapNotification(out, "", -1, 3, "");
+    appendClustermapNotification(out, "", -1, 3, "", true);
     ASSERT_EQ(out.size(), kHeaderSize + 16);
     EXPECT_EQ(out[5], 0);  // no value, no datatype
     EXPECT_EQ(readBe64(out, 24), 0xffffffffffffffffULL);
     EXPECT_EQ(readBe64(out, 32), 3u);
+}
+
+// A client that did not negotiate JSON is not told the value is JSON.
+TEST(ClustermapNotification, TheJsonDatatypeOnlyForAClientThatNegotiatedIt) {
+    std::string out;
+    appendClustermapNotification(out, "default", 1, 3, "{}", false);
+    EXPECT_EQ(out[5], 0);
 }
 
 }  // namespace
