@@ -45,22 +45,25 @@ bool grant(Feature feature, bool duplexAsked, HelloFeatures& features) {
     }
 }
 
+// Whether a list of 16-bit big-endian feature codes holds `code`.
+bool lists(std::string_view codes, std::uint16_t code) {
+    for (std::size_t at = 0; at + 2 <= codes.size(); at += 2) {
+        if (readBe16(codes, at) == code) {
+            return true;
+        }
+    }
+    return false;
+}
+
 }  // namespace
 
 HelloReply negotiateHello(std::string_view requested) {
     HelloReply reply;
-    bool duplexAsked = false;
-    for (std::size_t at = 0; at + 2 <= requested.size(); at += 2) {
-        duplexAsked =
-            duplexAsked || readBe16(requested, at) == static_cast<std::uint16_t>(Feature::Duplex);
-    }
+    const bool duplexAsked = lists(requested, static_cast<std::uint16_t>(Feature::Duplex));
     for (std::size_t at = 0; at + 2 <= requested.size(); at += 2) {
         const std::uint16_t code = readBe16(requested, at);
-        bool seen = false;
-        for (std::size_t g = 0; g + 2 <= reply.granted.size(); g += 2) {
-            seen = seen || readBe16(reply.granted, g) == code;
-        }
-        if (!seen && grant(static_cast<Feature>(code), duplexAsked, reply.features)) {
+        if (!lists(reply.granted, code) &&
+            grant(static_cast<Feature>(code), duplexAsked, reply.features)) {
             appendBe16(reply.granted, code);
         }
     }
