@@ -17,6 +17,18 @@ std::size_t binaryExtent(std::string_view head, const RequestLimits& limits) {
     return kHeaderSize + readBe32(head, 8);  // within the limit: parseRequest checked it
 }
 
+}  // namespace
+
+std::size_t responseExtent(std::string_view head, const RequestLimits& limits) {
+    if (head.size() < kHeaderSize) {
+        return kHeaderSize;
+    }
+    const std::size_t bodyLength = readBe32(head, 8);
+    return bodyLength > limits.maxBodyLength ? head.size() : kHeaderSize + bodyLength;
+}
+
+namespace {
+
 std::size_t textExtent(std::string_view head, const TextLimits& limits) {
     auto result = parseTextCommand(head, limits);
     switch (result.outcome) {

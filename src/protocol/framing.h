@@ -39,4 +39,10 @@ std::size_t probeLength(Wire wire, const FramingLimits& limits);
 // long) need no more than `head`, so they are never buffered.
 std::size_t requestExtent(Wire wire, std::string_view head, const FramingLimits& limits);
 
+// The same for a packet in response layout that the connection takes from
+// its peer (a DCP consumer's 0x81, a duplex client's 0x83), framed by its
+// header alone: the header, then the header and its body; one whose body
+// is over `limits.maxBodyLength` needs no more than `head`.
+std::size_t responseExtent(std::string_view head, const RequestLimits& limits);
+
 }  // namespace kvexec::protocol

@@ -331,7 +331,11 @@ bool Connection::processNext() {
             probe = std::min(probe, static_cast<std::size_t>(eol.pos) + 1);
         }
     }
-    const std::size_t need = protocol::requestExtent(wire, pullUp(probe), limits_);
+    const auto magic = static_cast<protocol::Magic>(first);
+    const bool response = (dcpProducer_ && magic == protocol::Magic::ClientResponse) ||
+                          (duplex_ && magic == protocol::Magic::ServerResponse);
+    const std::size_t need = response ? protocol::responseExtent(pullUp(probe), limits_.binary)
+                                      : protocol::requestExtent(wire, pullUp(probe), limits_);
     if (need > available) {
         return false;  // the rest of the request has not arrived yet
     }
@@ -353,11 +357,7 @@ bool Connection::handleBinary(std::string_view bytes) {
     }
     if (duplex_ && magic == protocol::Magic::ServerResponse) {
         // A reply to a pushed map: none is needed, and kv_engine drops them
-        // unread. The framer knows no such magic and hands over what has
-        // arrived: wait for the whole header, then drop the body as it comes.
-        if (bytes.size() < protocol::kHeaderSize) {
-            return false;
-        }
+        // unread (its body as it comes, if it is over the limit).
         discardInput(protocol::kHeaderSize + protocol::readBe32(bytes, 8));
         return true;
     }

@@ -2,6 +2,7 @@
 // protocol a request speaks and how many bytes it needs before parsing.
 #include <gtest/gtest.h>
 
+#include "protocol/binary_response.h"
 #include "protocol/framing.h"
 #include "request_builder.h"
 
@@ -38,6 +39,22 @@ TEST(Framing, BinaryRefusedFromItsHeaderNeedsNoMore) {
     EXPECT_EQ(requestExtent(Wire::Binary, header, limits), kHeaderSize);
     const std::string badMagic = "\x81\x00";
     EXPECT_EQ(requestExtent(Wire::Binary, badMagic, limits), badMagic.size());
+}
+
+// A response a connection takes from its peer (a DCP consumer's, a duplex
+// client's reply) is framed by its header, whatever its magic: one that
+// arrives in pieces is not cut at its first bytes.
+TEST(Framing, AResponseNeedsItsHeaderThenItsBody) {
+    RequestLimits limits;
+    limits.maxBodyLength = 1024;
+    std::string reply;
+    appendResponse(reply, {Opcode::Noop, Status::Success, 7, 0, 0}, {}, {}, "body");
+    reply[0] = static_cast<char>(Magic::ServerResponse);
+    EXPECT_EQ(responseExtent(std::string_view(reply).substr(0, 10), limits), kHeaderSize);
+    EXPECT_EQ(responseExtent(std::string_view(reply).substr(0, kHeaderSize), limits), reply.size());
+    std::string huge = reply.substr(0, kHeaderSize);
+    huge[8] = 1;  // a body of 16 MiB and more: over the limit, refused from the header
+    EXPECT_EQ(responseExtent(huge, limits), kHeaderSize);
 }
 
 TEST(Framing, TextStorageNeedsItsDataBlockOnceTheLineIsRead) {
