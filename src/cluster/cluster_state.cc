@@ -76,6 +76,9 @@ void readKey(const ClusterKeys& keys, const KeyValue& kv, ClusterView& view) {
         } else if (kv.key == keys.rebalance()) {
             view.rebalanceModRevision = kv.modRevision;
             view.rebalanceTarget = decodeVBucketMap(kv.value);
+        } else if (kv.key == keys.manifest()) {
+            view.manifestModRevision = kv.modRevision;
+            view.manifest = kv.value;
         } else if (const auto name = nameUnder(kv.key, keys.nodesPrefix()); !name.empty()) {
             view.leases[std::string(name)] = kv.lease;
             view.addresses[std::string(name)] = decodeNodeAddress(kv.value);
@@ -105,6 +108,15 @@ std::uint64_t appliedEverywhere(const ClusterView& view, const VBucketMap& map) 
     return lowest;
 }
 
+std::uint64_t manifestEverywhere(const ClusterView& view) {
+    std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
+    for (const std::string& node : view.membership.nodes) {
+        const auto status = view.statuses.find(node);
+        lowest = std::min(lowest, status == view.statuses.end() ? 0 : status->second.manifestUid);
+    }
+    return view.membership.nodes.empty() ? 0 : lowest;
+}
+
 }  // namespace
 
 std::string encodeNodeAddress(const NodeAddress& address) {
@@ -130,6 +142,9 @@ std::string encodeNodeStatus(const NodeStatus& status) {
     json document = {{"mapRevision", status.mapRevision}};
     if (!status.membership.empty()) {
         document["membership"] = status.membership;
+    }
+    if (status.manifestUid != 0) {
+        document["manifestUid"] = status.manifestUid;
     }
     if (const auto& replication = status.replication) {
         // Pairs rather than objects keyed by vbid: the smallest JSON that
@@ -159,6 +174,9 @@ NodeStatus decodeNodeStatus(std::string_view text) {
             malformed(kWhat, "\"membership\" is not a string");
         }
         status.membership = membership->get<std::string>();
+    }
+    if (document.contains("manifestUid")) {
+        status.manifestUid = unsignedField(document, "manifestUid", kMax, kWhat);
     }
     if (!document.contains("replicaVBuckets")) {
         return status;  // a node that does not replicate, or an older one
@@ -211,6 +229,8 @@ ClusterState clusterStateOf(const ClusterView& view, std::uint16_t numVBuckets,
     }
     state.registered = view.membership.nodes;
     state.leader = view.membership.leader;
+    state.manifest = view.manifest;
+    state.manifestEverywhere = manifestEverywhere(view);
     for (const std::string& node : state.registered) {
         if (const auto found = view.addresses.find(node); found != view.addresses.end()) {
             state.addresses.insert(*found);

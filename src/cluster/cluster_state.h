@@ -8,7 +8,7 @@
 // Node values in etcd, JSON:
 //   <root>/nodes/<name>   NodeAddress: {"host", "kvPort", "mgmtPort"}
 //   <root>/status/<name>  NodeStatus: {"mapRevision"}, "membership" once
-//                         known, and, from a node
+//                         known, "manifestUid" once the node has one, and, from a node
 //                         that replicates, {"replicaVBuckets",
 //                         "streamsOpen", "active": [[vb, seqno], ...],
 //                         "replica": [[vb, seqno], ...]}
@@ -82,6 +82,8 @@ struct NodeStatus {
 
     std::uint64_t mapRevision = 0;
     std::optional<ReplicationStatus> replication;
+    // The uid of the collections manifest the node holds (0: not said).
+    std::uint64_t manifestUid = 0;
     // The membership (membershipDigest) of the view the node had read when
     // it wrote this: a status written under the membership that lost a
     // node was sampled after that node stopped. "": not said.
@@ -108,7 +110,12 @@ struct ClusterView {
     std::optional<VBucketMap> rebalanceTarget;  // while a rebalance runs (and decodes)
     std::set<std::string> ejected;              // nodes rebalanced out
     std::int64_t rebalanceModRevision = 0;      // the rebalance key's; 0: absent
-    std::vector<std::string> problems;          // values that did not decode, and why
+    // The collections manifest as etcd holds it. The cluster library does
+    // not read it (that is the engine's manifest_state.h): it only carries
+    // it to the nodes.
+    std::optional<std::string> manifest;
+    std::int64_t manifestModRevision = 0;  // 0: absent
+    std::vector<std::string> problems;     // values that did not decode, and why
 };
 
 ClusterView readClusterView(const ClusterKeys& keys, const std::vector<KeyValue>& underRoot);
@@ -128,6 +135,11 @@ struct ClusterState {
     // client sent a map once it is applied everywhere meets no node still
     // on the one before.
     std::uint64_t appliedEverywhere = 0;
+    // The cluster's collections manifest (ClusterView::manifest), and the
+    // lowest manifest uid the registered nodes' statuses say they hold (0:
+    // some node has said none).
+    std::optional<std::string> manifest;
+    std::uint64_t manifestEverywhere = 0;
 
     bool operator==(const ClusterState&) const = default;
 };

@@ -42,6 +42,9 @@ NodeReport nodeReport(const std::string& name, const ClusterView& view) {
     }
     if (const auto found = view.statuses.find(name); found != view.statuses.end()) {
         node.appliedRevision = found->second.mapRevision;
+        if (found->second.manifestUid != 0) {
+            node.manifestUid = found->second.manifestUid;
+        }
         if (const auto& replication = found->second.replication) {
             node.replicaVBucketsApplied = replication->replicaVBuckets;
             node.streamsOpen = replication->streamsOpen;
@@ -263,7 +266,8 @@ std::string statusJson(const StatusReport& report) {
                       {"address", nullptr},
                       {"replicaVBucketsApplied", optionalJson(node.replicaVBucketsApplied)},
                       {"streamsOpen", optionalJson(node.streamsOpen)},
-                      {"replicationLag", optionalJson(node.replicationLag)}};
+                      {"replicationLag", optionalJson(node.replicationLag)},
+                      {"manifestUid", optionalJson(node.manifestUid)}};
         if (node.appliedRevision) {
             entry["appliedRevision"] = *node.appliedRevision;
         }

@@ -40,6 +40,12 @@ std::string ClusterKeys::rebalance() const {
     return key;
 }
 
+std::string ClusterKeys::manifest() const {
+    std::string key = all();
+    key += "manifest";
+    return key;
+}
+
 std::string ClusterKeys::statusPrefix() const {
     std::string prefix = all();
     prefix += "status/";

@@ -12,6 +12,9 @@
 //                        (rebalance.h), written by kvexec-cluster
 //   <root>/ejected/<name> a node rebalanced out (kvexec-cluster remove):
 //                        no map names it until kvexec-cluster add
+//   <root>/manifest      the scopes and collections every node holds (the
+//                        engine's manifest_state.h JSON), written with a
+//                        CAS by the node whose REST endpoint took a change
 // Keys under a lease vanish when the lease expires, so a node that stops
 // renewing leaves the membership, and the leadership with it.
 //
@@ -40,6 +43,7 @@ class ClusterKeys {
     std::string leader() const;
     std::string map() const;
     std::string rebalance() const;      // "<root>/rebalance": a rebalance's target map
+    std::string manifest() const;       // "<root>/manifest": the collections manifest
     std::string ejectedPrefix() const;  // "<root>/ejected/"
     std::string ejected(std::string_view name) const;
     std::string statusPrefix() const;  // "<root>/status/"

@@ -431,7 +431,9 @@ void NodeAgent::writeStatus(std::uint64_t mapRevision) {
             return;  // it serves nothing now: the pass that joins again writes afresh
         }
         if (statusSource_) {
-            status.replication = statusSource_();
+            NodeReport report = statusSource_();
+            status.replication = std::move(report.replication);
+            status.manifestUid = report.manifestUid;
         }
     }
     // Read back on the next pass (the write is a change under the root), so

@@ -98,9 +98,14 @@ class NodeAgent {
     // The lease could not be renewed: the node is no longer a member and
     // must stop acting on the map it had, now (on the keep-alive thread).
     using OnLeaseLost = std::function<void(const std::string& why)>;
-    // What the node's status says of its replication now; asked only after
-    // a state was acted on. Must not block for long (it delays the agent).
-    using StatusSource = std::function<std::optional<ReplicationStatus>()>;
+    // What the node's status says of its replication and its collections
+    // manifest now; asked only after a state was acted on. Must not block
+    // for long (it delays the agent).
+    struct NodeReport {
+        std::optional<ReplicationStatus> replication;
+        std::uint64_t manifestUid = 0;  // 0: not said
+    };
+    using StatusSource = std::function<NodeReport()>;
 
     // Joins at once (grants the lease, registers, opens the watch) and
     // throws EtcdError if etcd cannot be reached or refuses; then starts

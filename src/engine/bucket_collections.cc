@@ -1,39 +1,19 @@
 // Scopes and collections: the manifest's changes (checked, persisted, then
 // applied to every vBucket) and the drop of a collection's documents.
-#include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "engine/ep_bucket.h"
 
 namespace kvexec::engine {
-namespace {
-
-std::string inQuotes(std::string_view name) {
-    std::string out(1, '"');
-    out.append(name).push_back('"');
-    return out;
-}
-
-ManifestOutcome refuseName(std::string_view name, std::string& message) {
-    if (validCollectionName(name)) {
-        return ManifestOutcome::Success;
-    }
-    message = "invalid name " + inQuotes(name) +
-              ": 1 to 251 of A-Z a-z 0-9 _ - %, not starting with _ or %";
-    return ManifestOutcome::InvalidName;
-}
-
-ScopeEntry* scopeNamed(Manifest& manifest, std::string_view name) {
-    const auto it = std::ranges::find(manifest.scopes, name, &ScopeEntry::name);
-    return it == manifest.scopes.end() ? nullptr : &*it;
-}
-
-}  // namespace
-
 Manifest BucketImpl::manifest() const {
     kvexec::detail::MutexLock lock(manifestMutex_);
     return manifestState_.manifest;
+}
+
+ManifestState BucketImpl::manifestState() const {
+    kvexec::detail::MutexLock lock(manifestMutex_);
+    return manifestState_;
 }
 
 std::uint64_t BucketImpl::manifestUid() const {
@@ -42,113 +22,61 @@ std::uint64_t BucketImpl::manifestUid() const {
 }
 
 ManifestChange BucketImpl::changeManifest(const ManifestEdit& edit) {
+    return replaceManifest([&](ManifestState& next) { return applyManifestEdit(next, edit); });
+}
+
+ManifestChange BucketImpl::adoptManifest(const ManifestState& adopted) {
+    return replaceManifest([&](ManifestState& next) {
+        next = adopted;
+        return ManifestChange{ManifestOutcome::Success, adopted.manifest.uid, {}};
+    });
+}
+
+// The one path of every change: decided on a copy, written to disk, then
+// made current and applied to the vBuckets. An unchanged state is neither
+// written nor applied.
+ManifestChange BucketImpl::replaceManifest(
+    const std::function<ManifestChange(ManifestState&)>& decide) {
     kvexec::detail::MutexLock change(manifestChangeMutex_);
-    ManifestState next;
-    {
-        kvexec::detail::MutexLock lock(manifestMutex_);
-        next = manifestState_;
-    }
-    ManifestChange result{ManifestOutcome::Success, next.manifest.uid, {}};
+    const ManifestState current = manifestState();
     if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete ||
         shuttingDown_.load()) {
-        result.outcome = ManifestOutcome::NotReady;
-        result.message = "the bucket is warming up or shutting down";
+        return {ManifestOutcome::NotReady, current.manifest.uid,
+                "the bucket is warming up or shutting down"};
+    }
+    ManifestState next = current;
+    ManifestChange result = decide(next);
+    if (result.outcome != ManifestOutcome::Success || next == current) {
         return result;
     }
-    result.outcome = edit(next, result.message);
-    if (result.outcome != ManifestOutcome::Success) {
-        return result;
-    }
-    ++next.manifest.uid;
     try {
         saveManifest(config_.dataDir, next);
     } catch (const std::exception& error) {
-        result.outcome = ManifestOutcome::StorageFailure;
-        result.message = error.what();
-        return result;
+        return {ManifestOutcome::StorageFailure, current.manifest.uid, error.what()};
     }
     {
         kvexec::detail::MutexLock lock(manifestMutex_);
         manifestState_ = next;
     }
     applyManifest(next.manifest);
-    result.uid = next.manifest.uid;
     return result;
 }
 
 ManifestChange BucketImpl::createScope(const std::string& name) {
-    return changeManifest([&](ManifestState& state, std::string& message) {
-        if (const auto refused = refuseName(name, message); refused != ManifestOutcome::Success) {
-            return refused;
-        }
-        if (state.manifest.findScope(name) != nullptr) {
-            message = "scope " + inQuotes(name) + " already exists";
-            return ManifestOutcome::ScopeExists;
-        }
-        state.manifest.scopes.push_back(ScopeEntry{state.nextScopeId++, name, {}});
-        return ManifestOutcome::Success;
-    });
+    return changeManifest(ManifestEdit::createScope(name));
 }
 
 ManifestChange BucketImpl::dropScope(const std::string& name) {
-    return changeManifest([&](ManifestState& state, std::string& message) {
-        if (name == kDefaultName) {
-            message = "the _default scope cannot be dropped";
-            return ManifestOutcome::NotAllowed;
-        }
-        if (std::erase_if(state.manifest.scopes,
-                          [&](const ScopeEntry& scope) { return scope.name == name; }) == 0) {
-            message = "scope " + inQuotes(name) + " not found";
-            return ManifestOutcome::UnknownScope;
-        }
-        return ManifestOutcome::Success;
-    });
+    return changeManifest(ManifestEdit::dropScope(name));
 }
 
 ManifestChange BucketImpl::createCollection(const std::string& scope, const std::string& name,
                                             std::uint32_t maxTtl) {
-    return changeManifest([&](ManifestState& state, std::string& message) {
-        if (const auto refused = refuseName(name, message); refused != ManifestOutcome::Success) {
-            return refused;
-        }
-        ScopeEntry* found = scopeNamed(state.manifest, scope);
-        if (found == nullptr) {
-            message = "scope " + inQuotes(scope) + " not found";
-            return ManifestOutcome::UnknownScope;
-        }
-        if (state.manifest.findCollection(scope, name) != nullptr) {
-            message = "collection " + inQuotes(scope + "." + name) + " already exists";
-            return ManifestOutcome::CollectionExists;
-        }
-        if (state.manifest.collectionCount() >= kMaxCollections) {
-            message = "a bucket holds at most " + std::to_string(kMaxCollections) + " collections";
-            return ManifestOutcome::LimitReached;
-        }
-        found->collections.push_back(CollectionEntry{state.nextCollectionId++, name, maxTtl});
-        return ManifestOutcome::Success;
-    });
+    return changeManifest(ManifestEdit::createCollection(scope, name, maxTtl));
 }
 
 ManifestChange BucketImpl::dropCollection(const std::string& scope, const std::string& name) {
-    return changeManifest([&](ManifestState& state, std::string& message) {
-        ScopeEntry* found = scopeNamed(state.manifest, scope);
-        if (found == nullptr) {
-            message = "scope " + inQuotes(scope) + " not found";
-            return ManifestOutcome::UnknownScope;
-        }
-        const CollectionEntry* collection = state.manifest.findCollection(scope, name);
-        if (collection == nullptr) {
-            message = "collection " + inQuotes(scope + "." + name) + " not found";
-            return ManifestOutcome::UnknownCollection;
-        }
-        if (collection->id == kDefaultCollection) {
-            message = "the _default collection cannot be dropped";
-            return ManifestOutcome::NotAllowed;
-        }
-        std::erase_if(found->collections,
-                      [&](const CollectionEntry& entry) { return entry.name == name; });
-        return ManifestOutcome::Success;
-    });
+    return changeManifest(ManifestEdit::dropCollection(scope, name));
 }
 
 void BucketImpl::applyManifest(const Manifest& next) {

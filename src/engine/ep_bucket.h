@@ -81,7 +81,10 @@ class BucketImpl final : public Bucket {
     BucketStats stats() const override;
     const BucketConfig& config() const override { return config_; }
     Manifest manifest() const override;
+    ManifestState manifestState() const override;
     std::uint64_t manifestUid() const override;
+    ManifestChange changeManifest(const ManifestEdit& edit) override;
+    ManifestChange adoptManifest(const ManifestState& state) override;
     ManifestChange createScope(const std::string& name) override;
     ManifestChange dropScope(const std::string& name) override;
     ManifestChange createCollection(const std::string& scope, const std::string& name,
@@ -239,8 +242,10 @@ class BucketImpl final : public Bucket {
     bool changeStateLocked(VBucket& vb, const VBucketStateChange& change,
                            std::vector<FinishedSyncWrite>& aborted) REQUIRES(vb.mutex);
     // bucket_collections.cc
-    using ManifestEdit = std::function<ManifestOutcome(ManifestState&, std::string& message)>;
-    ManifestChange changeManifest(const ManifestEdit& edit) EXCLUDES(manifestChangeMutex_);
+    // `decide` changes a copy of the current state (or refuses); the
+    // result is persisted, made current and applied.
+    ManifestChange replaceManifest(const std::function<ManifestChange(ManifestState&)>& decide)
+        EXCLUDES(manifestChangeMutex_);
     // Makes every vBucket hold `next`'s collections: adds the new ones,
     // drops (dropCollectionLocked) those `next` no longer has.
     void applyManifest(const Manifest& next);

@@ -2,7 +2,7 @@
 // its data directory, with the next ids to hand out (so that a dropped
 // id is never reused, also across restarts).
 //
-// The file is JSON (the manifest's own form plus the next ids), replaced
+// The file is JSON (encodeManifestState: the manifest plus the next ids), replaced
 // whole (durable_file.h), so a crash leaves the old or the new manifest,
 // never a mix.
 //
@@ -13,15 +13,9 @@
 #include <filesystem>
 #include <optional>
 
-#include "kvexec/engine/collections.h"
+#include "kvexec/engine/manifest_state.h"
 
 namespace kvexec::engine {
-
-struct ManifestState {
-    Manifest manifest = Manifest::initial();
-    ScopeId nextScopeId = 8;  // 0-7 are reserved (Couchbase's rule)
-    CollectionId nextCollectionId = 8;
-};
 
 inline constexpr const char* kManifestFileName = "collections.json";
 

@@ -97,11 +97,17 @@ ClusterNode::ClusterNode(ServerContext& context) : context_(context) {
         agentConfig(context_.config, address()),
         [this](const cluster::ClusterState& state) { return apply(state); },
         [this](const std::string& why) { stopActing(why); },
-        [this] { return replicationStatus(); });
+        [this] {
+            return cluster::NodeAgent::NodeReport{replicationStatus(),
+                                                  context_.bucket->manifestUid()};
+        });
 }
 
 ClusterNode::~ClusterNode() {
     agent_.reset();  // no more cluster states
+    if (context_.clusterManifest != nullptr) {
+        context_.clusterManifest->close();
+    }
     context_.replicaPrepared.set(nullptr);
     replication_.reset();
 }
@@ -113,6 +119,9 @@ cluster::NodeAddress ClusterNode::address() const {
 }
 
 bool ClusterNode::apply(const cluster::ClusterState& state) {
+    if (!adoptManifest(state)) {
+        return false;
+    }
     if (state.map) {
         const auto changes = cluster::vbucketChanges(*state.map, context_.config.node);
         // The bucket first, the config after: a client that learns the new
@@ -126,6 +135,37 @@ bool ClusterNode::apply(const cluster::ClusterState& state) {
         topologyOf(state, context_.config.node, address());
     context_.clusterConfig.set(topology);
     pushAppliedMap(std::move(topology), state.appliedEverywhere);
+    return true;
+}
+
+// The cluster's manifest before the vBuckets' states: a vBucket that
+// becomes active here knows the collections its writers use. A manifest
+// that does not decode is reported and left (the map still applies); one
+// the bucket cannot take yet is tried again with the whole state.
+bool ClusterNode::adoptManifest(const cluster::ClusterState& state) {
+    if (context_.clusterManifest != nullptr) {
+        context_.clusterManifest->observe(state.manifestEverywhere);
+    }
+    if (!state.manifest) {
+        return true;
+    }
+    engine::ManifestState wanted;
+    try {
+        wanted = engine::decodeManifestState(*state.manifest);
+    } catch (const std::invalid_argument& error) {
+        if (*state.manifest != undecodableManifest_) {
+            std::cerr << "kvexec-server: the cluster's manifest does not decode: " << error.what()
+                      << "\n";
+            undecodableManifest_ = *state.manifest;
+        }
+        return true;
+    }
+    const auto adopted = context_.bucket->adoptManifest(wanted);
+    if (adopted.outcome != engine::ManifestOutcome::Success) {
+        std::cerr << "kvexec-server: cannot adopt the cluster's manifest " << wanted.manifest.uid
+                  << ": " << adopted.message << "\n";
+        return false;
+    }
     return true;
 }
 

@@ -22,6 +22,7 @@
 
 #include "cluster/cluster_state.h"
 #include "cluster/node_agent.h"
+#include "server/cluster_manifest.h"
 #include "server/replication/replication_client.h"
 #include "server/server_context.h"
 
@@ -51,6 +52,8 @@ class ClusterNode {
     cluster::NodeAddress address() const;
     // The agent's callbacks (its thread).
     bool apply(const cluster::ClusterState& state);
+    // Makes the bucket hold the cluster's manifest; false if it refused.
+    bool adoptManifest(const cluster::ClusterState& state);
     void stopActing(const std::string& why);
     std::optional<cluster::ReplicationStatus> replicationStatus();
     // The seqno published for a vBucket the node holds: an active's high
@@ -84,6 +87,7 @@ class ClusterNode {
     static constexpr std::size_t kMaxUnpushed = 64;
     std::map<std::uint64_t, std::shared_ptr<const ClusterTopology>> unpushed_;
     std::uint64_t pushedRevision_ = 0;
+    std::string undecodableManifest_;  // reported once until it changes
 };
 
 }  // namespace kvexec::server

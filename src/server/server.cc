@@ -79,6 +79,13 @@ void Server::run(std::ostream& ready) {
     context_.boundPort.store(port);
     const bool v6 = context_.config.host.find(':') != std::string::npos;
     const std::string host = v6 ? "[" + context_.config.host + "]" : context_.config.host;
+    if (context_.config.cluster) {
+        // Before the management endpoint, which sends changes to it.
+        clusterManifest_ =
+            std::make_unique<ClusterManifest>(cluster::parseEtcdUrl(*context_.config.cluster),
+                                              clusterRoot(context_.config), *context_.bucket);
+        context_.clusterManifest = clusterManifest_.get();
+    }
     if (context_.config.mgmtPort) {
         // Before the ready line: whoever waits for that line finds this one.
         management_ = std::make_unique<mgmt::ManagementServer>(context_);

@@ -29,6 +29,7 @@
 
 namespace kvexec::server {
 
+class ClusterManifest;
 class FrontEnd;
 
 inline constexpr std::string_view kServerVersion = "1.6.18-kvexec-0.1.0";
@@ -57,6 +58,10 @@ struct ServerContext {
     // With --cluster, the cluster's nodes and map as clients get them;
     // null for a single node.
     ClusterConfigHolder clusterConfig;
+    // With --cluster, where the REST endpoint sends scope and collection
+    // changes (every node holds the cluster's manifest); null: they go to
+    // the bucket.
+    ClusterManifest* clusterManifest = nullptr;
     // The bucket's replica acknowledgements, to this node's DCP consumers.
     PreparedForwarder replicaPrepared;
 };

@@ -120,6 +120,29 @@ TEST(ClusterStateTest, AMapIsAppliedEverywhereOnceEveryLiveNodeOfItSaysSo) {
     EXPECT_EQ(clusterStateOf(view, 4, {}).appliedEverywhere, 5u);
 }
 
+// The manifest's value is carried to the nodes as etcd holds it; the
+// uid every registered node holds comes from their statuses.
+TEST(ClusterStateTest, TheManifestIsCarriedAndHeldEverywhereOnceEveryNodeSaysSo) {
+    ClusterView view = readClusterView(
+        kKeys, {keyValue(kKeys.manifest(), "{manifest}", 14), keyValue(kKeys.node("n1"), "{}")});
+    EXPECT_EQ(view.manifest, "{manifest}");
+    EXPECT_EQ(view.manifestModRevision, 14);
+    view.membership.nodes = {"n1", "n2"};
+    NodeStatus holds3{1};
+    holds3.manifestUid = 3;
+    view.statuses = {{"n1", holds3}};
+    EXPECT_EQ(clusterStateOf(view, 4, {}).manifest, "{manifest}");
+    EXPECT_EQ(clusterStateOf(view, 4, {}).manifestEverywhere, 0u) << "n2 has said nothing";
+    NodeStatus holds2{1};
+    holds2.manifestUid = 2;
+    view.statuses["n2"] = holds2;
+    EXPECT_EQ(clusterStateOf(view, 4, {}).manifestEverywhere, 2u);
+    view.membership.nodes = {"n1"};  // n2 left: it holds no client's writes
+    EXPECT_EQ(clusterStateOf(view, 4, {}).manifestEverywhere, 3u);
+    EXPECT_EQ(decodeNodeStatus(encodeNodeStatus(holds3)), holds3);
+    EXPECT_EQ(decodeNodeStatus(R"({"mapRevision":1})").manifestUid, 0u);
+}
+
 TEST(MapToPublishTest, FirstMapThenNothingUntilTheNodesChange) {
     ClusterView view;
     view.membership.nodes = {"n1", "n2"};

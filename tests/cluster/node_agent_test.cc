@@ -298,10 +298,10 @@ TEST_F(NodeAgentTest, AnEtcdThatStopsAnsweringFencesTheNodeBeforeItsLeaseCanExpi
     std::atomic<std::uint64_t> statusCalls{0};
     StateRecorder& recorder = start(
         "n0", 0,
-        [&]() -> std::optional<ReplicationStatus> {
+        [&] {
             ReplicationStatus status;  // a new value each time: every refresh writes to etcd
             status.streamsOpen = statusCalls.fetch_add(1) + 1;
-            return status;
+            return NodeAgent::NodeReport{status, 0};
         },
         kTtl);
     ASSERT_TRUE(recorder.waitFor(mapOver({"n0"})));
@@ -334,7 +334,7 @@ NodeAgent::StatusSource seqnosOf(StateRecorder& recorder, const std::string& nod
                 status.replica.push_back({vb, copySeqno});
             }
         }
-        return std::optional<ReplicationStatus>(status);
+        return NodeAgent::NodeReport{status, 0};
     };
 }
 

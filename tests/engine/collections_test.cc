@@ -226,6 +226,74 @@ TEST_F(CollectionsTest, ADamagedManifestFailsWarmupNamingTheFile) {
     EXPECT_NE(progress.error.find("collections.json"), std::string::npos) << progress.error;
 }
 
+// A cluster's node takes the manifest every node shares: its collections
+// appear with the given ids, one it lacks goes with its documents, and
+// the next ids are the given ones, also after a restart.
+TEST_F(CollectionsTest, AnAdoptedManifestReplacesTheBucketsOwnWithItsIds) {
+    const CollectionId gone = create("s", "gone");
+    ASSERT_EQ(set(gone, "k", "v"), Status::Success);
+    ManifestState shared = bucket->manifestState();
+    ASSERT_EQ(applyManifestEdit(shared, ManifestEdit::dropCollection("s", "gone")).outcome,
+              ManifestOutcome::Success);
+    shared.nextCollectionId = 40;  // other nodes handed out ids meanwhile
+    ASSERT_EQ(applyManifestEdit(shared, ManifestEdit::createCollection("s", "orders", 0)).outcome,
+              ManifestOutcome::Success);
+
+    const auto adopted = bucket->adoptManifest(shared);
+    ASSERT_EQ(adopted.outcome, ManifestOutcome::Success) << adopted.message;
+    EXPECT_EQ(adopted.uid, shared.manifest.uid);
+    settle();
+    EXPECT_EQ(bucket->manifestState(), shared);
+    EXPECT_EQ(read(gone, "k"), "UnknownCollection");
+    EXPECT_EQ(set(40, "k", "in orders"), Status::Success);
+    EXPECT_EQ(bucket->adoptManifest(shared).uid, shared.manifest.uid);  // again: nothing to do
+
+    reopen();
+    EXPECT_EQ(bucket->manifestState(), shared);
+    EXPECT_EQ(read(40, "k"), "in orders");
+    EXPECT_EQ(create("s", "next"), 41u);
+}
+
+TEST(ManifestStateTest, AnEditIsCheckedThenAppliedWithTheNextIdAndANewUid) {
+    ManifestState state;
+    auto change = applyManifestEdit(state, ManifestEdit::createCollection("nope", "c", 0));
+    EXPECT_EQ(change.outcome, ManifestOutcome::UnknownScope);
+    EXPECT_EQ(state, ManifestState{});  // a refusal changes nothing
+    ASSERT_EQ(applyManifestEdit(state, ManifestEdit::createScope("s")).outcome,
+              ManifestOutcome::Success);
+    change = applyManifestEdit(state, ManifestEdit::createCollection("s", "c", 60));
+    ASSERT_EQ(change.outcome, ManifestOutcome::Success);
+    EXPECT_EQ(change.uid, 2u);
+    EXPECT_EQ(state.manifest.findCollection("s", "c")->id, 8u);
+    EXPECT_EQ(state.manifest.findCollection("s", "c")->maxTtl, 60u);
+    EXPECT_EQ(applyManifestEdit(state, ManifestEdit::createCollection("s", "c", 0)).outcome,
+              ManifestOutcome::CollectionExists);
+    EXPECT_EQ(applyManifestEdit(state, ManifestEdit::dropScope("_default")).outcome,
+              ManifestOutcome::NotAllowed);
+    EXPECT_EQ(applyManifestEdit(state, ManifestEdit::createScope("_x")).outcome,
+              ManifestOutcome::InvalidName);
+    ASSERT_EQ(applyManifestEdit(state, ManifestEdit::dropScope("s")).outcome,
+              ManifestOutcome::Success);
+    EXPECT_EQ(state.nextCollectionId, 9u);  // not reused
+    EXPECT_EQ(state.manifest.uid, 3u);
+}
+
+TEST(ManifestStateTest, TheJsonFormRoundTripsAndRefusesIdsThatWouldBeHandedOutAgain) {
+    ManifestState state;
+    applyManifestEdit(state, ManifestEdit::createScope("s"));
+    applyManifestEdit(state, ManifestEdit::createCollection("s", "c", 5));
+    EXPECT_EQ(decodeManifestState(encodeManifestState(state)), state);
+
+    auto doc = nlohmann::json::parse(encodeManifestState(state));
+    doc["next_collection_uid"] = "8";  // c holds 8
+    EXPECT_THROW(decodeManifestState(doc.dump()), std::invalid_argument);
+    doc = nlohmann::json::parse(encodeManifestState(state));
+    doc["scopes"][0]["collections"] = nlohmann::json::array();  // no _default
+    EXPECT_THROW(decodeManifestState(doc.dump()), std::invalid_argument);
+    EXPECT_THROW(decodeManifestState("{\"uid\":"), std::invalid_argument);
+    EXPECT_THROW(decodeManifestState(R"({"uid":"zz","scopes":[]})"), std::invalid_argument);
+}
+
 TEST(CollectionKeyTest, TheIdIsUnsignedLeb128InFrontOfTheKey) {
     EXPECT_EQ(encodeCollectionKey(0, "k"), std::string("\0k", 2));
     EXPECT_EQ(encodeCollectionKey(0x88, "k"), "\x88\x01k");

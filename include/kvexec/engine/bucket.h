@@ -68,6 +68,7 @@
 #include "kvexec/engine/collections.h"
 #include "kvexec/engine/failover_log.h"
 #include "kvexec/engine/item.h"
+#include "kvexec/engine/manifest_state.h"
 #include "kvexec/engine/operations.h"
 #include "kvexec/engine/vbucket_state.h"
 #include "kvexec/executor_pool.h"
@@ -287,9 +288,21 @@ class Bucket : public Taskable {
     // Documents of a dropped collection that a crash left on disk are
     // deleted by the next warmup. NotReady before warmup completes.
     virtual Manifest manifest() const = 0;
+    // The manifest with the ids it hands out next (manifest_state.h).
+    virtual ManifestState manifestState() const = 0;
     // The current manifest's uid, without copying the manifest (cluster
     // maps and unknown-collection answers carry it).
     virtual std::uint64_t manifestUid() const = 0;
+    // Any change (applyManifestEdit's rules); createScope and the three
+    // after it are this with one edit.
+    virtual ManifestChange changeManifest(const ManifestEdit& edit) = 0;
+    // Makes `state` the bucket's manifest, as it is (its uid and next ids
+    // too): how a cluster's node takes the manifest all its nodes share.
+    // Collections it lacks are dropped as by dropCollection; one it adds
+    // starts empty. An id it keeps must name the same collection (ids are
+    // never reused, so this holds for any manifest of the same cluster).
+    // Success at once if `state` is the current one.
+    virtual ManifestChange adoptManifest(const ManifestState& state) = 0;
     virtual ManifestChange createScope(const std::string& name) = 0;
     virtual ManifestChange dropScope(const std::string& name) = 0;
     // maxTtl (seconds, 0: none) bounds the expiry of the collection's

@@ -20,6 +20,7 @@
 
 #include "protocol/auth/crypto.h"
 #include "protocol/cluster_map.h"
+#include "server/cluster_manifest.h"
 
 namespace kvexec::server::mgmt {
 namespace {
@@ -169,6 +170,15 @@ HttpResponse flushBucket(ServerContext& context) {
 
 // ---- Scopes and collections -----------------------------------------------
 
+// A change goes to the cluster's manifest on a cluster's node, else to the
+// bucket's.
+engine::ManifestChange changeManifest(ServerContext& context, const engine::ManifestEdit& edit) {
+    if (context.clusterManifest != nullptr) {
+        return context.clusterManifest->change(edit);
+    }
+    return context.bucket->changeManifest(edit);
+}
+
 // The reply to a manifest change, in Couchbase's words where the SDKs
 // search for them.
 HttpResponse manifestReply(const engine::ManifestChange& change, std::string_view scope,
@@ -222,7 +232,7 @@ HttpResponse createScope(const HttpRequest& request, ServerContext& context) {
         return *refusal;
     }
     const auto& scope = std::get<std::string>(name);
-    return manifestReply(context.bucket->createScope(scope), scope);
+    return manifestReply(changeManifest(context, engine::ManifestEdit::createScope(scope)), scope);
 }
 
 // maxTTL as the SDKs send it: seconds, -1 or 0 for none.
@@ -262,8 +272,9 @@ HttpResponse createCollection(const HttpRequest& request, ServerContext& context
         }
     }
     const auto& collection = std::get<std::string>(name);
-    return manifestReply(context.bucket->createCollection(scope, collection, maxTtl), scope,
-                         collection);
+    return manifestReply(
+        changeManifest(context, engine::ManifestEdit::createCollection(scope, collection, maxTtl)),
+        scope, collection);
 }
 
 HttpResponse updateCollection(const ServerContext& context, const std::string& scope,
@@ -297,8 +308,12 @@ HttpResponse routeScopes(const HttpRequest& request, ServerContext& context, Seg
     }
     const std::string& scope = rest[0];
     if (rest.size() == 1) {
-        return byMethod(method, {{Method::Delete,
-                                  [&] { return manifestReply(bucket.dropScope(scope), scope); }}});
+        return byMethod(method,
+                        {{Method::Delete, [&] {
+                              return manifestReply(
+                                  changeManifest(context, engine::ManifestEdit::dropScope(scope)),
+                                  scope);
+                          }}});
     }
     if (rest[1] != "collections" || rest.size() > 3) {
         return notFound();
@@ -309,12 +324,14 @@ HttpResponse routeScopes(const HttpRequest& request, ServerContext& context, Seg
     }
     const std::string& collection = rest[2];
     return byMethod(
-        method, {{Method::Delete,
-                  [&] {
-                      return manifestReply(bucket.dropCollection(scope, collection), scope,
-                                           collection);
-                  }},
-                 {Method::Patch, [&] { return updateCollection(context, scope, collection); }}});
+        method,
+        {{Method::Delete,
+          [&] {
+              return manifestReply(
+                  changeManifest(context, engine::ManifestEdit::dropCollection(scope, collection)),
+                  scope, collection);
+          }},
+         {Method::Patch, [&] { return updateCollection(context, scope, collection); }}});
 }
 
 // .../buckets/{b}[/...]; `rest` starts with {b}.
