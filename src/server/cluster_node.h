@@ -1,11 +1,13 @@
 // server/cluster_node.h: kvexec-server as a member of a cluster
 // (--cluster): runs the node agent (cluster/node_agent.h), gives the
-// bucket the vBucket states of each map, and keeps the config clients get
+// bucket the cluster's collections manifest (cluster_manifest.h) and the
+// vBucket states of each map, and keeps the config clients get
 // (ServerContext::clusterConfig) in step with it, and points this node's
 // DCP consumers (replication/replication_client.h) at the actives of its
 // replica vBuckets. Its status in etcd says how many replica vBuckets the
 // applied map gives it, how many of their streams are open, and the high
-// seqno of every vBucket it holds (kvexec-cluster computes the lag).
+// seqno of every vBucket it holds (kvexec-cluster computes the lag), and
+// the uid of the manifest it holds.
 //
 // Thread safety: built and destroyed on the main thread (Server::run).
 // Everything else runs on the agent's thread, one callback at a time: the
