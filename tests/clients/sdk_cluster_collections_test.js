@@ -4,7 +4,8 @@
 // as soon as the change is answered; the official Node.js SDK then uses
 // the collections on every node (CRUD routed by the map, durable writes
 // that the replica must take, replica reads), and a collection dropped on
-// one node is gone on all.
+// one node is gone on all. The bucket manager reads the bucket's three
+// nodes and one replica.
 //   node sdk_cluster_collections_test.js KV_PORT MGMT_PORT0 MGMT_PORT1 MGMT_PORT2
 // Prints one "N passed, M failed" line; exits non-zero on any failure.
 'use strict';
@@ -53,6 +54,17 @@ async function manifests() {
 
 withCluster(kvPort, TIMEOUTS, async (cluster) => {
   const bucket = cluster.bucket('default');
+  await check("the bucket manager sees the cluster's three nodes' bucket with one replica",
+              async () => {
+    const settings = await cluster.buckets().getBucket('default');
+    assert.strictEqual(settings.numReplicas, 1);
+    const reply = await expectStatus(rest(mgmtPorts[2], 'GET', '/pools/default/buckets/default'), 200);
+    const nodes = JSON.parse(reply.body).nodes;
+    const portOf = (n) => Number(n.hostname.split(':').pop());
+    assert.deepStrictEqual(nodes.map(portOf).sort(), [...mgmtPorts].sort(), JSON.stringify(nodes));
+    assert.deepStrictEqual(nodes.filter((n) => n.thisNode).map(portOf), [mgmtPorts[2]]);
+    assert.ok(nodes.some((n) => n.ports.direct === kvPort), JSON.stringify(nodes));
+  });
   await check('a scope made on one node, two collections on two others at once', async () => {
     await expectStatus(rest(mgmtPorts[1], 'POST', SCOPES, { name: 'app' }), 200);
     const [orders, carts] = await Promise.all([

@@ -106,25 +106,39 @@ HttpResponse byMethod(
 
 // The fields the SDKs read from a bucket (they read every one of these
 // without a check: none may be missing or of another JSON type).
+// A node of the bucket as Couchbase's REST API lists it.
+json nodeJson(const std::string& host, std::uint16_t mgmtPort, std::uint16_t kvPort,
+              bool thisNode) {
+    return {
+        {"status", "healthy"},           {"hostname", protocol::hostPort(host, mgmtPort)},
+        {"version", kNodeVersion},       {"services", json::array({"kv"})},
+        {"ports", {{"direct", kvPort}}}, {"thisNode", thisNode},
+    };
+}
+
+// On a cluster, the nodes and replicas of the map this node serves.
 json bucketJson(const ServerContext& context) {
     const auto& config = context.bucket->config();
     const std::string& name = context.config.bucket;
     const std::string uri = "/pools/default/buckets/" + percentEncoded(name);
-    const json node = {
-        {"status", "healthy"},
-        {"hostname", protocol::hostPort(context.config.host, context.boundMgmtPort.load())},
-        {"version", kNodeVersion},
-        {"services", json::array({"kv"})},
-        {"ports", {{"direct", context.boundPort.load()}}},
-        {"thisNode", true},
-    };
+    json nodes = json::array();
+    std::uint32_t replicas = 0;
+    if (const auto topology = context.clusterConfig.get()) {
+        replicas = topology->numReplicas;
+        for (const auto& node : topology->nodes) {
+            nodes.push_back(nodeJson(node.host, node.mgmtPort, node.kvPort, node.thisNode));
+        }
+    } else {
+        nodes.push_back(nodeJson(context.config.host, context.boundMgmtPort.load(),
+                                 context.boundPort.load(), true));
+    }
     return {
         {"name", name},
         {"uuid", "kvexec-" + name},  // as the cluster map's
         {"uri", uri},
         {"bucketType", "membase"},
         {"quota", {{"ram", config.memoryQuota}, {"rawRAM", config.memoryQuota}}},
-        {"replicaNumber", 0},
+        {"replicaNumber", replicas},
         {"maxTTL", 0},
         {"numVBuckets", config.numVBuckets},
         {"evictionPolicy", "valueOnly"},
@@ -134,7 +148,7 @@ json bucketJson(const ServerContext& context) {
         {"durabilityMinLevel", "none"},
         {"controllers", {{"flush", uri + "/controller/doFlush"}}},
         {"bucketCapabilities", protocol::bucketCapabilities()},
-        {"nodes", json::array({node})},
+        {"nodes", std::move(nodes)},
     };
 }
 
