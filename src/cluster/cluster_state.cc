@@ -1,6 +1,7 @@
 #include "cluster/cluster_state.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <iterator>
 #include <limits>
@@ -79,6 +80,9 @@ void readKey(const ClusterKeys& keys, const KeyValue& kv, ClusterView& view) {
         } else if (kv.key == keys.manifest()) {
             view.manifestModRevision = kv.modRevision;
             view.manifest = kv.value;
+        } else if (kv.key == keys.flush()) {
+            view.flushModRevision = kv.modRevision;
+            view.flushes = decodeFlushCount(kv.value);
         } else if (const auto name = nameUnder(kv.key, keys.nodesPrefix()); !name.empty()) {
             view.leases[std::string(name)] = kv.lease;
             view.addresses[std::string(name)] = decodeNodeAddress(kv.value);
@@ -108,11 +112,13 @@ std::uint64_t appliedEverywhere(const ClusterView& view, const VBucketMap& map) 
     return lowest;
 }
 
-std::uint64_t manifestEverywhere(const ClusterView& view) {
+// The lowest `field` of the registered nodes' statuses (0 for a node
+// without one).
+std::uint64_t lowestOfRegistered(const ClusterView& view, std::uint64_t NodeStatus::*field) {
     std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
     for (const std::string& node : view.membership.nodes) {
         const auto status = view.statuses.find(node);
-        lowest = std::min(lowest, status == view.statuses.end() ? 0 : status->second.manifestUid);
+        lowest = std::min(lowest, status == view.statuses.end() ? 0 : status->second.*field);
     }
     return view.membership.nodes.empty() ? 0 : lowest;
 }
@@ -146,6 +152,9 @@ std::string encodeNodeStatus(const NodeStatus& status) {
     if (status.manifestUid != 0) {
         document["manifestUid"] = status.manifestUid;
     }
+    if (status.flushed != 0) {
+        document["flushed"] = status.flushed;
+    }
     if (const auto& replication = status.replication) {
         // Pairs rather than objects keyed by vbid: the smallest JSON that
         // stays readable.
@@ -177,6 +186,9 @@ NodeStatus decodeNodeStatus(std::string_view text) {
     }
     if (document.contains("manifestUid")) {
         status.manifestUid = unsignedField(document, "manifestUid", kMax, kWhat);
+    }
+    if (document.contains("flushed")) {
+        status.flushed = unsignedField(document, "flushed", kMax, kWhat);
     }
     if (!document.contains("replicaVBuckets")) {
         return status;  // a node that does not replicate, or an older one
@@ -212,6 +224,15 @@ NodeStatus decodeNodeStatus(std::string_view text) {
     return status;
 }
 
+std::uint64_t decodeFlushCount(std::string_view text) {
+    std::uint64_t count = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+    if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
+        malformed("flush count", "not a decimal count: " + std::string(text));
+    }
+    return count;
+}
+
 ClusterView readClusterView(const ClusterKeys& keys, const std::vector<KeyValue>& underRoot) {
     ClusterView view;
     view.membership = readMembership(keys, underRoot);
@@ -230,7 +251,9 @@ ClusterState clusterStateOf(const ClusterView& view, std::uint16_t numVBuckets,
     state.registered = view.membership.nodes;
     state.leader = view.membership.leader;
     state.manifest = view.manifest;
-    state.manifestEverywhere = manifestEverywhere(view);
+    state.manifestEverywhere = lowestOfRegistered(view, &NodeStatus::manifestUid);
+    state.flushes = view.flushes;
+    state.flushedEverywhere = lowestOfRegistered(view, &NodeStatus::flushed);
     for (const std::string& node : state.registered) {
         if (const auto found = view.addresses.find(node); found != view.addresses.end()) {
             state.addresses.insert(*found);

@@ -8,7 +8,8 @@
 // Node values in etcd, JSON:
 //   <root>/nodes/<name>   NodeAddress: {"host", "kvPort", "mgmtPort"}
 //   <root>/status/<name>  NodeStatus: {"mapRevision"}, "membership" once
-//                         known, "manifestUid" once the node has one, and, from a node
+//                         known, "manifestUid" once the node has one,
+//                         "flushed" once it flushed, and, from a node
 //                         that replicates, {"replicaVBuckets",
 //                         "streamsOpen", "active": [[vb, seqno], ...],
 //                         "replica": [[vb, seqno], ...]}
@@ -84,6 +85,8 @@ struct NodeStatus {
     std::optional<ReplicationStatus> replication;
     // The uid of the collections manifest the node holds (0: not said).
     std::uint64_t manifestUid = 0;
+    // The cluster's flushes (<root>/flush) the node has carried out.
+    std::uint64_t flushed = 0;
     // The membership (membershipDigest) of the view the node had read when
     // it wrote this: a status written under the membership that lost a
     // node was sampled after that node stopped. "": not said.
@@ -95,6 +98,10 @@ struct NodeStatus {
 std::string encodeNodeStatus(const NodeStatus& status);
 // Throws std::invalid_argument saying what is wrong.
 NodeStatus decodeNodeStatus(std::string_view json);
+
+// The flush key's value: a decimal count. Throws std::invalid_argument
+// for anything else.
+std::uint64_t decodeFlushCount(std::string_view text);
 
 // Everything under a cluster's root, decoded.
 struct ClusterView {
@@ -115,6 +122,8 @@ struct ClusterView {
     // it to the nodes.
     std::optional<std::string> manifest;
     std::int64_t manifestModRevision = 0;  // 0: absent
+    std::uint64_t flushes = 0;             // the flush key's count; 0: absent
+    std::int64_t flushModRevision = 0;     // 0: absent
     std::vector<std::string> problems;     // values that did not decode, and why
 };
 
@@ -140,6 +149,10 @@ struct ClusterState {
     // some node has said none).
     std::optional<std::string> manifest;
     std::uint64_t manifestEverywhere = 0;
+    // The flushes asked of the bucket (ClusterView::flushes), and the
+    // lowest count the registered nodes say they have carried out.
+    std::uint64_t flushes = 0;
+    std::uint64_t flushedEverywhere = 0;
 
     bool operator==(const ClusterState&) const = default;
 };

@@ -45,6 +45,9 @@ NodeReport nodeReport(const std::string& name, const ClusterView& view) {
         if (found->second.manifestUid != 0) {
             node.manifestUid = found->second.manifestUid;
         }
+        if (found->second.flushed != 0) {
+            node.flushed = found->second.flushed;
+        }
         if (const auto& replication = found->second.replication) {
             node.replicaVBucketsApplied = replication->replicaVBuckets;
             node.streamsOpen = replication->streamsOpen;
@@ -267,7 +270,8 @@ std::string statusJson(const StatusReport& report) {
                       {"replicaVBucketsApplied", optionalJson(node.replicaVBucketsApplied)},
                       {"streamsOpen", optionalJson(node.streamsOpen)},
                       {"replicationLag", optionalJson(node.replicationLag)},
-                      {"manifestUid", optionalJson(node.manifestUid)}};
+                      {"manifestUid", optionalJson(node.manifestUid)},
+                      {"flushed", optionalJson(node.flushed)}};
         if (node.appliedRevision) {
             entry["appliedRevision"] = *node.appliedRevision;
         }

@@ -41,6 +41,7 @@ struct NodeReport {
     bool alive = false;                            // registered (its lease lives)
     bool inMap = false;                            // the map names it (maybe with no vBuckets)
     std::optional<std::uint64_t> manifestUid;      // the collections manifest it holds
+    std::optional<std::uint64_t> flushed;          // the cluster's flushes it carried out
     std::optional<std::uint64_t> appliedRevision;  // its NodeStatus
     std::size_t active = 0;                        // vBuckets the map makes it active for
     std::size_t replica = 0;                       // and replica for

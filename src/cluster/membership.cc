@@ -46,6 +46,12 @@ std::string ClusterKeys::manifest() const {
     return key;
 }
 
+std::string ClusterKeys::flush() const {
+    std::string key = all();
+    key += "flush";
+    return key;
+}
+
 std::string ClusterKeys::statusPrefix() const {
     std::string prefix = all();
     prefix += "status/";

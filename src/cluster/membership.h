@@ -15,6 +15,8 @@
 //   <root>/manifest      the scopes and collections every node holds (the
 //                        engine's manifest_state.h JSON), written with a
 //                        CAS by the node whose REST endpoint took a change
+//   <root>/flush         the count of bucket flushes asked (decimal), raised
+//                        with a CAS by the node whose REST endpoint took one
 // Keys under a lease vanish when the lease expires, so a node that stops
 // renewing leaves the membership, and the leadership with it.
 //
@@ -44,6 +46,7 @@ class ClusterKeys {
     std::string map() const;
     std::string rebalance() const;      // "<root>/rebalance": a rebalance's target map
     std::string manifest() const;       // "<root>/manifest": the collections manifest
+    std::string flush() const;          // "<root>/flush": how many flushes were asked
     std::string ejectedPrefix() const;  // "<root>/ejected/"
     std::string ejected(std::string_view name) const;
     std::string statusPrefix() const;  // "<root>/status/"

@@ -434,6 +434,7 @@ void NodeAgent::writeStatus(std::uint64_t mapRevision) {
             NodeReport report = statusSource_();
             status.replication = std::move(report.replication);
             status.manifestUid = report.manifestUid;
+            status.flushed = report.flushed;
         }
     }
     // Read back on the next pass (the write is a change under the root), so

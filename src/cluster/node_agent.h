@@ -104,6 +104,7 @@ class NodeAgent {
     struct NodeReport {
         std::optional<ReplicationStatus> replication;
         std::uint64_t manifestUid = 0;  // 0: not said
+        std::uint64_t flushed = 0;      // the cluster's flushes carried out
     };
     using StatusSource = std::function<NodeReport()>;
 

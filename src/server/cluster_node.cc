@@ -99,14 +99,14 @@ ClusterNode::ClusterNode(ServerContext& context) : context_(context) {
         [this](const std::string& why) { stopActing(why); },
         [this] {
             return cluster::NodeAgent::NodeReport{replicationStatus(),
-                                                  context_.bucket->manifestUid()};
+                                                  context_.bucket->manifestUid(), flushed_};
         });
 }
 
 ClusterNode::~ClusterNode() {
     agent_.reset();  // no more cluster states
-    if (context_.clusterManifest != nullptr) {
-        context_.clusterManifest->close();
+    if (context_.clusterAdmin != nullptr) {
+        context_.clusterAdmin->close();
     }
     context_.replicaPrepared.set(nullptr);
     replication_.reset();
@@ -119,6 +119,9 @@ cluster::NodeAddress ClusterNode::address() const {
 }
 
 bool ClusterNode::apply(const cluster::ClusterState& state) {
+    if (context_.clusterAdmin != nullptr) {
+        context_.clusterAdmin->observe(state);
+    }
     if (!adoptManifest(state)) {
         return false;
     }
@@ -130,6 +133,9 @@ bool ClusterNode::apply(const cluster::ClusterState& state) {
             return false;
         }
         updateReplication(changes, state);
+    }
+    if (!carryOutFlushes(state)) {
+        return false;
     }
     std::shared_ptr<const ClusterTopology> topology =
         topologyOf(state, context_.config.node, address());
@@ -143,9 +149,6 @@ bool ClusterNode::apply(const cluster::ClusterState& state) {
 // that does not decode is reported and left (the map still applies); one
 // the bucket cannot take yet is tried again with the whole state.
 bool ClusterNode::adoptManifest(const cluster::ClusterState& state) {
-    if (context_.clusterManifest != nullptr) {
-        context_.clusterManifest->observe(state.manifestEverywhere);
-    }
     if (!state.manifest) {
         return true;
     }
@@ -166,6 +169,34 @@ bool ClusterNode::adoptManifest(const cluster::ClusterState& state) {
                   << ": " << adopted.message << "\n";
         return false;
     }
+    return true;
+}
+
+// The flushes asked since this node last looked empty the vBuckets it
+// leads under the map just applied; their replicas take the deletions from
+// their streams, so each flush is carried out by the actives alone. The
+// count in the first state after a start is taken as done: the node then
+// leads nothing it held before (a node back under a new lease is failed
+// over and mapped anew, node_agent.h), so it holds only what it streams
+// from actives that did flush. A flush refused (a takeover in the way) is
+// tried again with the whole state.
+bool ClusterNode::carryOutFlushes(const cluster::ClusterState& state) {
+    if (!flushesSeen_) {
+        flushesSeen_ = true;
+        flushed_ = state.flushes;
+        return true;
+    }
+    if (state.flushes <= flushed_) {
+        return true;
+    }
+    auto outcome = engine::Status::TempFail;
+    context_.bucket->flush([&outcome](engine::Status status) { outcome = status; });  // inline
+    if (outcome != engine::Status::Success) {
+        std::cerr << "kvexec-server: the cluster's flush " << state.flushes
+                  << " is not done here yet: " << engine::to_string(outcome) << "\n";
+        return false;
+    }
+    flushed_ = state.flushes;
     return true;
 }
 

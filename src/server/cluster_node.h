@@ -1,13 +1,13 @@
 // server/cluster_node.h: kvexec-server as a member of a cluster
 // (--cluster): runs the node agent (cluster/node_agent.h), gives the
-// bucket the cluster's collections manifest (cluster_manifest.h) and the
-// vBucket states of each map, and keeps the config clients get
+// bucket the cluster's collections manifest and flushes (cluster_admin.h)
+// and the vBucket states of each map, and keeps the config clients get
 // (ServerContext::clusterConfig) in step with it, and points this node's
 // DCP consumers (replication/replication_client.h) at the actives of its
 // replica vBuckets. Its status in etcd says how many replica vBuckets the
 // applied map gives it, how many of their streams are open, and the high
-// seqno of every vBucket it holds (kvexec-cluster computes the lag), and
-// the uid of the manifest it holds.
+// seqno of every vBucket it holds (kvexec-cluster computes the lag), the
+// uid of the manifest it holds and the count of flushes it carried out.
 //
 // Thread safety: built and destroyed on the main thread (Server::run).
 // Everything else runs on the agent's thread, one callback at a time: the
@@ -24,7 +24,7 @@
 
 #include "cluster/cluster_state.h"
 #include "cluster/node_agent.h"
-#include "server/cluster_manifest.h"
+#include "server/cluster_admin.h"
 #include "server/replication/replication_client.h"
 #include "server/server_context.h"
 
@@ -56,6 +56,9 @@ class ClusterNode {
     bool apply(const cluster::ClusterState& state);
     // Makes the bucket hold the cluster's manifest; false if it refused.
     bool adoptManifest(const cluster::ClusterState& state);
+    // Flushes the vBuckets it leads for each flush asked since it last
+    // looked; false if the bucket refused.
+    bool carryOutFlushes(const cluster::ClusterState& state);
     void stopActing(const std::string& why);
     std::optional<cluster::ReplicationStatus> replicationStatus();
     // The seqno published for a vBucket the node holds: an active's high
@@ -90,6 +93,8 @@ class ClusterNode {
     std::map<std::uint64_t, std::shared_ptr<const ClusterTopology>> unpushed_;
     std::uint64_t pushedRevision_ = 0;
     std::string undecodableManifest_;  // reported once until it changes
+    bool flushesSeen_ = false;         // a state's flush count was read
+    std::uint64_t flushed_ = 0;        // the cluster's flushes carried out here
 };
 
 }  // namespace kvexec::server

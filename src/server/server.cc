@@ -81,10 +81,10 @@ void Server::run(std::ostream& ready) {
     const std::string host = v6 ? "[" + context_.config.host + "]" : context_.config.host;
     if (context_.config.cluster) {
         // Before the management endpoint, which sends changes to it.
-        clusterManifest_ =
-            std::make_unique<ClusterManifest>(cluster::parseEtcdUrl(*context_.config.cluster),
-                                              clusterRoot(context_.config), *context_.bucket);
-        context_.clusterManifest = clusterManifest_.get();
+        clusterAdmin_ =
+            std::make_unique<ClusterAdmin>(cluster::parseEtcdUrl(*context_.config.cluster),
+                                           clusterRoot(context_.config), *context_.bucket);
+        context_.clusterAdmin = clusterAdmin_.get();
     }
     if (context_.config.mgmtPort) {
         // Before the ready line: whoever waits for that line finds this one.

@@ -15,7 +15,7 @@
 #include <ostream>
 #include <vector>
 
-#include "server/cluster_manifest.h"
+#include "server/cluster_admin.h"
 #include "server/cluster_node.h"
 #include "server/front_end.h"
 #include "server/mgmt/management_server.h"
@@ -60,7 +60,7 @@ class Server {
     event* acceptResume_ = nullptr;  // accept() failed (out of descriptors): retry later
     bool acceptFailing_ = false;     // main loop only
     // With --cluster; outlives the management endpoint, which changes it.
-    std::unique_ptr<ClusterManifest> clusterManifest_;
+    std::unique_ptr<ClusterAdmin> clusterAdmin_;
     std::unique_ptr<mgmt::ManagementServer> management_;  // with --mgmt-port
     std::unique_ptr<ClusterNode> clusterNode_;            // with --cluster
     std::vector<std::unique_ptr<FrontEnd>> frontEnds_;

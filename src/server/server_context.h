@@ -29,7 +29,7 @@
 
 namespace kvexec::server {
 
-class ClusterManifest;
+class ClusterAdmin;
 class FrontEnd;
 
 inline constexpr std::string_view kServerVersion = "1.6.18-kvexec-0.1.0";
@@ -59,9 +59,9 @@ struct ServerContext {
     // null for a single node.
     ClusterConfigHolder clusterConfig;
     // With --cluster, where the REST endpoint sends scope and collection
-    // changes (every node holds the cluster's manifest); null: they go to
+    // changes and flushes (they are the whole cluster's); null: they go to
     // the bucket.
-    ClusterManifest* clusterManifest = nullptr;
+    ClusterAdmin* clusterAdmin = nullptr;
     // The bucket's replica acknowledgements, to this node's DCP consumers.
     PreparedForwarder replicaPrepared;
 };

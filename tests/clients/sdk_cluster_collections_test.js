@@ -5,7 +5,7 @@
 // the collections on every node (CRUD routed by the map, durable writes
 // that the replica must take, replica reads), and a collection dropped on
 // one node is gone on all. The bucket manager reads the bucket's three
-// nodes and one replica.
+// nodes and one replica, and its flush empties every node.
 //   node sdk_cluster_collections_test.js KV_PORT MGMT_PORT0 MGMT_PORT1 MGMT_PORT2
 // Prints one "N passed, M failed" line; exits non-zero on any failure.
 'use strict';
@@ -50,6 +50,17 @@ async function expectStatus(promise, status) {
 async function manifests() {
   const replies = await Promise.all(mgmtPorts.map((p) => expectStatus(rest(p, 'GET', SCOPES), 200)));
   return replies.map((reply) => JSON.parse(reply.body));
+}
+
+// The copies of `key` that getAllReplicas finds (the active's included).
+async function replicaCopies(collection, key) {
+  try {
+    return (await collection.getAllReplicas(key)).length;
+  } catch (e) {
+    if (e instanceof couchbase.DocumentNotFoundError ||
+        e instanceof couchbase.DocumentUnretrievableError) return 0;
+    throw e;
+  }
 }
 
 withCluster(kvPort, TIMEOUTS, async (cluster) => {
@@ -104,6 +115,25 @@ withCluster(kvPort, TIMEOUTS, async (cluster) => {
       assert.strictEqual(copies.length, 2, `${key}: ${copies.length} copies`);
       for (const copy of copies) assert.deepStrictEqual(copy.content, { key });
     }
+  });
+  await check("the bucket manager's flush empties every node, replicas too", async () => {
+    const plain = bucket.defaultCollection();
+    for (const key of keys) await plain.upsert(key, { key });
+    await cluster.buckets().flushBucket('default');
+    for (const key of keys) {
+      await expectError(plain.get(key), couchbase.DocumentNotFoundError);
+      await expectError(orders.get(key), couchbase.DocumentNotFoundError);
+    }
+    // The replicas take the actives' deletions from their streams.
+    const deadline = Date.now() + TIMEOUTS.kvTimeout;
+    for (const key of keys.slice(0, 16)) {
+      while ((await replicaCopies(plain, key)) > 0) {
+        assert.ok(Date.now() < deadline, `${key} is still on a replica`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    await plain.upsert(keys[0], { after: 'flush' });  // the bucket takes writes again
+    assert.deepStrictEqual((await plain.get(keys[0])).content, { after: 'flush' });
   });
   await check('a collection dropped through one node is gone on every node', async () => {
     await expectStatus(rest(mgmtPorts[2], 'DELETE', `${SCOPES}/app/collections/orders`), 200);

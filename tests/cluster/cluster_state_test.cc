@@ -143,6 +143,29 @@ TEST(ClusterStateTest, TheManifestIsCarriedAndHeldEverywhereOnceEveryNodeSaysSo)
     EXPECT_EQ(decodeNodeStatus(R"({"mapRevision":1})").manifestUid, 0u);
 }
 
+// Flushes: the key's count is carried to the nodes, and the count every
+// registered node has carried out comes from their statuses.
+TEST(ClusterStateTest, AFlushIsDoneEverywhereOnceEveryNodeSaysSo) {
+    ClusterView view = readClusterView(kKeys, {keyValue(kKeys.flush(), "2", 20)});
+    EXPECT_EQ(view.flushes, 2u);
+    EXPECT_EQ(view.flushModRevision, 20);
+    view.membership.nodes = {"n1", "n2"};
+    NodeStatus flushedTwice{1};
+    flushedTwice.flushed = 2;
+    view.statuses = {{"n1", flushedTwice}, {"n2", NodeStatus{1}}};
+    EXPECT_EQ(clusterStateOf(view, 4, {}).flushes, 2u);
+    EXPECT_EQ(clusterStateOf(view, 4, {}).flushedEverywhere, 0u);
+    view.statuses["n2"] = flushedTwice;
+    EXPECT_EQ(clusterStateOf(view, 4, {}).flushedEverywhere, 2u);
+    EXPECT_EQ(decodeNodeStatus(encodeNodeStatus(flushedTwice)), flushedTwice);
+    for (const char* bad : {"", "x", "-1", "2 ", "18446744073709551616"}) {
+        EXPECT_THROW(decodeFlushCount(bad), std::invalid_argument) << bad;
+    }
+    const auto damaged = readClusterView(kKeys, {keyValue(kKeys.flush(), "two", 21)});
+    EXPECT_EQ(damaged.flushes, 0u);
+    EXPECT_EQ(damaged.problems.size(), 1u);
+}
+
 TEST(MapToPublishTest, FirstMapThenNothingUntilTheNodesChange) {
     ClusterView view;
     view.membership.nodes = {"n1", "n2"};

@@ -1,5 +1,5 @@
 // Scopes and collections on a cluster: the manifest in etcd (written here
-// as a node's REST endpoint writes it, cluster_manifest.h) is every node's.
+// as a node's REST endpoint writes it, cluster_admin.h) is every node's.
 // Each node answers GET_COLLECTION_ID with the same id and takes writes in
 // the collection on the vBuckets it leads; a node that was down when the
 // manifest changed, and one that joins later, take the manifest etcd holds

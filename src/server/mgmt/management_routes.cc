@@ -20,7 +20,7 @@
 
 #include "protocol/auth/crypto.h"
 #include "protocol/cluster_map.h"
-#include "server/cluster_manifest.h"
+#include "server/cluster_admin.h"
 
 namespace kvexec::server::mgmt {
 namespace {
@@ -168,7 +168,15 @@ HttpResponse dropBucket() {
                 "data directory instead");
 }
 
+// On a cluster, every node flushes (cluster_admin.h).
 HttpResponse flushBucket(ServerContext& context) {
+    if (context.clusterAdmin != nullptr) {
+        const auto flushed = context.clusterAdmin->flush();
+        if (flushed.status == engine::Status::Success) {
+            return text(200, "");
+        }
+        return text(503, "flush failed: " + flushed.message);
+    }
     // flush() completes inline (bucket.h); the future only makes the wait
     // explicit should that ever change.
     auto done = std::make_shared<std::promise<engine::Status>>();
@@ -184,11 +192,11 @@ HttpResponse flushBucket(ServerContext& context) {
 
 // ---- Scopes and collections -----------------------------------------------
 
-// A change goes to the cluster's manifest on a cluster's node, else to the
-// bucket's.
+// A change goes to the cluster's manifest on a cluster's node
+// (cluster_admin.h), else to the bucket's.
 engine::ManifestChange changeManifest(ServerContext& context, const engine::ManifestEdit& edit) {
-    if (context.clusterManifest != nullptr) {
-        return context.clusterManifest->change(edit);
+    if (context.clusterAdmin != nullptr) {
+        return context.clusterAdmin->change(edit);
     }
     return context.bucket->changeManifest(edit);
 }

@@ -1,4 +1,4 @@
-#include "server/cluster_manifest.h"
+#include "server/cluster_admin.h"
 
 #include <stdexcept>
 #include <utility>
@@ -9,22 +9,21 @@ namespace {
 using engine::ManifestChange;
 using engine::ManifestOutcome;
 
-// A CAS lost this many times in a row means others change the manifest
-// as fast as this node can read it: give up rather than spin.
+// A CAS lost this many times in a row means others change the key as fast
+// as this node can read it: give up rather than spin.
 constexpr int kMaxRounds = 16;
 
 }  // namespace
 
-ClusterManifest::ClusterManifest(cluster::EtcdEndpoint etcd, std::string root,
-                                 engine::Bucket& bucket)
+ClusterAdmin::ClusterAdmin(cluster::EtcdEndpoint etcd, std::string root, engine::Bucket& bucket)
     : etcd_(std::move(etcd)), keys_(std::move(root)), bucket_(bucket) {}
 
-ManifestChange ClusterManifest::change(const engine::ManifestEdit& edit) {
+ManifestChange ClusterAdmin::change(const engine::ManifestEdit& edit) {
     try {
         for (int round = 0; round < kMaxRounds; ++round) {
             if (auto done = tryChange(edit)) {
                 if (done->outcome == ManifestOutcome::Success) {
-                    waitUntilEverywhere(done->uid);
+                    manifests_.waitFor(done->uid, kSpreadWait);
                 }
                 return *std::move(done);
             }
@@ -37,7 +36,7 @@ ManifestChange ClusterManifest::change(const engine::ManifestEdit& edit) {
     }
 }
 
-std::optional<ManifestChange> ClusterManifest::tryChange(const engine::ManifestEdit& edit) {
+std::optional<ManifestChange> ClusterAdmin::tryChange(const engine::ManifestEdit& edit) {
     const auto held = etcd_.get(keys_.manifest());
     engine::ManifestState state;
     if (held) {
@@ -62,28 +61,42 @@ std::optional<ManifestChange> ClusterManifest::tryChange(const engine::ManifestE
     return change;
 }
 
-void ClusterManifest::waitUntilEverywhere(std::uint64_t uid) {
-    detail::UniqueLock lock(mutex_);
-    observed_.wait_for(lock.native(), kSpreadWait, [&] {
-        mutex_.assertHeld();
-        return closed_ || everywhere_ >= uid;
-    });
+ClusterAdmin::FlushOutcome ClusterAdmin::flush() {
+    try {
+        for (int round = 0; round < kMaxRounds; ++round) {
+            if (const auto count = tryRaiseFlushCount()) {
+                if (flushes_.waitFor(*count, kFlushWait)) {
+                    return {};
+                }
+                return {engine::Status::TempFail,
+                        "not every node has flushed yet (each does when it can)"};
+            }
+        }
+        return {engine::Status::TempFail, "flushes kept being asked under this one; try again"};
+    } catch (const std::exception& error) {  // EtcdError, or a damaged count
+        return {engine::Status::TempFail,
+                std::string("the cluster cannot be flushed now: ") + error.what()};
+    }
 }
 
-void ClusterManifest::observe(std::uint64_t manifestEverywhere) {
-    {
-        detail::MutexLock lock(mutex_);
-        everywhere_ = manifestEverywhere;
+std::optional<std::uint64_t> ClusterAdmin::tryRaiseFlushCount() {
+    const auto held = etcd_.get(keys_.flush());
+    const std::uint64_t next = (held ? cluster::decodeFlushCount(held->value) : 0) + 1;
+    const auto cas = etcd_.putIf(keys_.flush(), std::to_string(next), held ? held->modRevision : 0);
+    if (!cas.succeeded) {
+        return std::nullopt;
     }
-    observed_.notify_all();
+    return next;
 }
 
-void ClusterManifest::close() {
-    {
-        detail::MutexLock lock(mutex_);
-        closed_ = true;
-    }
-    observed_.notify_all();
+void ClusterAdmin::observe(const cluster::ClusterState& state) {
+    manifests_.observe(state.manifestEverywhere);
+    flushes_.observe(state.flushedEverywhere);
+}
+
+void ClusterAdmin::close() {
+    manifests_.close();
+    flushes_.close();
 }
 
 }  // namespace kvexec::server
