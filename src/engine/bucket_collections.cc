@@ -25,8 +25,21 @@ ManifestChange BucketImpl::changeManifest(const ManifestEdit& edit) {
     return replaceManifest([&](ManifestState& next) { return applyManifestEdit(next, edit); });
 }
 
+// An id both manifests hold must name the same collection: the bucket's
+// documents under it would otherwise become another collection's.
 ManifestChange BucketImpl::adoptManifest(const ManifestState& adopted) {
     return replaceManifest([&](ManifestState& next) {
+        for (const auto& scope : adopted.manifest.scopes) {
+            for (const auto& collection : scope.collections) {
+                const CollectionEntry* held = next.manifest.findCollection(collection.id);
+                if (held != nullptr && held->name != collection.name) {
+                    return ManifestChange{ManifestOutcome::NotAllowed, next.manifest.uid,
+                                          "collection id " + hexId(collection.id) + " is \"" +
+                                              held->name + "\" here, not \"" + collection.name +
+                                              "\""};
+                }
+            }
+        }
         next = adopted;
         return ManifestChange{ManifestOutcome::Success, adopted.manifest.uid, {}};
     });
@@ -98,6 +111,11 @@ void BucketImpl::applyManifest(const Manifest& next) {
                     vb.droppedPending.insert(id);
                 }
             }
+            // A replica may hold documents of a collection it learns of only
+            // now (its stream outran the manifest, then it warmed up): they
+            // are the collection's, not a dropped one's (ids are never
+            // reused).
+            std::erase_if(vb.droppedPending, [&](CollectionId id) { return wanted.contains(id); });
             vb.collections = wanted;
             queued = deleteDroppedCollectionsLocked(vb, aborted);
         }

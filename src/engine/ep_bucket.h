@@ -81,8 +81,8 @@ class BucketImpl final : public Bucket {
     BucketStats stats() const override;
     const BucketConfig& config() const override { return config_; }
     Manifest manifest() const override;
-    ManifestState manifestState() const override;
-    std::uint64_t manifestUid() const override;
+    ManifestState manifestState() const override EXCLUDES(manifestMutex_);
+    std::uint64_t manifestUid() const override EXCLUDES(manifestMutex_);
     ManifestChange changeManifest(const ManifestEdit& edit) override;
     ManifestChange adoptManifest(const ManifestState& state) override;
     ManifestChange createScope(const std::string& name) override;

@@ -118,14 +118,38 @@ ManifestOutcome apply(ManifestState& state, const ManifestEdit& edit, std::strin
     return ManifestOutcome::NotAllowed;
 }
 
+// Lower-case hex digits only (std::stoull would also take "-1", "0x8"
+// and leading blanks).
 std::uint64_t parseHex(const json& value) {
     const auto text = value.get<std::string>();
-    std::size_t used = 0;
-    const auto parsed = std::stoull(text, &used, 16);
-    if (used != text.size()) {
+    const bool digits = !text.empty() && text.size() <= 16 && std::ranges::all_of(text, [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    });
+    if (!digits) {
         throw std::invalid_argument("not a hex number: " + text);
     }
-    return parsed;
+    return std::stoull(text, nullptr, 16);
+}
+
+std::uint32_t parseMaxTtl(const json& collection) {
+    const auto found = collection.find("maxTTL");
+    if (found == collection.end()) {
+        return 0;
+    }
+    if (!found->is_number_unsigned() || found->get<std::uint64_t>() > UINT32_MAX) {
+        throw std::invalid_argument("maxTTL is not a count of seconds: " + found->dump());
+    }
+    return found->get<std::uint32_t>();
+}
+
+// A name as the manifest holds it: a valid one, or _default for id 0.
+std::string parseName(const json& entry, std::uint32_t id) {
+    auto name = entry.at("name").get<std::string>();
+    const bool isDefault = id == 0 && name == kDefaultName;
+    if (!isDefault && (id == 0 || !validCollectionName(name))) {
+        throw std::invalid_argument("id " + hexId(id) + " cannot be named \"" + name + "\"");
+    }
+    return name;
 }
 
 std::uint32_t parseId(const json& value) {
@@ -137,11 +161,28 @@ std::uint32_t parseId(const json& value) {
 }
 
 // No id twice, none at or above the next of its kind (it would be handed
-// out again).
+// out again), no next id among the reserved ones, no name twice in its
+// scope, and _default._default where it belongs.
 void checkIds(const ManifestState& state) {
+    if (state.nextScopeId < 8 || state.nextCollectionId < 8) {
+        throw std::invalid_argument("a next id among the reserved ones (below 8)");
+    }
     std::set<ScopeId> scopes;
     std::set<CollectionId> collections;
+    std::set<std::string_view> scopeNames;
     for (const auto& scope : state.manifest.scopes) {
+        std::set<std::string_view> names;
+        for (const auto& collection : scope.collections) {
+            if (!names.insert(collection.name).second ||
+                (collection.id == kDefaultCollection) !=
+                    (scope.id == kDefaultScope && collection.name == kDefaultName)) {
+                throw std::invalid_argument("collection \"" + collection.name +
+                                            "\" twice, or _default out of place");
+            }
+        }
+        if (!scopeNames.insert(scope.name).second) {
+            throw std::invalid_argument("scope \"" + scope.name + "\" twice");
+        }
         if (!scopes.insert(scope.id).second || scope.id >= state.nextScopeId) {
             throw std::invalid_argument("scope id " + hexId(scope.id) +
                                         " used twice or not below " + hexId(state.nextScopeId));
@@ -167,11 +208,12 @@ ManifestState fromJson(const json& doc) {
     state.nextCollectionId = parseId(doc.at("next_collection_uid"));
     state.manifest.scopes.clear();
     for (const auto& scope : doc.at("scopes")) {
-        ScopeEntry entry{parseId(scope.at("uid")), scope.at("name").get<std::string>(), {}};
+        const ScopeId scopeId = parseId(scope.at("uid"));
+        ScopeEntry entry{scopeId, parseName(scope, scopeId), {}};
         for (const auto& collection : scope.at("collections")) {
-            entry.collections.push_back(CollectionEntry{parseId(collection.at("uid")),
-                                                        collection.at("name").get<std::string>(),
-                                                        collection.value("maxTTL", 0U)});
+            const CollectionId id = parseId(collection.at("uid"));
+            entry.collections.push_back(
+                CollectionEntry{id, parseName(collection, id), parseMaxTtl(collection)});
         }
         state.manifest.scopes.push_back(std::move(entry));
     }

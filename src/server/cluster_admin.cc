@@ -63,6 +63,9 @@ std::optional<ManifestChange> ClusterAdmin::tryChange(const engine::ManifestEdit
 
 ClusterAdmin::FlushOutcome ClusterAdmin::flush() {
     try {
+        if (etcd_.get(keys_.rebalance())) {
+            return {engine::Status::TempFail, "a rebalance is running; flush once it is done"};
+        }
         for (int round = 0; round < kMaxRounds; ++round) {
             if (const auto count = tryRaiseFlushCount()) {
                 if (flushes_.waitFor(*count, kFlushWait)) {

@@ -22,7 +22,9 @@
 // flushes the vBuckets it leads (their replicas take the deletions from
 // their streams) and says so; the flush succeeds once every registered
 // node has, and answers TempFail after kFlushWait (a node hung, or a
-// takeover in the way; it flushes when it can, and flushing again is safe).
+// takeover in the way: flushing again is safe). A flush is refused while a
+// rebalance runs, since a vBucket handed over mid-flush would keep its
+// documents.
 //
 // Thread safety: change() and flush() from the management thread (they
 // block on etcd and on the nodes); observe() and close() from any thread.
@@ -44,7 +46,8 @@ namespace kvexec::server {
 class ClusterAdmin {
   public:
     static constexpr std::chrono::milliseconds kSpreadWait{5'000};
-    static constexpr std::chrono::milliseconds kFlushWait{30'000};
+    // Below the SDKs' management timeout (20 s in the tests; 75 s default).
+    static constexpr std::chrono::milliseconds kFlushWait{15'000};
 
     ClusterAdmin(cluster::EtcdEndpoint etcd, std::string root, engine::Bucket& bucket);
 
@@ -54,8 +57,8 @@ class ClusterAdmin {
     engine::ManifestChange change(const engine::ManifestEdit& edit);
 
     // Flushes the bucket on every node: Success once all have; TempFail
-    // (with why) if etcd cannot be reached or not every node has flushed
-    // within kFlushWait.
+    // (with why) if etcd cannot be reached, a rebalance runs, or not every
+    // node has flushed within kFlushWait.
     struct FlushOutcome {
         engine::Status status = engine::Status::Success;
         std::string message;

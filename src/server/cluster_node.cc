@@ -134,9 +134,7 @@ bool ClusterNode::apply(const cluster::ClusterState& state) {
         }
         updateReplication(changes, state);
     }
-    if (!carryOutFlushes(state)) {
-        return false;
-    }
+    carryOutFlushes(state);
     std::shared_ptr<const ClusterTopology> topology =
         topologyOf(state, context_.config.node, address());
     context_.clusterConfig.set(topology);
@@ -164,12 +162,17 @@ bool ClusterNode::adoptManifest(const cluster::ClusterState& state) {
         return true;
     }
     const auto adopted = context_.bucket->adoptManifest(wanted);
-    if (adopted.outcome != engine::ManifestOutcome::Success) {
+    if (adopted.outcome == engine::ManifestOutcome::Success) {
+        return true;
+    }
+    if (*state.manifest != refusedManifest_) {
         std::cerr << "kvexec-server: cannot adopt the cluster's manifest " << wanted.manifest.uid
                   << ": " << adopted.message << "\n";
-        return false;
+        refusedManifest_ = *state.manifest;
     }
-    return true;
+    // One that conflicts with this node's would not be taken later either:
+    // the map still applies (collections stay as they are here).
+    return adopted.outcome == engine::ManifestOutcome::NotAllowed;
 }
 
 // The flushes asked since this node last looked empty the vBuckets it
@@ -178,26 +181,28 @@ bool ClusterNode::adoptManifest(const cluster::ClusterState& state) {
 // count in the first state after a start is taken as done: the node then
 // leads nothing it held before (a node back under a new lease is failed
 // over and mapped anew, node_agent.h), so it holds only what it streams
-// from actives that did flush. A flush refused (a takeover in the way) is
-// tried again with the whole state.
-bool ClusterNode::carryOutFlushes(const cluster::ClusterState& state) {
+// from actives that did flush. A flush the bucket refuses in part (a
+// takeover in the way) is not tried again, which would delete the writes
+// taken since: the node does not say it flushed, so the request answers
+// 503, and a flush asked again flushes again.
+void ClusterNode::carryOutFlushes(const cluster::ClusterState& state) {
     if (!flushesSeen_) {
         flushesSeen_ = true;
-        flushed_ = state.flushes;
-        return true;
+        flushed_ = flushTried_ = state.flushes;
+        return;
     }
-    if (state.flushes <= flushed_) {
-        return true;
+    if (state.flushes <= flushTried_) {
+        return;
     }
+    flushTried_ = state.flushes;
     auto outcome = engine::Status::TempFail;
     context_.bucket->flush([&outcome](engine::Status status) { outcome = status; });  // inline
     if (outcome != engine::Status::Success) {
         std::cerr << "kvexec-server: the cluster's flush " << state.flushes
-                  << " is not done here yet: " << engine::to_string(outcome) << "\n";
-        return false;
+                  << " is not done in full here: " << engine::to_string(outcome) << "\n";
+        return;
     }
     flushed_ = state.flushes;
-    return true;
 }
 
 // Clients that asked for pushes learn a map at once, not at their next

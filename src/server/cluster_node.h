@@ -56,9 +56,8 @@ class ClusterNode {
     bool apply(const cluster::ClusterState& state);
     // Makes the bucket hold the cluster's manifest; false if it refused.
     bool adoptManifest(const cluster::ClusterState& state);
-    // Flushes the vBuckets it leads for each flush asked since it last
-    // looked; false if the bucket refused.
-    bool carryOutFlushes(const cluster::ClusterState& state);
+    // Flushes the vBuckets it leads once for each rise of the flush count.
+    void carryOutFlushes(const cluster::ClusterState& state);
     void stopActing(const std::string& why);
     std::optional<cluster::ReplicationStatus> replicationStatus();
     // The seqno published for a vBucket the node holds: an active's high
@@ -93,8 +92,10 @@ class ClusterNode {
     std::map<std::uint64_t, std::shared_ptr<const ClusterTopology>> unpushed_;
     std::uint64_t pushedRevision_ = 0;
     std::string undecodableManifest_;  // reported once until it changes
+    std::string refusedManifest_;      // likewise
     bool flushesSeen_ = false;         // a state's flush count was read
-    std::uint64_t flushed_ = 0;        // the cluster's flushes carried out here
+    std::uint64_t flushTried_ = 0;     // the cluster's flushes tried here
+    std::uint64_t flushed_ = 0;        // and carried out in full
 };
 
 }  // namespace kvexec::server

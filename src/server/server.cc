@@ -49,7 +49,11 @@ Server::Server(ServerContext& context) : context_(context) {
 
 Server::~Server() {
     clusterNode_.reset();  // leaves the cluster, if run() did not
-    management_.reset();   // stopped (thread joined) first, if run() did not
+    if (clusterAdmin_) {
+        clusterAdmin_->close();  // a REST request in hand stops waiting for the nodes
+    }
+    management_.reset();  // stopped (thread joined) first, if run() did not
+    context_.clusterAdmin = nullptr;
     for (auto* e : {sigterm_, sigint_, stop_, acceptResume_}) {
         if (e != nullptr) {
             event_free(e);

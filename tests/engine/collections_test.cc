@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "engine_test_support.h"
@@ -254,6 +255,40 @@ TEST_F(CollectionsTest, AnAdoptedManifestReplacesTheBucketsOwnWithItsIds) {
     EXPECT_EQ(create("s", "next"), 41u);
 }
 
+// A replica can take a collection's documents from its stream before its
+// node adopts the manifest that holds the collection, and then warm up:
+// the documents load hidden, as if of a dropped collection. Adopting the
+// manifest makes them the collection's again; promotion keeps them.
+TEST_F(CollectionsTest, AdoptingACollectionAReplicaHeldDocumentsOfKeepsThem) {
+    const CollectionId c = create("s", "c");
+    ASSERT_EQ(set(c, "k", "v"), Status::Success);
+    const ManifestState withCollection = bucket->manifestState();
+    ASSERT_EQ(bucket->setVBucketState(0, VBucketState::Replica), Status::Success);
+    settle();
+    bucket.reset();
+    ManifestState without = withCollection;
+    without.manifest.scopes[1].collections.clear();  // as the node knew it
+    std::ofstream(dir.path() / "collections.json") << encodeManifestState(without);
+    open();
+
+    ASSERT_EQ(bucket->adoptManifest(withCollection).outcome, ManifestOutcome::Success);
+    ASSERT_EQ(bucket->setVBucketState(0, VBucketState::Active), Status::Success);
+    settle();
+    EXPECT_EQ(read(c, "k"), "v");
+}
+
+// A manifest from elsewhere whose id names another collection here is not
+// taken: the documents under the id would become that collection's.
+TEST_F(CollectionsTest, AManifestThatGivesAHeldIdAnotherNameIsRefused) {
+    create("s", "c");
+    const ManifestState before = bucket->manifestState();
+    ManifestState elsewhere = before;
+    elsewhere.manifest.scopes[1].collections[0].name = "other";
+    ++elsewhere.manifest.uid;
+    EXPECT_EQ(bucket->adoptManifest(elsewhere).outcome, ManifestOutcome::NotAllowed);
+    EXPECT_EQ(bucket->manifestState(), before);
+}
+
 TEST(ManifestStateTest, AnEditIsCheckedThenAppliedWithTheNextIdAndANewUid) {
     ManifestState state;
     auto change = applyManifestEdit(state, ManifestEdit::createCollection("nope", "c", 0));
@@ -292,6 +327,26 @@ TEST(ManifestStateTest, TheJsonFormRoundTripsAndRefusesIdsThatWouldBeHandedOutAg
     EXPECT_THROW(decodeManifestState(doc.dump()), std::invalid_argument);
     EXPECT_THROW(decodeManifestState("{\"uid\":"), std::invalid_argument);
     EXPECT_THROW(decodeManifestState(R"({"uid":"zz","scopes":[]})"), std::invalid_argument);
+    const std::string good = encodeManifestState(state);
+    // Each of these, put into the good state, must be refused.
+    const auto refused = [&](const std::function<void(nlohmann::json&)>& spoil) {
+        auto spoilt = nlohmann::json::parse(good);
+        spoil(spoilt);
+        EXPECT_THROW(decodeManifestState(spoilt.dump()), std::invalid_argument) << spoilt.dump();
+    };
+    refused([](auto& d) { d["uid"] = "-1"; });
+    refused([](auto& d) { d["uid"] = "0x8"; });
+    refused([](auto& d) { d["uid"] = " 8"; });
+    refused([](auto& d) { d["next_scope_uid"] = "7"; });
+    refused([](auto& d) { d["scopes"][1]["collections"][0]["maxTTL"] = -1; });
+    refused([](auto& d) { d["scopes"][1]["collections"][0]["name"] = "_c"; });
+    refused([](auto& d) { d["scopes"][1]["name"] = "_default"; });
+    refused(
+        [](auto& d) { d["scopes"][1]["collections"].push_back(d["scopes"][1]["collections"][0]); });
+    refused([](auto& d) {
+        d["scopes"][1]["collections"].push_back(d["scopes"][0]["collections"][0]);
+        d["scopes"][0]["collections"] = nlohmann::json::array();
+    });
 }
 
 TEST(CollectionKeyTest, TheIdIsUnsignedLeb128InFrontOfTheKey) {

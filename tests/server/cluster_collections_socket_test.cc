@@ -3,8 +3,8 @@
 // Each node answers GET_COLLECTION_ID with the same id and takes writes in
 // the collection on the vBuckets it leads; a node that was down when the
 // manifest changed, and one that joins later, take the manifest etcd holds
-// (the documents of a collection dropped meanwhile go with it); each says
-// in its status which manifest it holds.
+// (a collection dropped meanwhile takes no more writes); each says in its
+// status which manifest it holds.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -299,9 +299,10 @@ class Bucket : public Taskable {
     // Makes `state` the bucket's manifest, as it is (its uid and next ids
     // too): how a cluster's node takes the manifest all its nodes share.
     // Collections it lacks are dropped as by dropCollection; one it adds
-    // starts empty. An id it keeps must name the same collection (ids are
-    // never reused, so this holds for any manifest of the same cluster).
-    // Success at once if `state` is the current one.
+    // starts empty. NotAllowed if an id both hold names another collection
+    // here (ids are never reused, so this holds for any manifest of the
+    // same cluster; a data directory from elsewhere can break it). Success
+    // at once if `state` is the current one.
     virtual ManifestChange adoptManifest(const ManifestState& state) = 0;
     virtual ManifestChange createScope(const std::string& name) = 0;
     virtual ManifestChange dropScope(const std::string& name) = 0;
