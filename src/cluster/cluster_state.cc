@@ -78,10 +78,8 @@ void readKey(const ClusterKeys& keys, const KeyValue& kv, ClusterView& view) {
             view.rebalanceModRevision = kv.modRevision;
             view.rebalanceTarget = decodeVBucketMap(kv.value);
         } else if (kv.key == keys.manifest()) {
-            view.manifestModRevision = kv.modRevision;
             view.manifest = kv.value;
         } else if (kv.key == keys.flush()) {
-            view.flushModRevision = kv.modRevision;
             view.flushes = decodeFlushCount(kv.value);
         } else if (const auto name = nameUnder(kv.key, keys.nodesPrefix()); !name.empty()) {
             view.leases[std::string(name)] = kv.lease;

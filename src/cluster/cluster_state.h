@@ -121,10 +121,8 @@ struct ClusterView {
     // not read it (that is the engine's manifest_state.h): it only carries
     // it to the nodes.
     std::optional<std::string> manifest;
-    std::int64_t manifestModRevision = 0;  // 0: absent
-    std::uint64_t flushes = 0;             // the flush key's count; 0: absent
-    std::int64_t flushModRevision = 0;     // 0: absent
-    std::vector<std::string> problems;     // values that did not decode, and why
+    std::uint64_t flushes = 0;          // the flush key's count; 0: absent
+    std::vector<std::string> problems;  // values that did not decode, and why
 };
 
 ClusterView readClusterView(const ClusterKeys& keys, const std::vector<KeyValue>& underRoot);

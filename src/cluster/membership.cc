@@ -10,10 +10,14 @@ std::string ClusterKeys::all() const {
     return prefix;
 }
 
+std::string ClusterKeys::under(std::string_view name) const {
+    std::string key = all();
+    key += name;
+    return key;
+}
+
 std::string ClusterKeys::nodesPrefix() const {
-    std::string prefix = all();
-    prefix += "nodes/";
-    return prefix;
+    return under("nodes/");
 }
 
 std::string ClusterKeys::node(std::string_view name) const {
@@ -23,39 +27,27 @@ std::string ClusterKeys::node(std::string_view name) const {
 }
 
 std::string ClusterKeys::leader() const {
-    std::string key = all();
-    key += "leader";
-    return key;
+    return under("leader");
 }
 
 std::string ClusterKeys::map() const {
-    std::string key = all();
-    key += "map";
-    return key;
+    return under("map");
 }
 
 std::string ClusterKeys::rebalance() const {
-    std::string key = all();
-    key += "rebalance";
-    return key;
+    return under("rebalance");
 }
 
 std::string ClusterKeys::manifest() const {
-    std::string key = all();
-    key += "manifest";
-    return key;
+    return under("manifest");
 }
 
 std::string ClusterKeys::flush() const {
-    std::string key = all();
-    key += "flush";
-    return key;
+    return under("flush");
 }
 
 std::string ClusterKeys::statusPrefix() const {
-    std::string prefix = all();
-    prefix += "status/";
-    return prefix;
+    return under("status/");
 }
 
 std::string ClusterKeys::status(std::string_view name) const {
@@ -65,9 +57,7 @@ std::string ClusterKeys::status(std::string_view name) const {
 }
 
 std::string ClusterKeys::ejectedPrefix() const {
-    std::string key = all();
-    key += "ejected/";
-    return key;
+    return under("ejected/");
 }
 
 std::string ClusterKeys::ejected(std::string_view name) const {

@@ -53,6 +53,8 @@ class ClusterKeys {
     std::string status(std::string_view name) const;
 
   private:
+    std::string under(std::string_view name) const;  // "<root>/<name>"
+
     std::string root_;
 };
 

@@ -154,25 +154,26 @@ bool ClusterNode::adoptManifest(const cluster::ClusterState& state) {
     try {
         wanted = engine::decodeManifestState(*state.manifest);
     } catch (const std::invalid_argument& error) {
-        if (*state.manifest != undecodableManifest_) {
-            std::cerr << "kvexec-server: the cluster's manifest does not decode: " << error.what()
-                      << "\n";
-            undecodableManifest_ = *state.manifest;
-        }
+        reportManifestOnce(*state.manifest, std::string("it does not decode: ") + error.what());
         return true;
     }
     const auto adopted = context_.bucket->adoptManifest(wanted);
     if (adopted.outcome == engine::ManifestOutcome::Success) {
         return true;
     }
-    if (*state.manifest != refusedManifest_) {
-        std::cerr << "kvexec-server: cannot adopt the cluster's manifest " << wanted.manifest.uid
-                  << ": " << adopted.message << "\n";
-        refusedManifest_ = *state.manifest;
-    }
+    reportManifestOnce(*state.manifest, adopted.message);
     // One that conflicts with this node's would not be taken later either:
     // the map still applies (collections stay as they are here).
     return adopted.outcome == engine::ManifestOutcome::NotAllowed;
+}
+
+// Logs why the cluster's manifest `manifest` was not adopted, once until
+// the manifest changes (every state delivers it again).
+void ClusterNode::reportManifestOnce(const std::string& manifest, const std::string& why) {
+    if (manifest != reportedManifest_) {
+        std::cerr << "kvexec-server: cannot adopt the cluster's manifest: " << why << "\n";
+        reportedManifest_ = manifest;
+    }
 }
 
 // The flushes asked since this node last looked empty the vBuckets it

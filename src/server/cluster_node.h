@@ -56,6 +56,7 @@ class ClusterNode {
     bool apply(const cluster::ClusterState& state);
     // Makes the bucket hold the cluster's manifest; false if it refused.
     bool adoptManifest(const cluster::ClusterState& state);
+    void reportManifestOnce(const std::string& manifest, const std::string& why);
     // Flushes the vBuckets it leads once for each rise of the flush count.
     void carryOutFlushes(const cluster::ClusterState& state);
     void stopActing(const std::string& why);
@@ -91,11 +92,10 @@ class ClusterNode {
     static constexpr std::size_t kMaxUnpushed = 64;
     std::map<std::uint64_t, std::shared_ptr<const ClusterTopology>> unpushed_;
     std::uint64_t pushedRevision_ = 0;
-    std::string undecodableManifest_;  // reported once until it changes
-    std::string refusedManifest_;      // likewise
-    bool flushesSeen_ = false;         // a state's flush count was read
-    std::uint64_t flushTried_ = 0;     // the cluster's flushes tried here
-    std::uint64_t flushed_ = 0;        // and carried out in full
+    std::string reportedManifest_;  // not adopted, and logged
+    bool flushesSeen_ = false;      // a state's flush count was read
+    std::uint64_t flushTried_ = 0;  // the cluster's flushes tried here
+    std::uint64_t flushed_ = 0;     // and carried out in full
 };
 
 }  // namespace kvexec::server
