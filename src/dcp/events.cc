@@ -1,6 +1,7 @@
 #include "dcp/events.h"
 
 #include "kvexec/engine/collections.h"
+#include "kvexec/engine/xattrs.h"
 #include "protocol/dcp.h"
 
 namespace kvexec::dcp {
@@ -50,6 +51,12 @@ void encodeDocument(std::string& out, const StreamEvent& event, const EncodeOpti
         message.bySeqno = meta.seqno;
         message.revSeqno = 1;
         message.key = key;
+        // A tombstone's xattrs (system ones a deletion kept, or a staged
+        // transaction's) travel with it, as Couchbase's do.
+        if ((meta.datatype & engine::kDatatypeXattr) != 0 && !event.item.value.empty()) {
+            message.datatype = engine::kDatatypeXattr;
+            message.value = event.item.value;
+        }
         wire::encodeDeletion(out, message);
         return;
     }

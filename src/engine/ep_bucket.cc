@@ -188,8 +188,16 @@ Status BucketImpl::admitLocked(const VBucket& vb, const DocKey& key) {
     return vb.collections.contains(key.collection) ? Status::Success : Status::UnknownCollection;
 }
 
-// Reads look their key up without allocating it (stored_key.h).
 void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
+    read(vbid, docKey, Sees::Live, std::move(done));
+}
+
+void BucketImpl::getIncludingDeleted(Vbid vbid, DocKey docKey, GetCallback done) {
+    read(vbid, docKey, Sees::LiveOrTombstone, std::move(done));
+}
+
+// Reads look their key up without allocating it (stored_key.h).
+void BucketImpl::read(Vbid vbid, const DocKey& docKey, Sees sees, GetCallback done) {
     GetResult result{admit(vbid, docKey), {}};
     if (result.status != Status::Success) {
         done(result);
@@ -208,8 +216,10 @@ void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {
             // not active here, or the collection is gone
         } else if (vb.pendingOnLocked(key) == Status::SyncWriteReCommitInProgress) {
             result.status = Status::SyncWriteReCommitInProgress;
-        } else if (stored == nullptr || stored->meta.deleted) {
+        } else if (stored == nullptr || (stored->meta.deleted && sees == Sees::Live)) {
             result.status = Status::KeyNotFound;
+        } else if (stored->meta.deleted) {
+            result.item = itemOf(vbid, key, stored->value, stored->meta);
         } else if (!VBucket::isLive(*stored, now)) {  // expired
             result.status = Status::KeyNotFound;
             if (!vb.pendingByKey.contains(key)) {

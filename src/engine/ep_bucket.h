@@ -57,6 +57,7 @@ class BucketImpl final : public Bucket {
     WarmupProgress warmupProgress() const override;
     void get(Vbid vbid, DocKey key, GetCallback done) override;
     void getMeta(Vbid vbid, DocKey key, GetCallback done) override;
+    void getIncludingDeleted(Vbid vbid, DocKey key, GetCallback done) override;
     void getReplica(Vbid vbid, DocKey key, GetCallback done) override;
     std::vector<KeySummary> listKeys(Vbid vbid, std::size_t limit) const override;
     void store(StoreRequest request, MutationCallback done) override;
@@ -151,15 +152,20 @@ class BucketImpl final : public Bucket {
     // `cas`: the request's CAS (0: none), which must be the lock's when the
     // document is locked; `decide` then sees the lock's CAS as the
     // document's. A mutation that succeeds releases the lock.
+    // Which committed value `decide` sees: a live one only, or a
+    // tombstone too (StoreRequest::accessDeleted).
+    enum class Sees : std::uint8_t { Live, LiveOrTombstone };
     void mutate(Vbid vbid, const DocKey& key, std::uint64_t cas, Durability durability,
-                const Decide& decide, SyncWriteDone done);
+                const Decide& decide, SyncWriteDone done, Sees sees = Sees::Live);
+    // get and getIncludingDeleted.
+    void read(Vbid vbid, const DocKey& key, Sees sees, GetCallback done);
     // The collection's maxTtl applied to a value about to be stored.
     void applyMaxTtlLocked(const VBucket& vb, CollectionId collection, StoredValue& value) const
         REQUIRES(vb.mutex);
-    // The live value `decide` sees for key: null, the committed value, or a
+    // The value `decide` sees for key: null, the committed value, or a
     // copy of it in `asLocked` carrying the lock's CAS. Locked when `cas`
     // is not the lock's.
-    Status currentForWriteLocked(VBucket& vb, const std::string& key, std::uint64_t cas,
+    Status currentForWriteLocked(VBucket& vb, const std::string& key, std::uint64_t cas, Sees sees,
                                  StoredValue& asLocked, const StoredValue*& current)
         REQUIRES(vb.mutex);
     Status checkDurability(const Durability& durability) const;

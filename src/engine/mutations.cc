@@ -53,9 +53,15 @@ Status BucketImpl::checkDurability(const Durability& durability) const {
 }
 
 Status BucketImpl::currentForWriteLocked(VBucket& vb, const std::string& key, std::uint64_t cas,
-                                         StoredValue& asLocked, const StoredValue*& current) {
+                                         Sees sees, StoredValue& asLocked,
+                                         const StoredValue*& current) {
     const auto now = unixNow();
     current = vb.liveLocked(key, now);
+    if (current == nullptr && sees == Sees::LiveOrTombstone) {
+        const auto* stored = vb.committed.find(key);
+        current = stored != nullptr && stored->meta.deleted ? stored : nullptr;
+        return Status::Success;  // a tombstone holds no lock
+    }
     const std::uint64_t lockCas = current == nullptr ? 0 : vb.lockCasLocked(key, now);
     if (lockCas == 0) {
         return Status::Success;
@@ -82,7 +88,7 @@ void BucketImpl::applyMaxTtlLocked(const VBucket& vb, CollectionId collection,
 }
 
 void BucketImpl::mutate(Vbid vbid, const DocKey& docKey, std::uint64_t cas, Durability durability,
-                        const Decide& decide, SyncWriteDone done) {
+                        const Decide& decide, SyncWriteDone done, Sees sees) {
     std::string key;
     Status status = admit(vbid, docKey, key);
     if (status == Status::Success) {
@@ -108,7 +114,7 @@ void BucketImpl::mutate(Vbid vbid, const DocKey& docKey, std::uint64_t cas, Dura
             // another SyncWrite on the key, of this term or inherited
         } else if (durable && (status = vb.durability.checkPossible()) != Status::Success) {
             // too few nodes in the chain for a majority
-        } else if (status = currentForWriteLocked(vb, key, cas, asLocked, current);
+        } else if (status = currentForWriteLocked(vb, key, cas, sees, asLocked, current);
                    status == Status::Success) {
             auto proposal = decide(current);
             status = proposal.status;
@@ -155,6 +161,20 @@ void BucketImpl::mutate(Vbid vbid, const DocKey& docKey, std::uint64_t cas, Dura
 
 namespace {
 
+// What a store of a tombstone or over one may ask (StoreRequest).
+Status tombstoneCheck(const StoreRequest& request) {
+    const bool wholeValue = request.operation == StoreOperation::Set ||
+                            request.operation == StoreOperation::Add ||
+                            request.operation == StoreOperation::Replace;
+    if ((request.accessDeleted || request.storeDeleted) && !wholeValue) {
+        return Status::Invalid;
+    }
+    if (request.storeDeleted && !documentBody(request.value, request.datatype).empty()) {
+        return Status::Invalid;
+    }
+    return Status::Success;
+}
+
 Status storeCheck(const StoreRequest& request, const StoredValue* current) {
     switch (request.operation) {
         case StoreOperation::Set:
@@ -192,21 +212,35 @@ void BucketImpl::store(StoreRequest request, MutationCallback done) {
             p.value.value.insert(xattrBlob(current->value, current->meta.datatype).size(),
                                  req->value);
         } else {
-            const std::string_view xattrs = keptXattrs(current, req->datatype);
+            const std::string_view xattrs =
+                req->replacesXattrs ? std::string_view() : keptXattrs(current, req->datatype);
             p.value.value =
                 xattrs.empty() ? std::move(req->value) : std::string(xattrs) + req->value;
             p.value.meta.flags = req->flags;
-            p.value.meta.expiry =
-                req->preserveExpiry && current != nullptr ? current->meta.expiry : req->expiry;
+            const bool keepExpiry =
+                req->preserveExpiry && current != nullptr && !current->meta.deleted;
+            p.value.meta.expiry = keepExpiry ? current->meta.expiry : req->expiry;
             p.value.meta.datatype = req->datatype | (xattrs.empty() ? 0 : kDatatypeXattr);
+            if (req->storeDeleted) {
+                p.value.meta.deleted = true;
+                p.value.meta.expiry = 0;
+                p.value.meta.datatype &= kDatatypeXattr;
+            }
         }
         return p;
     };
+    const Status refused = tombstoneCheck(*req);
+    if (refused != Status::Success) {
+        done(MutationResult{refused, 0, {}});
+        return;
+    }
     const DocKey key{req->key, req->collection};
-    mutate(req->vbid, key, req->cas, req->durability, decide,
-           [done = std::move(done)](Status s, std::uint64_t cas, MutationToken token) {
-               done(MutationResult{s, cas, token});
-           });
+    mutate(
+        req->vbid, key, req->cas, req->durability, decide,
+        [done = std::move(done)](Status s, std::uint64_t cas, MutationToken token) {
+            done(MutationResult{s, cas, token});
+        },
+        req->accessDeleted ? Sees::LiveOrTombstone : Sees::Live);
 }
 
 void BucketImpl::remove(RemoveRequest request, MutationCallback done) {
@@ -215,8 +249,9 @@ void BucketImpl::remove(RemoveRequest request, MutationCallback done) {
         Proposal p;
         p.status = current == nullptr ? Status::KeyNotFound : checkCas(current, cas);
         if (p.status == Status::Success) {
+            p.value.value = systemXattrs(current->value, current->meta.datatype);
             p.value.meta.flags = current->meta.flags;
-            p.value.meta.datatype = current->meta.datatype;
+            p.value.meta.datatype = p.value.value.empty() ? 0 : kDatatypeXattr;
             p.value.meta.deleted = true;
         }
         return p;

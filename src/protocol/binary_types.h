@@ -175,6 +175,7 @@ enum class Feature : std::uint16_t {
     SyncReplication = 0x11,
     Collections = 0x12,
     PreserveTtl = 0x14,
+    SubdocCreateAsDeleted = 0x17,  // sub-document's tombstone doc flags
 };
 
 // Datatype bits of the header.

@@ -15,9 +15,22 @@ std::string hostPort(const std::string& host, std::uint16_t port) {
 
 std::vector<std::string> bucketCapabilities() {
     // What this node serves, nothing more: the SDKs act on these (views for
-    // couchapi, xattr paths for xattr), and there is no DCP, views or XDCR
-    // over the network here.
-    return {"collections", "durableWrite", "cbhello", "touch", "cccp", "nodesExt"};
+    // couchapi; transactions commit a staged insert by reviving its
+    // tombstone only with subdoc.ReviveDocument), and there is no views or
+    // XDCR here.
+    return {"collections",
+            "durableWrite",
+            "cbhello",
+            "touch",
+            "cccp",
+            "nodesExt",
+            "xattr",
+            "tombstonedUserXAttrs",
+            "subdoc.AccessDeleted",
+            "subdoc.CreateAsDeleted",
+            "subdoc.ReplaceBodyWithXattr",
+            "subdoc.DocumentMacroSupport",
+            "subdoc.ReviveDocument"};
 }
 
 namespace {

@@ -39,6 +39,7 @@ bool grant(Feature feature, bool duplexAsked, HelloFeatures& features) {
         case Feature::SyncReplication:
         case Feature::PreserveTtl:
         case Feature::Xattr:  // values may carry an xattr blob (kvexec/engine/xattrs.h)
+        case Feature::SubdocCreateAsDeleted:  // AccessDeleted, CreateAsDeleted, ReviveDocument
             return true;
         default:
             return false;

@@ -6,6 +6,7 @@
 // again (Couchbase's rule). Macros get the write's own CAS and seqno from
 // the engine (StoreRequest::beforeQueue).
 #include <algorithm>
+#include <chrono>
 #include <memory>
 
 #include "kvexec/engine/xattrs.h"
@@ -24,10 +25,25 @@ namespace {
 // How often a mutation is run again after losing a race for the document.
 constexpr int kMaxAttempts = 100;
 
-// The doc flags of tombstone access (transactions' staging); not served.
+// The doc flags that make a tombstone matter (transactions stage inserts
+// in tombstones' xattrs): the request reads it, and sub-document's plan
+// decides whether it may act on it (subdoc/executor.h).
 constexpr std::uint8_t kTombstoneFlags = subdoc::doc_flag::AccessDeleted |
                                          subdoc::doc_flag::CreateAsDeleted |
                                          subdoc::doc_flag::ReviveDocument;
+
+// The document as the request may see it: a tombstone too when it asked.
+engine::GetResult readFor(engine::Bucket& bucket, engine::Vbid vbid, const engine::DocKey& key,
+                          std::uint8_t docFlags) {
+    engine::GetResult read;
+    auto keep = [&read](const engine::GetResult& r) { read = r; };  // reads complete inline
+    if ((docFlags & kTombstoneFlags) != 0) {
+        bucket.getIncludingDeleted(vbid, key, keep);
+    } else {
+        bucket.get(vbid, key, keep);
+    }
+    return read;
+}
 
 Status wire(subdoc::Status status) {
     return static_cast<Status>(subdoc::wireValue(status));
@@ -49,6 +65,12 @@ subdoc::DecodedRequest decode(const Request& request) {
     }
 }
 
+std::uint64_t wallClockNs() {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+}
+
 subdoc::DocumentMeta metaOf(const engine::Item& item, std::uint64_t vbucketUuid) {
     subdoc::DocumentMeta meta;
     meta.cas = item.meta.cas;
@@ -58,6 +80,9 @@ subdoc::DocumentMeta metaOf(const engine::Item& item, std::uint64_t vbucketUuid)
     meta.datatype = item.meta.datatype;
     meta.deleted = item.meta.deleted;
     meta.vbucketUuid = vbucketUuid;
+    // The engine's CAS is its HLC (the machine's clock, moved past the
+    // highest CAS given): now is at least the document's CAS.
+    meta.hlcNow = std::max(wallClockNs(), item.meta.cas);
     return meta;
 }
 
@@ -100,10 +125,6 @@ void Connection::binarySubdoc(const Request& request) {
     if (decoded.status != subdoc::Status::Success) {
         return respondError(request, wire(decoded.status), "malformed sub-document request");
     }
-    if ((decoded.docFlags & kTombstoneFlags) != 0) {
-        return respondError(request, Status::NotSupported,
-                            "sub-document access to deleted documents is not supported");
-    }
     engine::DocKey key;
     engine::Vbid vbid = 0;
     if (!resolveKey(request, key, vbid)) {
@@ -126,10 +147,9 @@ void Connection::binarySubdoc(const Request& request) {
 void Connection::subdocLookup(const Request& request, engine::Vbid vbid, engine::DocKey key,
                               const subdoc::DecodedRequest& decoded) {
     counters_.cmdGet.fetch_add(1, std::memory_order_relaxed);
-    engine::GetResult read;
-    context_.bucket->get(vbid, std::move(key), [&read](const engine::GetResult& r) { read = r; });
+    const engine::GetResult read = readFor(*context_.bucket, vbid, key, decoded.docFlags);
     if (read.status != engine::Status::Success) {
-        return respondEngine(request, read.status);  // reads complete inline
+        return respondEngine(request, read.status);
     }
     const auto uuid = uuidIfAsked(*context_.bucket, vbid, decoded.specs);
     const auto outcome =
@@ -137,11 +157,12 @@ void Connection::subdocLookup(const Request& request, engine::Vbid vbid, engine:
     const std::uint64_t cas = read.item.meta.cas;
     if (!isMulti(request.opcode)) {
         const auto single = subdoc::singleLookupResponse(outcome);
-        if (single.status != subdoc::Status::Success) {
+        if (single.status != subdoc::Status::Success &&
+            single.status != subdoc::Status::SuccessDeleted) {
             return respondError(request, wire(single.status), {});
         }
         const bool json = request.opcode == Opcode::SubdocGet && json_;
-        return respond(request, Status::Success, {}, {}, single.value, cas,
+        return respond(request, wire(single.status), {}, {}, single.value, cas,
                        json ? engine::kDatatypeJson : 0);
     }
     if (!hasSpecBody(outcome.status)) {
@@ -155,9 +176,8 @@ void Connection::subdocMutate(const Request& request, const std::shared_ptr<Subd
     const auto uuid = uuidIfAsked(*context_.bucket, write->vbid, write->decoded.specs);
     while (true) {
         ++write->attempts;
-        engine::GetResult read;
-        context_.bucket->get(write->vbid, write->key,
-                             [&read](const engine::GetResult& r) { read = r; });  // inline
+        const engine::GetResult read =
+            readFor(*context_.bucket, write->vbid, write->key, write->decoded.docFlags);
         if (read.status != engine::Status::Success && read.status != engine::Status::KeyNotFound) {
             return respondEngine(request, read.status);
         }
@@ -165,7 +185,8 @@ void Connection::subdocMutate(const Request& request, const std::shared_ptr<Subd
         auto outcome = std::make_shared<subdoc::MutationOutcome>(
             subdoc::mutate(found ? std::optional<std::string_view>(read.item.value) : std::nullopt,
                            metaOf(read.item, uuid), write->decoded.specs, write->decoded.docFlags));
-        if (outcome->status != subdoc::Status::Success) {
+        if (outcome->status != subdoc::Status::Success &&
+            outcome->status != subdoc::Status::SuccessDeleted) {
             return respondSubdocFailure(request, *outcome);
         }
         if (!storeSubdoc(request, write, read.item, outcome)) {
@@ -211,7 +232,10 @@ bool Connection::storeSubdoc(const Request& request, const std::shared_ptr<Subdo
                                                    : subdoc::singleMutationResponse(*outcome).value;
         respond(request, wire(outcome->status), mutationExtras(r.token), {}, body, r.cas);
     });
-    if (outcome->deleteDocument) {
+    // A live document deleted with nothing to keep is a plain deletion;
+    // a tombstone written (system xattrs a deletion keeps, a staged
+    // insert's) or changed is a store of one.
+    if (outcome->deleteDocument && outcome->newValue.empty() && !read.meta.deleted) {
         engine::RemoveRequest remove{write->vbid, write->key.key, cas, write->durability,
                                      write->key.collection};
         callEngine([&] { context_.bucket->remove(std::move(remove), std::move(done)); });
@@ -220,6 +244,9 @@ bool Connection::storeSubdoc(const Request& request, const std::shared_ptr<Subdo
     engine::StoreRequest store;
     store.operation =
         outcome->createDocument ? engine::StoreOperation::Add : engine::StoreOperation::Set;
+    store.replacesXattrs = true;
+    store.accessDeleted = (write->decoded.docFlags & subdoc::doc_flag::AccessDeleted) != 0;
+    store.storeDeleted = outcome->storeAsDeleted;
     store.vbid = write->vbid;
     store.key = write->key.key;
     store.collection = write->key.collection;

@@ -136,6 +136,13 @@ DecodedRequest decodeSinglePath(std::uint8_t opcode, std::string_view extras,
     }
     out.specs.push_back(std::move(spec));
     out.status = validateRequest(out.specs, out.kind, out.docFlags);
+    // As in Couchbase, only a single path needs Mkdoc or Add beside
+    // CreateAsDeleted; a multi-mutation may restage a tombstone with its
+    // CAS (transactions do).
+    const bool creates = (out.docFlags & (doc_flag::Mkdoc | doc_flag::Add)) != 0;
+    if (out.status == Status::Success && (out.docFlags & doc_flag::CreateAsDeleted) && !creates) {
+        out.status = Status::InvalidArguments;
+    }
     if (out.status != Status::Success) {
         out.specs.clear();
     }

@@ -16,6 +16,10 @@ struct DocumentMeta {
     std::uint8_t datatype = 0;      // 0x01 JSON, 0x04 XATTR (the stored value begins with a blob)
     bool deleted = false;           // a tombstone (only its xattrs remain)
     std::uint64_t vbucketUuid = 0;  // reported as `$document.vbucket_uuid`
+    // The vBucket's hybrid logical clock now, in nanoseconds since the
+    // epoch (the clock CAS values come from): `$vbucket.HLC.now`, which
+    // transactions compare with the CAS their records were written at.
+    std::uint64_t hlcNow = 0;
 };
 
 }  // namespace kvexec::subdoc

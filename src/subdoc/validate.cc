@@ -8,11 +8,7 @@ namespace {
 
 Status validateDocFlags(std::uint8_t docFlags, RequestKind kind) {
     using namespace doc_flag;
-    const bool creates = (docFlags & (Mkdoc | Add)) != 0;
     if ((docFlags & Mkdoc) && (docFlags & Add)) {
-        return Status::InvalidArguments;
-    }
-    if ((docFlags & CreateAsDeleted) && !creates) {
         return Status::InvalidArguments;
     }
     if ((docFlags & ReviveDocument) &&

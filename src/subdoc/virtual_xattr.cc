@@ -44,6 +44,9 @@ Json documentVattr(const DocumentMeta& meta, std::string_view body) {
     doc["CAS"] = hex64(meta.cas);
     doc["vbucket_uuid"] = hex64(meta.vbucketUuid);
     doc["seqno"] = hex64(meta.seqno);
+    // The engine keeps no revision count (its DCP messages say 1 too);
+    // transactions read the field and keep it only to restore.
+    doc["revid"] = "1";
     doc["exptime"] = meta.expiry;
     doc["flags"] = meta.flags;
     doc["value_bytes"] = body.size();
@@ -59,6 +62,16 @@ std::optional<Json> virtualXattr(std::string_view key, const DocumentMeta& meta,
                                  std::string_view body, const std::vector<XattrPair>& xattrs) {
     if (key == "$document") {
         return documentVattr(meta, body);
+    }
+    if (key == "$vbucket") {
+        // Couchbase reports seconds, as a string, and whether the clock
+        // is the machine's ("real") or ran ahead of it ("logical").
+        Json hlc = Json::object();
+        hlc["now"] = std::to_string(meta.hlcNow / 1000000000ull);
+        hlc["mode"] = "real";
+        Json vbucket = Json::object();
+        vbucket["HLC"] = std::move(hlc);
+        return vbucket;
     }
     if (key == "$XTOC") {
         Json keys = Json::array();

@@ -23,12 +23,13 @@ namespace kvexec::subdoc {
 std::string hex64(std::uint64_t v);
 std::string hex32(std::uint32_t v);
 
-// `$document`: CAS, vbucket_uuid, seqno (hex strings), exptime, flags,
+// `$document`: CAS, vbucket_uuid, seqno (hex strings), revid ("1"), exptime, flags,
 // value_bytes (numbers), datatype (["json","xattr"], ["raw"] ...),
 // deleted, last_modified (seconds of the CAS as a string), value_crc32c.
 Json documentVattr(const DocumentMeta& meta, std::string_view body);
 
-// The virtual xattr `key`; nullopt when there is no such virtual xattr.
+// The virtual xattr `key` ($document, $vbucket: {"HLC": {"now", "mode"}},
+// $XTOC); nullopt when there is no such virtual xattr.
 std::optional<Json> virtualXattr(std::string_view key, const DocumentMeta& meta,
                                  std::string_view body, const std::vector<XattrPair>& xattrs);
 

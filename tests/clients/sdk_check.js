@@ -1,5 +1,6 @@
 // sdk_check.js: what the Couchbase SDK test scripts share: named checks
-// that count passes and failures, an expected error by class, the closing
+// that count passes and failures, an expected error by class, whether a
+// document reads as absent, the closing
 // "N passed, M failed" line (the exit status follows it), and a run of
 // checks on a cluster connection (withCluster).
 'use strict';
@@ -31,6 +32,18 @@ async function expectError(promise, type) {
   throw new Error(`expected ${type.name}, got success`);
 }
 
+// Whether `key` reads as absent (DocumentNotFoundError) from `collection`.
+async function isGone(collection, key) {
+  const couchbase = require('couchbase');
+  try {
+    await collection.get(key);
+    return false;
+  } catch (e) {
+    if (e instanceof couchbase.DocumentNotFoundError) return true;
+    throw e;
+  }
+}
+
 function finish() {
   console.log(`${counts.passed} passed, ${counts.failed} failed`);
   process.exit(counts.failed === 0 ? 0 : 1);
@@ -58,4 +71,4 @@ async function withCluster(port, timeouts, body) {
   finish();
 }
 
-module.exports = { check, expectError, fail, finish, withCluster };
+module.exports = { check, expectError, fail, finish, isGone, withCluster };

@@ -6,7 +6,7 @@
 'use strict';
 const assert = require('assert');
 const couchbase = require('couchbase');
-const { check, expectError, withCluster } = require('./sdk_check');
+const { check, expectError, isGone, withCluster } = require('./sdk_check');
 
 const [port] = process.argv.slice(2);
 const TIMEOUTS = { connectTimeout: 20000, kvTimeout: 10000, kvDurableTimeout: 20000 };
@@ -18,16 +18,6 @@ async function waitFor(what, condition, ms) {
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function isGone(collection, key) {
-  try {
-    await collection.get(key);
-    return false;
-  } catch (e) {
-    if (e instanceof couchbase.DocumentNotFoundError) return true;
-    throw e;
   }
 }
 

@@ -11,6 +11,7 @@
 #include "dcp/producer.h"
 #include "engine/manual_bucket_fixture.h"
 #include "executor/test_support.h"
+#include "kvexec/engine/xattrs.h"
 #include "protocol/binary_response.h"
 #include "protocol/client_codec.h"
 #include "protocol/dcp.h"
@@ -256,6 +257,31 @@ TEST_F(DcpReplicationTest, DocumentsReplicateWithTheActivesSeqnosAndCas) {
     EXPECT_EQ(replicaRead("gone").status, Status::KeyNotFound);
     EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, bucket->observeSeqno(kVb).currentSeqno);
     EXPECT_EQ(*replica->failoverLog(kVb), *bucket->failoverLog(kVb)) << "the active's history";
+}
+
+// A tombstone's xattrs cross the wire with its deletion (transactions
+// stage inserts in them): promoted, the replica holds what the active held.
+TEST_F(DcpReplicationTest, ATombstonesXattrsReachTheReplica) {
+    connect();
+    const std::string pair = std::string("txn") + '\0' + "{}" + '\0';
+    const std::string blob = std::string{0, 0, 0, static_cast<char>(4 + pair.size())} +
+                             std::string{0, 0, 0, static_cast<char>(pair.size())} + pair;
+    auto staged = setRequest(kVb, "staged", blob);
+    staged.operation = engine::StoreOperation::Add;
+    staged.datatype = engine::kDatatypeXattr;
+    staged.accessDeleted = true;
+    staged.storeDeleted = true;
+    ASSERT_EQ(engine::test::storeNow(*bucket, staged)->status, Status::Success);
+    pump();
+    EXPECT_EQ(replicaRead("staged").status, Status::KeyNotFound);
+    ASSERT_EQ(replica->setVBucketState(kVb, engine::VBucketState::Active), Status::Success);
+    engine::GetResult copy;
+    replica->getIncludingDeleted(kVb, engine::DocKey{"staged"},
+                                 [&](const engine::GetResult& r) { copy = r; });
+    ASSERT_EQ(copy.status, Status::Success);
+    EXPECT_TRUE(copy.item.meta.deleted);
+    EXPECT_EQ(copy.item.value, blob);
+    EXPECT_EQ(copy.item.meta.datatype, engine::kDatatypeXattr);
 }
 
 // Our consumer enables expirations (enable_expiry_opcode): an expiry

@@ -45,13 +45,17 @@ TEST(ClusterMap, TheManagementPortIsAdvertisedOnlyWhenServed) {
     EXPECT_EQ(with["nodes"][0]["hostname"], "127.0.0.1:18091");
 }
 
-// The SDKs act on the capabilities (durable writes need durableWrite; xattr
-// and couchapi would send them to features this server lacks).
+// The SDKs act on the capabilities (durable writes need durableWrite,
+// transactions revive staged inserts with subdoc.ReviveDocument; couchapi
+// would send them to views this server lacks).
 TEST(ClusterMap, BucketCapabilitiesNameOnlyWhatTheServerServes) {
     auto map = nlohmann::json::parse(clusterMapJson(ClusterMapInfo{}));
-    EXPECT_EQ(map["bucketCapabilities"],
-              nlohmann::json::array(
-                  {"collections", "durableWrite", "cbhello", "touch", "cccp", "nodesExt"}));
+    EXPECT_EQ(
+        map["bucketCapabilities"],
+        nlohmann::json::array({"collections", "durableWrite", "cbhello", "touch", "cccp",
+                               "nodesExt", "xattr", "tombstonedUserXAttrs", "subdoc.AccessDeleted",
+                               "subdoc.CreateAsDeleted", "subdoc.ReplaceBodyWithXattr",
+                               "subdoc.DocumentMacroSupport", "subdoc.ReviveDocument"}));
 }
 
 TEST(ClusterMap, Ipv6HostsAreBracketedInServerList) {
@@ -72,7 +76,9 @@ TEST(ClusterMap, OneNodeWithoutAMapIsTheSingleNodeDocument) {
     info.manifestUid = std::string("a");
     EXPECT_EQ(
         clusterMapJson(info),
-        R"({"bucketCapabilities":["collections","durableWrite","cbhello","touch","cccp","nodesExt"],)"
+        R"({"bucketCapabilities":["collections","durableWrite","cbhello","touch","cccp","nodesExt",)"
+        R"("xattr","tombstonedUserXAttrs","subdoc.AccessDeleted","subdoc.CreateAsDeleted",)"
+        R"("subdoc.ReplaceBodyWithXattr","subdoc.DocumentMacroSupport","subdoc.ReviveDocument"],)"
         R"("bucketCapabilitiesVer":"","bucketType":"membase","clusterCapabilities":{},)"
         R"("clusterCapabilitiesVer":[1,0],"collectionsManifestUid":"a",)"
         R"("ddocs":{"uri":"/pools/default/buckets/default/ddocs"},"name":"default",)"

@@ -173,6 +173,50 @@ TEST_F(ServerSocketTest, MalformedSubdocRequestsGetTheirStatusAndTheConnectionGo
     expectServed(client, "after-subdoc");
 }
 
+// Sub-document access to tombstones, as transactions use it: an insert
+// staged as a tombstone carrying xattrs is seen only by requests that ask
+// for deleted documents (AccessDeleted), and a revive makes it live.
+TEST_F(ServerSocketTest, SubdocReachesATombstoneOnlyWhenAskedAndRevivesIt) {
+    constexpr char kXattrPath = 0x04 | 0x01;  // xattr, create parents
+    constexpr char kAccessDeleted = 0x04;
+    constexpr char kStage = 0x02 | kAccessDeleted | 0x08;  // add, access, create as deleted
+    constexpr char kRevive = kAccessDeleted | 0x10;
+    constexpr std::uint16_t kSuccessDeleted = 0xcd;
+    constexpr std::uint16_t kCanOnlyReviveDeleted = 0xd6;
+    const auto extras = [](std::size_t pathLength, char pathFlags, char docFlags) {
+        return std::string{0, static_cast<char>(pathLength), pathFlags, docFlags};
+    };
+    start();
+    Client client(port());
+    auto r = client.call(
+        request(Opcode::SubdocDictUpsert, "staged", extras(6, kXattrPath, kStage), "txn.id\"t1\""));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, kSuccessDeleted);
+    r = client.call(request(Opcode::Get, "staged"));
+    EXPECT_EQ(r->status, kNotFound) << "a tombstone is no document to a plain read";
+    r = client.call(request(Opcode::SubdocGet, "staged", extras(6, 0x04, 0), "txn.id"));
+    EXPECT_EQ(r->status, kNotFound);
+    r = client.call(
+        request(Opcode::SubdocGet, "staged", extras(6, 0x04, kAccessDeleted), "txn.id"));
+    EXPECT_EQ(r->status, kSuccessDeleted);
+    EXPECT_EQ(r->value, "\"t1\"");
+    r = client.call(
+        request(Opcode::SubdocDictUpsert, "staged", extras(6, kXattrPath, kStage), "txn.id\"t2\""));
+    EXPECT_EQ(r->status, static_cast<std::uint16_t>(Status::KeyExists)) << "staged already";
+
+    r = client.call(
+        request(Opcode::SubdocReplaceBodyWithXattr, "staged", extras(6, 0x04, kRevive), "txn.id"));
+    EXPECT_EQ(r->status, kSuccess);
+    r = client.call(request(Opcode::Get, "staged"));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, kSuccess);
+    EXPECT_EQ(r->value, "\"t1\"");
+    r = client.call(
+        request(Opcode::SubdocReplaceBodyWithXattr, "staged", extras(6, 0x04, kRevive), "txn.id"));
+    EXPECT_EQ(r->status, kCanOnlyReviveDeleted);
+    expectServed(client, "after-tombstones");
+}
+
 TEST_F(ServerSocketTest, ExtrasAndKeyLongerThanTheBodyGetInvalidArgumentsThenClose) {
     start();
     Client client(port());

@@ -169,8 +169,17 @@ TEST(MultiMutation, BadDocFlagCombosAreInvalidArguments) {
         encodeMutationSpecs(std::vector<Spec>{xspec(Opcode::DictUpsert, "_a", "1")});
     EXPECT_EQ(decodeMultiMutation(bytes({doc_flag::Mkdoc | doc_flag::Add}), body).status,
               Status::InvalidArguments);
+    // CreateAsDeleted alone is a replace of a tombstone's xattrs: valid here
+    // (transactions restage an insert so), not in a single-path request.
     EXPECT_EQ(decodeMultiMutation(bytes({doc_flag::CreateAsDeleted}), body).status,
-              Status::InvalidArguments);
+              Status::Success);
+    EXPECT_EQ(
+        decodeSinglePath(0xc8, std::string{0, 2, 0x04, doc_flag::CreateAsDeleted}, "_a1").status,
+        Status::InvalidArguments);
+    EXPECT_EQ(decodeSinglePath(
+                  0xc8, std::string{0, 2, 0x04, doc_flag::CreateAsDeleted | doc_flag::Mkdoc}, "_a1")
+                  .status,
+              Status::Success);
     EXPECT_EQ(decodeMultiMutation(bytes({doc_flag::ReviveDocument}), body).status,
               Status::InvalidArguments);
     EXPECT_EQ(decodeMultiMutation(bytes({0x80}), body).status, Status::InvalidArguments);

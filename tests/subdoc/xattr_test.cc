@@ -97,6 +97,7 @@ TEST(XattrLookup, DocumentVirtualXattr) {
     auto doc = nlohmann::json::parse(outcome.results[0].value);
     EXPECT_EQ(doc["CAS"], "0x17a1b2c3d4e5f607");
     EXPECT_EQ(doc["seqno"], "0x000000000000002a");
+    EXPECT_EQ(doc["revid"], "1");
     EXPECT_EQ(doc["exptime"], 1700000000);
     EXPECT_EQ(doc["flags"], 0x02000006);
     EXPECT_EQ(doc["value_bytes"], body.size());
@@ -121,6 +122,19 @@ TEST(XattrLookup, WithExpiryAsTheSdkAsksForIt) {
     EXPECT_EQ(outcome.results[0].value, "1234");
     EXPECT_EQ(outcome.results[1].value, "7");
     EXPECT_EQ(outcome.results[2].value, R"({"x":true})");
+}
+
+// Transactions compare the vBucket's clock with their records' CAS.
+TEST(XattrLookup, VbucketVirtualXattrGivesTheClockInSeconds) {
+    DocumentMeta meta = jsonMeta();
+    meta.hlcNow = 1'700'000'123'456'789'000ull;
+    const std::vector<Spec> specs{xspec(Opcode::Get, "$vbucket"),
+                                  xspec(Opcode::Get, "$vbucket.HLC.now")};
+    auto outcome = lookup(R"({"x":true})", meta, specs);
+    ASSERT_EQ(outcome.status, Status::Success);
+    EXPECT_EQ(nlohmann::json::parse(outcome.results[0].value),
+              nlohmann::json::parse(R"({"HLC":{"now":"1700000123","mode":"real"}})"));
+    EXPECT_EQ(outcome.results[1].value, R"("1700000123")");
 }
 
 TEST(XattrLookup, RawDocumentSaysRaw) {

@@ -174,6 +174,10 @@ class Bucket : public Taskable {
     // getMeta also reports tombstones (meta.deleted).
     virtual void get(Vbid vbid, DocKey key, GetCallback done) = 0;
     virtual void getMeta(Vbid vbid, DocKey key, GetCallback done) = 0;
+    // get, or when the document is deleted its tombstone (meta.deleted),
+    // whose value holds only the xattrs it kept (Couchbase's sub-document
+    // AccessDeleted: transactions stage inserts in tombstones' xattrs).
+    virtual void getIncludingDeleted(Vbid vbid, DocKey key, GetCallback done) = 0;
     // A read of this node's replica copy (Couchbase's GET_REPLICA): only a
     // replica vBucket answers (NotMyVbucket otherwise); what its active
     // last sent, which may be behind. Inline.

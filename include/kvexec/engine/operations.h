@@ -44,6 +44,17 @@ struct StoreRequest {
     // and must not call the bucket.
     std::function<void(std::string& value, std::uint64_t cas, Seqno seqno)> beforeQueue;
     CollectionId collection = kDefaultCollection;
+    // `value` is the whole document, xattrs included: the current one's are
+    // not kept even without the XATTR bit (a sub-document write that
+    // removed the last one).
+    bool replacesXattrs = false;
+    // Set, add and replace only (else Invalid). A tombstone counts as the
+    // current document: `cas` is checked against its CAS, replace takes
+    // it, add fails on it (KeyExists).
+    bool accessDeleted = false;
+    // Store a tombstone: `value` must be xattrs only (no body; Invalid
+    // otherwise), which the tombstone keeps; no expiry.
+    bool storeDeleted = false;
 };
 
 struct RemoveRequest {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace kvexec::engine {
@@ -26,5 +27,10 @@ std::string_view xattrBlob(std::string_view value, std::uint8_t datatype);
 
 // `value` without its blob.
 std::string_view documentBody(std::string_view value, std::uint8_t datatype);
+
+// A blob of the system xattrs alone (keys starting with '_'), which a
+// deletion keeps in the tombstone as Couchbase does; empty when there are
+// none or the blob is malformed (a pair running past its end).
+std::string systemXattrs(std::string_view value, std::uint8_t datatype);
 
 }  // namespace kvexec::engine
