@@ -7,7 +7,9 @@
 // once its replica (over DCP) has the write, a durable replace and remove,
 // and getAllReplicas (the replica read, GET_REPLICA to the replica's node)
 // of every acknowledged Majority write: the active and the replica copy,
-// same value and CAS.
+// same value and CAS. Last, a distributed transaction over keys of all
+// three nodes: its staged inserts (tombstones with xattrs) and their
+// revival reach the replicas.
 //   node sdk_cluster_test.js PORT0 PORT1 PORT2
 // Prints one "N passed, M failed" line; exits non-zero on any failure.
 'use strict';
@@ -147,6 +149,17 @@ async function main() {
                   assert.ok(durable.Majority, 'no Majority writes to read back');
                   for (const { key, value, cas } of durable.Majority) {
                     await expectReplicated(last.collection, key, value, cas);
+                  }
+                });
+    await check('a transaction over keys of every node commits, on actives and replicas',
+                async () => {
+                  const txKeys = Array.from({ length: 12 }, (_, i) => `tx-cluster-${i}`);
+                  await first.cluster.transactions().run(async (ctx) => {
+                    for (const key of txKeys) await ctx.insert(first.collection, key, { key });
+                  });
+                  for (const key of txKeys) {
+                    const got = await last.collection.get(key);
+                    await expectReplicated(last.collection, key, { key }, got.cas);
                   }
                 });
   } catch (e) {
