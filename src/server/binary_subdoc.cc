@@ -232,15 +232,9 @@ bool Connection::storeSubdoc(const Request& request, const std::shared_ptr<Subdo
                                                    : subdoc::singleMutationResponse(*outcome).value;
         respond(request, wire(outcome->status), mutationExtras(r.token), {}, body, r.cas);
     });
-    // A live document deleted with nothing to keep is a plain deletion;
-    // a tombstone written (system xattrs a deletion keeps, a staged
-    // insert's) or changed is a store of one.
-    if (outcome->deleteDocument && outcome->newValue.empty() && !read.meta.deleted) {
-        engine::RemoveRequest remove{write->vbid, write->key.key, cas, write->durability,
-                                     write->key.collection};
-        callEngine([&] { context_.bucket->remove(std::move(remove), std::move(done)); });
-        return *retry;
-    }
+    // A whole-document delete is a store of the tombstone sub-document
+    // computed (the system xattrs the request left), not the engine's
+    // remove, which keeps the stored document's.
     engine::StoreRequest store;
     store.operation =
         outcome->createDocument ? engine::StoreOperation::Add : engine::StoreOperation::Set;

@@ -214,6 +214,29 @@ TEST_F(ServerSocketTest, SubdocReachesATombstoneOnlyWhenAskedAndRevivesIt) {
     r = client.call(
         request(Opcode::SubdocReplaceBodyWithXattr, "staged", extras(6, 0x04, kRevive), "txn.id"));
     EXPECT_EQ(r->status, kCanOnlyReviveDeleted);
+
+    // A whole-document delete keeps the system xattrs the request left,
+    // the one it wrote too, and drops the user ones.
+    ASSERT_EQ(client.call(setRequest("sysdoc", "{}"))->status, kSuccess);
+    const auto spec = [](char opcode, char flags, const std::string& path,
+                         const std::string& value) {
+        return std::string{opcode, flags, 0, static_cast<char>(path.size()),
+                           0,      0,     0, static_cast<char>(value.size())} +
+               path + value;
+    };
+    r = client.call(request(Opcode::SubdocMultiMutation, "sysdoc", "",
+                            spec('\xc8', kXattrPath, "_sys.a", "1") +
+                                spec('\xc8', kXattrPath, "user.b", "2") + spec(0x04, 0, "", "")));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, kSuccess);
+    EXPECT_EQ(client.call(request(Opcode::Get, "sysdoc"))->status, kNotFound);
+    r = client.call(request(
+        Opcode::SubdocMultiLookup, "sysdoc", std::string{kAccessDeleted},
+        std::string{'\xc5', 0x04, 0, 6} + "_sys.a" + std::string{'\xc5', 0x04, 0, 6} + "user.b"));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 0xd3);  // MULTI_PATH_FAILURE_DELETED: user.b is gone
+    EXPECT_EQ(r->value,
+              std::string({0, 0, 0, 0, 0, 1}) + "1" + std::string({0, '\xc0', 0, 0, 0, 0}));
     expectServed(client, "after-tombstones");
 }
 
