@@ -239,9 +239,27 @@ void BucketImpl::read(Vbid vbid, const DocKey& docKey, Sees sees, GetCallback do
     done(result);
 }
 
+const StoredValue* BucketImpl::replicaCopyLocked(const VBucket& vb, std::string_view key,
+                                                 Sees sees) const {
+    if (const auto* live = vb.liveLocked(key, unixNow()); live != nullptr) {
+        return live;
+    }
+    const auto* stored = vb.committed.find(key);
+    const bool tombstone = stored != nullptr && stored->meta.deleted;
+    return tombstone && sees == Sees::LiveOrTombstone ? stored : nullptr;
+}
+
+void BucketImpl::getReplica(Vbid vbid, DocKey docKey, GetCallback done) {
+    readReplica(vbid, docKey, Sees::Live, std::move(done));
+}
+
+void BucketImpl::getReplicaIncludingDeleted(Vbid vbid, DocKey docKey, GetCallback done) {
+    readReplica(vbid, docKey, Sees::LiveOrTombstone, std::move(done));
+}
+
 // A replica never changes its data itself: an expired document reads as
 // absent and stays until its active's deletion arrives.
-void BucketImpl::getReplica(Vbid vbid, DocKey docKey, GetCallback done) {
+void BucketImpl::readReplica(Vbid vbid, const DocKey& docKey, Sees sees, GetCallback done) {
     GetResult result{admit(vbid, docKey), {}};
     if (result.status == Status::Success) {
         const StoredKey storedKey(docKey.collection, docKey.key);
@@ -252,10 +270,10 @@ void BucketImpl::getReplica(Vbid vbid, DocKey docKey, GetCallback done) {
             result.status = Status::NotMyVbucket;
         } else if (!vb.collections.contains(docKey.collection)) {
             result.status = Status::UnknownCollection;
-        } else if (const auto* live = vb.liveLocked(key, unixNow()); live == nullptr) {
+        } else if (const auto* found = replicaCopyLocked(vb, key, sees); found == nullptr) {
             result.status = Status::KeyNotFound;
         } else {
-            result.item = itemOf(vbid, key, live->value, live->meta);
+            result.item = itemOf(vbid, key, found->value, found->meta);
         }
     }
     done(result);

@@ -59,6 +59,7 @@ class BucketImpl final : public Bucket {
     void getMeta(Vbid vbid, DocKey key, GetCallback done) override;
     void getIncludingDeleted(Vbid vbid, DocKey key, GetCallback done) override;
     void getReplica(Vbid vbid, DocKey key, GetCallback done) override;
+    void getReplicaIncludingDeleted(Vbid vbid, DocKey key, GetCallback done) override;
     std::vector<KeySummary> listKeys(Vbid vbid, std::size_t limit) const override;
     void store(StoreRequest request, MutationCallback done) override;
     void remove(RemoveRequest request, MutationCallback done) override;
@@ -149,16 +150,22 @@ class BucketImpl final : public Bucket {
     // (NotMyVbucket; TempFail while pending) and holds the key's collection
     // (UnknownCollection).
     static Status admitLocked(const VBucket& vb, const DocKey& key) REQUIRES(vb.mutex);
+    // Which committed value a read or a mutation's `decide` sees: a live
+    // one only, or a tombstone too (getIncludingDeleted,
+    // StoreRequest::accessDeleted).
+    enum class Sees : std::uint8_t { Live, LiveOrTombstone };
     // `cas`: the request's CAS (0: none), which must be the lock's when the
     // document is locked; `decide` then sees the lock's CAS as the
     // document's. A mutation that succeeds releases the lock.
-    // Which committed value `decide` sees: a live one only, or a
-    // tombstone too (StoreRequest::accessDeleted).
-    enum class Sees : std::uint8_t { Live, LiveOrTombstone };
     void mutate(Vbid vbid, const DocKey& key, std::uint64_t cas, Durability durability,
                 const Decide& decide, SyncWriteDone done, Sees sees = Sees::Live);
     // get and getIncludingDeleted.
     void read(Vbid vbid, const DocKey& key, Sees sees, GetCallback done);
+    // getReplica and getReplicaIncludingDeleted.
+    void readReplica(Vbid vbid, const DocKey& key, Sees sees, GetCallback done);
+    // The copy a replica read returns, or null.
+    const StoredValue* replicaCopyLocked(const VBucket& vb, std::string_view key, Sees sees) const
+        REQUIRES(vb.mutex);
     // The collection's maxTtl applied to a value about to be stored.
     void applyMaxTtlLocked(const VBucket& vb, CollectionId collection, StoredValue& value) const
         REQUIRES(vb.mutex);

@@ -176,6 +176,7 @@ enum class Feature : std::uint16_t {
     Collections = 0x12,
     PreserveTtl = 0x14,
     SubdocCreateAsDeleted = 0x17,  // sub-document's tombstone doc flags
+    SubdocReplicaRead = 0x1c,      // sub-document lookups of a replica's copy
 };
 
 // Datatype bits of the header.

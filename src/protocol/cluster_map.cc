@@ -30,7 +30,8 @@ std::vector<std::string> bucketCapabilities() {
             "subdoc.CreateAsDeleted",
             "subdoc.ReplaceBodyWithXattr",
             "subdoc.DocumentMacroSupport",
-            "subdoc.ReviveDocument"};
+            "subdoc.ReviveDocument",
+            "subdoc.ReplicaRead"};
 }
 
 namespace {

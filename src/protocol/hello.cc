@@ -40,6 +40,7 @@ bool grant(Feature feature, bool duplexAsked, HelloFeatures& features) {
         case Feature::PreserveTtl:
         case Feature::Xattr:  // values may carry an xattr blob (kvexec/engine/xattrs.h)
         case Feature::SubdocCreateAsDeleted:  // AccessDeleted, CreateAsDeleted, ReviveDocument
+        case Feature::SubdocReplicaRead:      // the ReplicaRead doc flag of lookups
             return true;
         default:
             return false;

@@ -32,15 +32,19 @@ constexpr std::uint8_t kTombstoneFlags = subdoc::doc_flag::AccessDeleted |
                                          subdoc::doc_flag::CreateAsDeleted |
                                          subdoc::doc_flag::ReviveDocument;
 
-// The document as the request may see it: a tombstone too when it asked.
+// The document as the request may see it: a tombstone too when it asked,
+// and this node's replica copy for a ReplicaRead lookup (the SDKs'
+// lookupInAnyReplica and lookupInAllReplicas).
 engine::GetResult readFor(engine::Bucket& bucket, engine::Vbid vbid, const engine::DocKey& key,
                           std::uint8_t docFlags) {
     engine::GetResult read;
     auto keep = [&read](const engine::GetResult& r) { read = r; };  // reads complete inline
-    if ((docFlags & kTombstoneFlags) != 0) {
-        bucket.getIncludingDeleted(vbid, key, keep);
+    const bool tombstones = (docFlags & kTombstoneFlags) != 0;
+    if ((docFlags & subdoc::doc_flag::ReplicaRead) != 0) {
+        tombstones ? bucket.getReplicaIncludingDeleted(vbid, key, keep)
+                   : bucket.getReplica(vbid, key, keep);
     } else {
-        bucket.get(vbid, key, keep);
+        tombstones ? bucket.getIncludingDeleted(vbid, key, keep) : bucket.get(vbid, key, keep);
     }
     return read;
 }

@@ -18,8 +18,9 @@ Status validateDocFlags(std::uint8_t docFlags, RequestKind kind) {
     if (kind == RequestKind::Lookup && (docFlags & ~(AccessDeleted | ReplicaRead)) != 0) {
         return Status::InvalidArguments;
     }
-    if ((docFlags &
-         ~(Mkdoc | Add | AccessDeleted | CreateAsDeleted | ReviveDocument | ReplicaRead)) != 0) {
+    // A replica's copy is only read.
+    if (kind == RequestKind::Mutation &&
+        (docFlags & ~(Mkdoc | Add | AccessDeleted | CreateAsDeleted | ReviveDocument)) != 0) {
         return Status::InvalidArguments;
     }
     return Status::Success;

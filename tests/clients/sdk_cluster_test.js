@@ -151,6 +151,24 @@ async function main() {
                     await expectReplicated(last.collection, key, value, cas);
                   }
                 });
+    await check('lookupInAllReplicas and lookupInAnyReplica read the replica copy too',
+                async () => {
+                  const { key, value, cas } = durable.Majority[1];
+                  const specs = [couchbase.LookupInSpec.get('level'),
+                                 couchbase.LookupInSpec.get('i')];
+                  const all = await last.collection.lookupInAllReplicas(key, specs);
+                  assert.deepStrictEqual(all.map((r) => r.isReplica).sort(), [false, true]);
+                  for (const copy of all) {
+                    assert.deepStrictEqual(copy.content.map((entry) => entry.value),
+                                           [value.level, value.i]);
+                    assert.strictEqual(String(copy.cas), String(cas));
+                  }
+                  const any = await first.collection.lookupInAnyReplica(key, specs);
+                  assert.deepStrictEqual(any.content.map((entry) => entry.value),
+                                         [value.level, value.i]);
+                  await expectError(first.collection.lookupInAllReplicas('no-such-key', specs),
+                                    couchbase.DocumentNotFoundError);
+                });
     await check('a transaction over keys of every node commits, on actives and replicas',
                 async () => {
                   const txKeys = Array.from({ length: 12 }, (_, i) => `tx-cluster-${i}`);

@@ -274,14 +274,19 @@ TEST_F(DcpReplicationTest, ATombstonesXattrsReachTheReplica) {
     ASSERT_EQ(engine::test::storeNow(*bucket, staged)->status, Status::Success);
     pump();
     EXPECT_EQ(replicaRead("staged").status, Status::KeyNotFound);
-    ASSERT_EQ(replica->setVBucketState(kVb, engine::VBucketState::Active), Status::Success);
+    const auto expectTombstone = [&](const engine::GetResult& copy) {
+        ASSERT_EQ(copy.status, Status::Success);
+        EXPECT_TRUE(copy.item.meta.deleted);
+        EXPECT_EQ(copy.item.value, blob);
+        EXPECT_EQ(copy.item.meta.datatype, engine::kDatatypeXattr);
+    };
     engine::GetResult copy;
-    replica->getIncludingDeleted(kVb, engine::DocKey{"staged"},
-                                 [&](const engine::GetResult& r) { copy = r; });
-    ASSERT_EQ(copy.status, Status::Success);
-    EXPECT_TRUE(copy.item.meta.deleted);
-    EXPECT_EQ(copy.item.value, blob);
-    EXPECT_EQ(copy.item.meta.datatype, engine::kDatatypeXattr);
+    const auto keep = [&](const engine::GetResult& r) { copy = r; };
+    replica->getReplicaIncludingDeleted(kVb, engine::DocKey{"staged"}, keep);
+    expectTombstone(copy);
+    ASSERT_EQ(replica->setVBucketState(kVb, engine::VBucketState::Active), Status::Success);
+    replica->getIncludingDeleted(kVb, engine::DocKey{"staged"}, keep);
+    expectTombstone(copy);
 }
 
 // Our consumer enables expirations (enable_expiry_opcode): an expiry

@@ -50,12 +50,12 @@ TEST(ClusterMap, TheManagementPortIsAdvertisedOnlyWhenServed) {
 // would send them to views this server lacks).
 TEST(ClusterMap, BucketCapabilitiesNameOnlyWhatTheServerServes) {
     auto map = nlohmann::json::parse(clusterMapJson(ClusterMapInfo{}));
-    EXPECT_EQ(
-        map["bucketCapabilities"],
-        nlohmann::json::array({"collections", "durableWrite", "cbhello", "touch", "cccp",
-                               "nodesExt", "xattr", "tombstonedUserXAttrs", "subdoc.AccessDeleted",
-                               "subdoc.CreateAsDeleted", "subdoc.ReplaceBodyWithXattr",
-                               "subdoc.DocumentMacroSupport", "subdoc.ReviveDocument"}));
+    EXPECT_EQ(map["bucketCapabilities"],
+              nlohmann::json::array({"collections", "durableWrite", "cbhello", "touch", "cccp",
+                                     "nodesExt", "xattr", "tombstonedUserXAttrs",
+                                     "subdoc.AccessDeleted", "subdoc.CreateAsDeleted",
+                                     "subdoc.ReplaceBodyWithXattr", "subdoc.DocumentMacroSupport",
+                                     "subdoc.ReviveDocument", "subdoc.ReplicaRead"}));
 }
 
 TEST(ClusterMap, Ipv6HostsAreBracketedInServerList) {
@@ -78,7 +78,7 @@ TEST(ClusterMap, OneNodeWithoutAMapIsTheSingleNodeDocument) {
         clusterMapJson(info),
         R"({"bucketCapabilities":["collections","durableWrite","cbhello","touch","cccp","nodesExt",)"
         R"("xattr","tombstonedUserXAttrs","subdoc.AccessDeleted","subdoc.CreateAsDeleted",)"
-        R"("subdoc.ReplaceBodyWithXattr","subdoc.DocumentMacroSupport","subdoc.ReviveDocument"],)"
+        R"("subdoc.ReplaceBodyWithXattr","subdoc.DocumentMacroSupport","subdoc.ReviveDocument","subdoc.ReplicaRead"],)"
         R"("bucketCapabilitiesVer":"","bucketType":"membase","clusterCapabilities":{},)"
         R"("clusterCapabilitiesVer":[1,0],"collectionsManifestUid":"a",)"
         R"("ddocs":{"uri":"/pools/default/buckets/default/ddocs"},"name":"default",)"

@@ -93,6 +93,11 @@ TEST(MultiLookup, DocFlagsExtrasOnly) {
         doc_flag::AccessDeleted);
     EXPECT_EQ(decodeMultiLookup(bytes({0, 0, 0, 1}), encodeLookupSpecs(specs)).status,
               Status::InvalidArguments);
+    // The SDKs' lookupInAnyReplica, of a tombstone too.
+    const auto replica = decodeMultiLookup(bytes({doc_flag::ReplicaRead | doc_flag::AccessDeleted}),
+                                           encodeLookupSpecs(specs));
+    EXPECT_EQ(replica.status, Status::Success);
+    EXPECT_EQ(replica.docFlags, doc_flag::ReplicaRead | doc_flag::AccessDeleted);
 }
 
 TEST(MultiLookup, TruncatedSpecsAreInvalidArguments) {
@@ -183,6 +188,9 @@ TEST(MultiMutation, BadDocFlagCombosAreInvalidArguments) {
     EXPECT_EQ(decodeMultiMutation(bytes({doc_flag::ReviveDocument}), body).status,
               Status::InvalidArguments);
     EXPECT_EQ(decodeMultiMutation(bytes({0x80}), body).status, Status::InvalidArguments);
+    // A replica's copy is read, never written.
+    EXPECT_EQ(decodeMultiMutation(bytes({doc_flag::ReplicaRead}), body).status,
+              Status::InvalidArguments);
 }
 
 TEST(MultiMutation, ExtrasLengthsOtherThan014Or5AreInvalid) {

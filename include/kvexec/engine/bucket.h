@@ -182,6 +182,10 @@ class Bucket : public Taskable {
     // replica vBucket answers (NotMyVbucket otherwise); what its active
     // last sent, which may be behind. Inline.
     virtual void getReplica(Vbid vbid, DocKey key, GetCallback done) = 0;
+    // getReplica, or the replica's tombstone of the key (meta.deleted) with
+    // the xattrs it kept, as getIncludingDeleted (sub-document's
+    // ReplicaRead with AccessDeleted).
+    virtual void getReplicaIncludingDeleted(Vbid vbid, DocKey key, GetCallback done) = 0;
 
     // Up to `limit` live documents of the vBucket (not deleted, not
     // expired; a SyncWrite still pending is not listed), in no particular
