@@ -175,8 +175,10 @@ enum class Feature : std::uint16_t {
     SyncReplication = 0x11,
     Collections = 0x12,
     PreserveTtl = 0x14,
-    SubdocCreateAsDeleted = 0x17,  // sub-document's tombstone doc flags
-    SubdocReplicaRead = 0x1c,      // sub-document lookups of a replica's copy
+    Vattr = 0x15,                         // virtual xattrs ($document, $vbucket, $XTOC)
+    SubdocCreateAsDeleted = 0x17,         // sub-document's tombstone doc flags
+    SubdocReplicaRead = 0x1c,             // sub-document lookups of a replica's copy
+    DedupeNotMyVbucketClustermap = 0x1e,  // NOT_MY_VBUCKET without a map the client has
 };
 
 // Datatype bits of the header.

@@ -26,6 +26,9 @@ bool grant(Feature feature, bool duplexAsked, HelloFeatures& features) {
         case Feature::Duplex:
             features.duplex = true;
             return true;
+        case Feature::DedupeNotMyVbucketClustermap:
+            features.dedupeNotMyVbucketMaps = true;
+            return true;
         case Feature::ClustermapChangeNotification:
             features.clustermapNotification = duplexAsked;
             return duplexAsked;
@@ -41,6 +44,7 @@ bool grant(Feature feature, bool duplexAsked, HelloFeatures& features) {
         case Feature::Xattr:  // values may carry an xattr blob (kvexec/engine/xattrs.h)
         case Feature::SubdocCreateAsDeleted:  // AccessDeleted, CreateAsDeleted, ReviveDocument
         case Feature::SubdocReplicaRead:      // the ReplicaRead doc flag of lookups
+        case Feature::Vattr:                  // $document, $vbucket, $XTOC
             return true;
         default:
             return false;

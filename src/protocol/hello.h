@@ -22,6 +22,9 @@ struct HelloFeatures {
     // granted only with Duplex, as kv_engine requires (it refuses the whole
     // HELLO; this server refuses only the feature).
     bool clustermapNotification = false;
+    // A NOT_MY_VBUCKET answer leaves out the map when the connection was
+    // already sent that revision (pushed, or in an earlier answer).
+    bool dedupeNotMyVbucketMaps = false;
 };
 
 struct HelloReply {

@@ -106,7 +106,11 @@ std::uint8_t Connection::clientDatatype(const engine::Item& item) const {
 
 void Connection::respondError(const Request& request, Status status, std::string_view context) {
     if (status == Status::NotMyVbucket) {
-        respond(request, status, {}, {}, clusterMap(), 0, protocol::kDatatypeJson);
+        if (clientHasClusterMap()) {
+            respond(request, status);  // HELLO 0x1e: no map it already has
+        } else {
+            respond(request, status, {}, {}, clusterMap(), 0, protocol::kDatatypeJson);
+        }
         return;
     }
     if (xerror_ && !context.empty()) {
@@ -512,6 +516,7 @@ void Connection::binaryHello(const Request& request) {
     json_ = reply.features.json;
     duplex_ = reply.features.duplex;
     clustermapNotification_ = reply.features.clustermapNotification;
+    dedupeNotMyVbucketMaps_ = reply.features.dedupeNotMyVbucketMaps;
     couchbaseClient_ = true;
     respond(request, Status::Success, {}, {}, reply.granted);
 }

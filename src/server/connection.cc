@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <utility>
@@ -548,17 +549,26 @@ template std::function<void(const ConnectionList&)> Connection::completion(
 
 void Connection::pushClusterMap(const ClusterTopology& topology) {
     if (!clustermapNotification_ || !bucketSelected_ || closed_ || closing_ ||
-        topology.revision <= pushedRevision_) {
+        topology.revision <= sentRevision_) {
         return;
     }
-    pushedRevision_ = topology.revision;
+    sentRevision_ = topology.revision;
     protocol::appendClustermapNotification(out_, context_.config.bucket, protocol::kRevisionEpoch,
                                            topology.revision, clusterMapOf(&topology), json_);
     flushOutput();
 }
 
-std::string Connection::clusterMap() const {
-    return clusterMapOf(context_.clusterConfig.get().get());
+std::string Connection::clusterMap() {
+    const auto topology = context_.clusterConfig.get();
+    if (topology != nullptr) {
+        sentRevision_ = std::max(sentRevision_, topology->revision);
+    }
+    return clusterMapOf(topology.get());
+}
+
+bool Connection::clientHasClusterMap() const {
+    const auto topology = context_.clusterConfig.get();
+    return dedupeNotMyVbucketMaps_ && topology != nullptr && topology->revision <= sentRevision_;
 }
 
 std::string Connection::clusterMapOf(const ClusterTopology* topology) const {

@@ -236,9 +236,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void textStatsCachedump(const protocol::TextCommand& command);
 
     // The config clients get: `topology`'s nodes and map; this node alone
-    // without one (null: a single node).
-    std::string clusterMap() const;
+    // without one (null: a single node). clusterMap() is the current one,
+    // recorded as sent (sentRevision_).
+    std::string clusterMap();
     std::string clusterMapOf(const ClusterTopology* topology) const;
+    // Whether a NOT_MY_VBUCKET may leave the map out: the client asked for
+    // that (HELLO 0x1e) and was sent the current revision already.
+    bool clientHasClusterMap() const;
 
     // DCP (dcp_commands.cc): DCP_OPEN makes this a producer's connection.
     void binaryDcp(const protocol::Request& request);
@@ -288,8 +292,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool json_ = false;
     bool duplex_ = false;  // it takes server requests and replies (0x83)
     bool clustermapNotification_ = false;
-    std::uint64_t pushedRevision_ = 0;  // the last map revision pushed
-    bool couchbaseClient_ = false;      // sent HELLO: vBuckets come from the client
+    bool dedupeNotMyVbucketMaps_ = false;
+    // The newest map revision this connection was sent (pushed, or in a
+    // NOT_MY_VBUCKET or GET_CLUSTER_CONFIG answer): the client has it.
+    std::uint64_t sentRevision_ = 0;
+    bool couchbaseClient_ = false;  // sent HELLO: vBuckets come from the client
     bool authenticated_ = false;
     protocol::auth::Role role_ = protocol::auth::Role::Client;  // once authenticated
     std::optional<protocol::auth::SaslSession> sasl_;

@@ -26,8 +26,9 @@ const std::string kSdkHello =
 
 TEST(Hello, GrantsWhatTheSdkNeedsInTheOrderAsked) {
     const HelloReply reply = negotiateHello(kSdkHello);
-    EXPECT_EQ(reply.granted, features({0x03, 0x06, 0x07, 0x08, 0x0b, 0x0c, 0x10, 0x11, 0x12, 0x17,
-                                       0x14, 0x1c, 0x0d, 0x04}));
+    EXPECT_EQ(reply.granted, features({0x03, 0x06, 0x07, 0x08, 0x0b, 0x0c, 0x10, 0x11, 0x15, 0x12,
+                                       0x17, 0x14, 0x1c, 0x0d, 0x1e, 0x04}));
+    EXPECT_TRUE(reply.features.dedupeNotMyVbucketMaps);
     EXPECT_TRUE(reply.features.xerror);
     EXPECT_TRUE(reply.features.collections);
     EXPECT_TRUE(reply.features.mutationSeqno);
@@ -56,9 +57,8 @@ TEST(Hello, RefusesFeaturesTheServerDoesNotImplement) {
         EXPECT_TRUE(reply.granted.empty()) << static_cast<int>(feature);
     }
     EXPECT_TRUE(negotiateHello(features({0xffff})).granted.empty());
-    // Brief notifications (0x1f: the revision without the map) and
-    // NOT_MY_VBUCKET without a map the client already has (0x1e).
-    EXPECT_TRUE(negotiateHello(features({0x1e, 0x1f})).granted.empty());
+    // Brief notifications (0x1f: the revision without the map).
+    EXPECT_TRUE(negotiateHello(features({0x1f})).granted.empty());
 }
 
 TEST(Hello, AFeatureAskedTwiceIsGrantedOnce) {
@@ -70,7 +70,7 @@ TEST(Hello, AnEmptyHelloGrantsNothingAndResetsEverything) {
     EXPECT_TRUE(reply.granted.empty());
     EXPECT_FALSE(reply.features.xerror || reply.features.collections ||
                  reply.features.mutationSeqno || reply.features.json || reply.features.duplex ||
-                 reply.features.clustermapNotification);
+                 reply.features.clustermapNotification || reply.features.dedupeNotMyVbucketMaps);
 }
 
 }  // namespace

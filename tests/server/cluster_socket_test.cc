@@ -189,6 +189,42 @@ std::string helloFeatures(std::initializer_list<protocol::Feature> features) {
     return value;
 }
 
+// HELLO 0x1e: a NOT_MY_VBUCKET carries the map only while the connection
+// has not been sent that revision (in an earlier answer or by
+// GET_CLUSTER_CONFIG); a client that did not ask gets it every time.
+TEST_F(ClusterSocketTest, AClientThatDedupesMapsIsSentEachRevisionOnce) {
+    const json config = clusterConfig(nodes_[0]->port());
+    const std::string key = "dedupe";
+    const std::uint16_t vbucket = protocol::vbucketOfKey(key, kVBuckets);
+    const std::size_t replica = config["vBucketServerMap"]["vBucketMap"][vbucket][1];
+    RawRequest get = request(Opcode::Get, key);
+    get.vbucket = vbucket;
+    const auto notMine = [&](Client& client) {
+        const auto response = client.call(get);
+        EXPECT_TRUE(response);
+        EXPECT_EQ(response ? response->status : 0, kNotMyVbucket);
+        return response ? response->value : std::string("no answer");
+    };
+    const std::string dedupe =
+        helloFeatures({protocol::Feature::Xerror, protocol::Feature::DedupeNotMyVbucketClustermap});
+    Client deduping(nodes_[replica]->port());
+    ASSERT_EQ(deduping.call(request(Opcode::Hello, "dedupe", {}, dedupe))->value, dedupe);
+    EXPECT_EQ(json::parse(notMine(deduping))["rev"], revision_);
+    EXPECT_EQ(notMine(deduping), "") << "the same revision again";
+
+    Client fetched(nodes_[replica]->port());
+    ASSERT_TRUE(fetched.call(request(Opcode::Hello, "fetched", {}, dedupe)));
+    ASSERT_EQ(fetched.call(request(Opcode::GetClusterConfig))->status, kSuccess);
+    EXPECT_EQ(notMine(fetched), "") << "GET_CLUSTER_CONFIG sent this revision";
+
+    Client plain(nodes_[replica]->port());
+    ASSERT_TRUE(plain.call(
+        request(Opcode::Hello, "plain", {}, helloFeatures({protocol::Feature::Xerror}))));
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(json::parse(notMine(plain))["rev"], revision_);
+    }
+}
+
 // A client that asked for cluster-map pushes (HELLO 0x0d) and selected the
 // bucket is sent each new map as it is applied, without asking: here the
 // one that names a fourth node. A client that did not ask gets nothing
