@@ -6,6 +6,7 @@
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 
 #include "cluster/rebalance_plan.h"
@@ -240,6 +241,22 @@ ClusterView readClusterView(const ClusterKeys& keys, const std::vector<KeyValue>
     return view;
 }
 
+std::vector<std::string> activesDown(const VBucketMap& map,
+                                     const std::vector<std::string>& registered) {
+    std::set<std::string> down;
+    for (const auto& chain : map.chains) {
+        const int active = chain.empty() ? kNoNode : chain.front();
+        if (active == kNoNode || static_cast<std::size_t>(active) >= map.nodes.size()) {
+            continue;
+        }
+        const std::string& node = map.nodes[static_cast<std::size_t>(active)];
+        if (!names(registered, node)) {
+            down.insert(node);
+        }
+    }
+    return {down.begin(), down.end()};
+}
+
 ClusterState clusterStateOf(const ClusterView& view, std::uint16_t numVBuckets,
                             const std::map<std::string, NodeAddress>& remembered) {
     ClusterState state;
@@ -265,6 +282,7 @@ ClusterState clusterStateOf(const ClusterView& view, std::uint16_t numVBuckets,
             }
         }
         state.appliedEverywhere = appliedEverywhere(view, *state.map);
+        state.activesDown = activesDown(*state.map, state.registered);
     }
     return state;
 }

@@ -151,6 +151,10 @@ struct ClusterState {
     // lowest count the registered nodes say they have carried out.
     std::uint64_t flushes = 0;
     std::uint64_t flushedEverywhere = 0;
+    // The nodes the map makes active for some vBucket that are not
+    // registered (down, not yet failed over), sorted: a flush now would
+    // leave their documents in place (cluster_admin.h).
+    std::vector<std::string> activesDown;
 
     bool operator==(const ClusterState&) const = default;
 };
@@ -161,6 +165,11 @@ struct ClusterState {
 // `remembered` that the map names.
 ClusterState clusterStateOf(const ClusterView& view, std::uint16_t numVBuckets,
                             const std::map<std::string, NodeAddress>& remembered);
+
+// The nodes `map` makes active for some vBucket that are not in
+// `registered` (sorted).
+std::vector<std::string> activesDown(const VBucketMap& map,
+                                     const std::vector<std::string>& registered);
 
 // The nodes a map is made over: the registered ones but those rebalanced
 // out.

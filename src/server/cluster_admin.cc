@@ -66,6 +66,11 @@ ClusterAdmin::FlushOutcome ClusterAdmin::flush() {
         if (etcd_.get(keys_.rebalance())) {
             return {engine::Status::TempFail, "a rebalance is running; flush once it is done"};
         }
+        if (const std::string down = downList(); !down.empty()) {
+            return {engine::Status::TempFail,
+                    "node(s) " + down + " lead vBuckets and are down; flush once they are back " +
+                        "or failed over"};
+        }
         for (int round = 0; round < kMaxRounds; ++round) {
             if (const auto count = tryRaiseFlushCount()) {
                 if (flushes_.waitFor(*count, kFlushWait)) {
@@ -93,8 +98,21 @@ std::optional<std::uint64_t> ClusterAdmin::tryRaiseFlushCount() {
 }
 
 void ClusterAdmin::observe(const cluster::ClusterState& state) {
+    {
+        detail::MutexLock lock(mutex_);
+        activesDown_ = state.activesDown;
+    }
     manifests_.observe(state.manifestEverywhere);
     flushes_.observe(state.flushedEverywhere);
+}
+
+std::string ClusterAdmin::downList() {
+    detail::MutexLock lock(mutex_);
+    std::string list;
+    for (const std::string& node : activesDown_) {
+        list += (list.empty() ? "" : ", ") + node;
+    }
+    return list;
 }
 
 void ClusterAdmin::close() {

@@ -24,7 +24,9 @@
 // node has, and answers TempFail after kFlushWait (a node hung, or a
 // takeover in the way: flushing again is safe). A flush is refused while a
 // rebalance runs, since a vBucket handed over mid-flush would keep its
-// documents.
+// documents, and while a node the map makes active for some vBucket is
+// down (not yet failed over), whose documents would stay (Couchbase too
+// flushes only with every node up).
 //
 // Thread safety: change() and flush() from the management thread (they
 // block on etcd and on the nodes); observe() and close() from any thread.
@@ -34,10 +36,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cluster/cluster_state.h"
 #include "cluster/etcd_client.h"
 #include "cluster/membership.h"
+#include "executor/thread_annotations.h"
 #include "kvexec/engine/bucket.h"
 #include "server/cluster_progress.h"
 
@@ -57,16 +61,16 @@ class ClusterAdmin {
     engine::ManifestChange change(const engine::ManifestEdit& edit);
 
     // Flushes the bucket on every node: Success once all have; TempFail
-    // (with why) if etcd cannot be reached, a rebalance runs, or not every
-    // node has flushed within kFlushWait.
+    // (with why) if etcd cannot be reached, a rebalance runs, an active's
+    // node is down, or not every node has flushed within kFlushWait.
     struct FlushOutcome {
         engine::Status status = engine::Status::Success;
         std::string message;
     };
-    FlushOutcome flush();
+    FlushOutcome flush() EXCLUDES(mutex_);
 
     // What the cluster node learned from the nodes' statuses (agent thread).
-    void observe(const cluster::ClusterState& state);
+    void observe(const cluster::ClusterState& state) EXCLUDES(mutex_);
     // No more observations come (the node left the cluster): a request in
     // hand stops waiting for the nodes.
     void close();
@@ -74,6 +78,8 @@ class ClusterAdmin {
   private:
     // One read-decide-CAS round: the change, or nullopt when the CAS lost.
     std::optional<engine::ManifestChange> tryChange(const engine::ManifestEdit& edit);
+    // The nodes of activesDown_, comma-separated (empty: none).
+    std::string downList() EXCLUDES(mutex_);
     // One read-raise-CAS round: the new count, or nullopt when the CAS lost.
     std::optional<std::uint64_t> tryRaiseFlushCount();
 
@@ -82,6 +88,8 @@ class ClusterAdmin {
     engine::Bucket& bucket_;
     ClusterProgress manifests_;  // the manifest uid every node holds
     ClusterProgress flushes_;    // the flushes every node carried out
+    detail::Mutex mutex_;
+    std::vector<std::string> activesDown_ GUARDED_BY(mutex_);  // the last state's
 };
 
 }  // namespace kvexec::server

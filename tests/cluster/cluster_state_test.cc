@@ -164,6 +164,20 @@ TEST(ClusterStateTest, AFlushIsDoneEverywhereOnceEveryNodeSaysSo) {
     EXPECT_EQ(damaged.problems.size(), 1u);
 }
 
+// A flush needs every node that leads vBuckets up: the state names those
+// that are down; a node that holds only replicas, or none, is not named.
+TEST(ClusterStateTest, NamesTheNodesThatLeadVBucketsAndAreDown) {
+    VBucketMap map = computeMap({"n1", "n2", "n3"}, 6, 0);
+    map.nodes.push_back("n4");  // named, leads nothing
+    map.chains[0] = {1, 3};     // n2 leads vb 0; n4 holds its replica
+    ClusterView view;
+    view.map = map;
+    view.membership.nodes = {"n1", "n2", "n3"};
+    EXPECT_TRUE(clusterStateOf(view, 6, {}).activesDown.empty());
+    view.membership.nodes = {"n1"};
+    EXPECT_EQ(clusterStateOf(view, 6, {}).activesDown, (std::vector<std::string>{"n2", "n3"}));
+}
+
 TEST(MapToPublishTest, FirstMapThenNothingUntilTheNodesChange) {
     ClusterView view;
     view.membership.nodes = {"n1", "n2"};

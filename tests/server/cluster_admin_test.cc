@@ -105,5 +105,22 @@ TEST_F(ClusterAdminTest, AFlushIsRefusedWhileARebalanceRuns) {
     EXPECT_EQ(valueOf(kKeys.flush()), std::nullopt) << "no node was asked to flush";
 }
 
+// A node that leads vBuckets and is down would keep their documents (its
+// flush count would rise without it): refused until it is back.
+TEST_F(ClusterAdminTest, AFlushIsRefusedWhileANodeThatLeadsVBucketsIsDown) {
+    cluster::ClusterState state;
+    state.activesDown = {"n1", "n2"};
+    admin_->observe(state);
+    const auto outcome = admin_->flush();
+    EXPECT_EQ(outcome.status, engine::Status::TempFail);
+    EXPECT_NE(outcome.message.find("n1, n2"), std::string::npos) << outcome.message;
+    EXPECT_EQ(valueOf(kKeys.flush()), std::nullopt) << "no node was asked to flush";
+    state.activesDown.clear();
+    state.flushes = state.flushedEverywhere = 1;  // as the nodes will say
+    admin_->observe(state);
+    EXPECT_EQ(admin_->flush().status, engine::Status::Success);
+    EXPECT_EQ(valueOf(kKeys.flush()), "1");
+}
+
 }  // namespace
 }  // namespace kvexec::server
