@@ -239,16 +239,6 @@ void BucketImpl::read(Vbid vbid, const DocKey& docKey, Sees sees, GetCallback do
     done(result);
 }
 
-const StoredValue* BucketImpl::replicaCopyLocked(const VBucket& vb, std::string_view key,
-                                                 Sees sees) const {
-    if (const auto* live = vb.liveLocked(key, unixNow()); live != nullptr) {
-        return live;
-    }
-    const auto* stored = vb.committed.find(key);
-    const bool tombstone = stored != nullptr && stored->meta.deleted;
-    return tombstone && sees == Sees::LiveOrTombstone ? stored : nullptr;
-}
-
 void BucketImpl::getReplica(Vbid vbid, DocKey docKey, GetCallback done) {
     readReplica(vbid, docKey, Sees::Live, std::move(done));
 }
@@ -270,7 +260,10 @@ void BucketImpl::readReplica(Vbid vbid, const DocKey& docKey, Sees sees, GetCall
             result.status = Status::NotMyVbucket;
         } else if (!vb.collections.contains(docKey.collection)) {
             result.status = Status::UnknownCollection;
-        } else if (const auto* found = replicaCopyLocked(vb, key, sees); found == nullptr) {
+        } else if (const auto* found = sees == Sees::Live
+                                           ? vb.liveLocked(key, unixNow())
+                                           : vb.liveOrTombstoneLocked(key, unixNow());
+                   found == nullptr) {
             result.status = Status::KeyNotFound;
         } else {
             result.item = itemOf(vbid, key, found->value, found->meta);

@@ -163,9 +163,6 @@ class BucketImpl final : public Bucket {
     void read(Vbid vbid, const DocKey& key, Sees sees, GetCallback done);
     // getReplica and getReplicaIncludingDeleted.
     void readReplica(Vbid vbid, const DocKey& key, Sees sees, GetCallback done);
-    // The copy a replica read returns, or null.
-    const StoredValue* replicaCopyLocked(const VBucket& vb, std::string_view key, Sees sees) const
-        REQUIRES(vb.mutex);
     // The collection's maxTtl applied to a value about to be stored.
     void applyMaxTtlLocked(const VBucket& vb, CollectionId collection, StoredValue& value) const
         REQUIRES(vb.mutex);

@@ -56,13 +56,9 @@ Status BucketImpl::currentForWriteLocked(VBucket& vb, const std::string& key, st
                                          Sees sees, StoredValue& asLocked,
                                          const StoredValue*& current) {
     const auto now = unixNow();
-    current = vb.liveLocked(key, now);
-    if (current == nullptr && sees == Sees::LiveOrTombstone) {
-        const auto* stored = vb.committed.find(key);
-        current = stored != nullptr && stored->meta.deleted ? stored : nullptr;
-        return Status::Success;  // a tombstone holds no lock
-    }
-    const std::uint64_t lockCas = current == nullptr ? 0 : vb.lockCasLocked(key, now);
+    current = sees == Sees::Live ? vb.liveLocked(key, now) : vb.liveOrTombstoneLocked(key, now);
+    const bool lockable = current != nullptr && !current->meta.deleted;
+    const std::uint64_t lockCas = lockable ? vb.lockCasLocked(key, now) : 0;
     if (lockCas == 0) {
         return Status::Success;
     }

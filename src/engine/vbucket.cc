@@ -222,6 +222,12 @@ const StoredValue* VBucket::liveLocked(std::string_view key, std::uint32_t now) 
     return stored != nullptr && isLive(*stored, now) ? stored : nullptr;
 }
 
+const StoredValue* VBucket::liveOrTombstoneLocked(std::string_view key, std::uint32_t now) const {
+    const auto* stored = committed.find(key);
+    const bool seen = stored != nullptr && (stored->meta.deleted || isLive(*stored, now));
+    return seen ? stored : nullptr;
+}
+
 Status VBucket::pendingOnLocked(std::string_view key) const {
     if (pendingByKey.empty()) {
         return Status::Success;

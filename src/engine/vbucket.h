@@ -256,6 +256,10 @@ class VBucket {
     // The committed live value of key, or null (absent, tombstone, or
     // expired at `now`, seconds since the epoch).
     const StoredValue* liveLocked(std::string_view key, std::uint32_t now) const REQUIRES(mutex);
+    // The live value of key, else its tombstone, or null (absent, or
+    // expired and not yet deleted): what a tombstone-aware request sees.
+    const StoredValue* liveOrTombstoneLocked(std::string_view key, std::uint32_t now) const
+        REQUIRES(mutex);
     // The same test for a value already found: not a tombstone, not expired.
     static bool isLive(const StoredValue& value, std::uint32_t now) {
         return !value.meta.deleted && (value.meta.expiry == 0 || value.meta.expiry > now);

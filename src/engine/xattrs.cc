@@ -6,23 +6,9 @@
 
 namespace kvexec::engine {
 
-std::string_view xattrBlob(std::string_view value, std::uint8_t datatype) {
-    if ((datatype & kDatatypeXattr) == 0 || value.size() < 4) {
-        return {};
-    }
-    std::size_t length = 0;
-    for (std::size_t i = 0; i < 4; ++i) {
-        length = (length << 8) | static_cast<unsigned char>(value[i]);
-    }
-    return value.substr(0, std::min(value.size(), 4 + length));
-}
-
-std::string_view documentBody(std::string_view value, std::uint8_t datatype) {
-    return value.substr(xattrBlob(value, datatype).size());
-}
-
 namespace {
 
+// The blob's lengths: big-endian u32 (the caller checked there are 4 bytes).
 std::uint32_t readBe32(std::string_view bytes) {
     std::uint32_t n = 0;
     for (std::size_t i = 0; i < 4; ++i) {
@@ -31,13 +17,23 @@ std::uint32_t readBe32(std::string_view bytes) {
     return n;
 }
 
-void appendBe32(std::string& out, std::size_t n) {
-    for (int shift = 24; shift >= 0; shift -= 8) {
-        out.push_back(static_cast<char>((n >> shift) & 0xff));
-    }
+std::string be32(std::size_t n) {
+    return {static_cast<char>((n >> 24) & 0xff), static_cast<char>((n >> 16) & 0xff),
+            static_cast<char>((n >> 8) & 0xff), static_cast<char>(n & 0xff)};
 }
 
 }  // namespace
+
+std::string_view xattrBlob(std::string_view value, std::uint8_t datatype) {
+    if ((datatype & kDatatypeXattr) == 0 || value.size() < 4) {
+        return {};
+    }
+    return value.substr(0, std::min<std::size_t>(value.size(), 4 + std::size_t{readBe32(value)}));
+}
+
+std::string_view documentBody(std::string_view value, std::uint8_t datatype) {
+    return value.substr(xattrBlob(value, datatype).size());
+}
 
 std::string systemXattrs(std::string_view value, std::uint8_t datatype) {
     std::string_view pairs = xattrBlob(value, datatype);
@@ -45,25 +41,19 @@ std::string systemXattrs(std::string_view value, std::uint8_t datatype) {
         return {};
     }
     pairs.remove_prefix(4);
-    std::string kept(4, '\0');
+    std::string kept;
     while (!pairs.empty()) {
         if (pairs.size() < 4 || readBe32(pairs) > pairs.size() - 4) {
             return {};
         }
         const std::string_view pair = pairs.substr(4, readBe32(pairs));
         if (pair.starts_with('_')) {
-            appendBe32(kept, pair.size());
+            kept += be32(pair.size());
             kept += pair;
         }
         pairs.remove_prefix(4 + pair.size());
     }
-    if (kept.size() == 4) {
-        return {};
-    }
-    std::string length;
-    appendBe32(length, kept.size() - 4);
-    kept.replace(0, 4, length);
-    return kept;
+    return kept.empty() ? std::string() : be32(kept.size()) + kept;
 }
 
 }  // namespace kvexec::engine

@@ -75,7 +75,22 @@ std::uint64_t wallClockNs() {
                                           .count());
 }
 
-subdoc::DocumentMeta metaOf(const engine::Item& item, std::uint64_t vbucketUuid) {
+// What only virtual xattrs report of the vBucket (`$document.vbucket_uuid`,
+// `$vbucket`): found only for a request with xattr specs, the uuid under
+// the vBucket's lock.
+struct VbucketVattrs {
+    bool asked = false;
+    std::uint64_t uuid = 0;
+};
+
+VbucketVattrs vattrsIfAsked(const engine::Bucket& bucket, engine::Vbid vbid,
+                            const std::vector<subdoc::Spec>& specs) {
+    const bool asked = std::any_of(specs.begin(), specs.end(),
+                                   [](const subdoc::Spec& spec) { return spec.isXattr(); });
+    return {asked, asked ? bucket.observeSeqno(vbid).vbucketUuid : 0};
+}
+
+subdoc::DocumentMeta metaOf(const engine::Item& item, const VbucketVattrs& vattrs) {
     subdoc::DocumentMeta meta;
     meta.cas = item.meta.cas;
     meta.seqno = item.meta.seqno;
@@ -83,20 +98,13 @@ subdoc::DocumentMeta metaOf(const engine::Item& item, std::uint64_t vbucketUuid)
     meta.flags = item.meta.flags;
     meta.datatype = item.meta.datatype;
     meta.deleted = item.meta.deleted;
-    meta.vbucketUuid = vbucketUuid;
-    // The engine's CAS is its HLC (the machine's clock, moved past the
-    // highest CAS given): now is at least the document's CAS.
-    meta.hlcNow = std::max(wallClockNs(), item.meta.cas);
+    meta.vbucketUuid = vattrs.uuid;
+    if (vattrs.asked) {
+        // The engine's CAS is its HLC (the machine's clock, moved past the
+        // highest CAS given): now is at least the document's CAS.
+        meta.hlcNow = std::max(wallClockNs(), item.meta.cas);
+    }
     return meta;
-}
-
-// The vBucket's uuid, which only `$document.vbucket_uuid` reports: read
-// (under the vBucket's lock) only for a request with xattr specs.
-std::uint64_t uuidIfAsked(const engine::Bucket& bucket, engine::Vbid vbid,
-                          const std::vector<subdoc::Spec>& specs) {
-    const bool asked = std::any_of(specs.begin(), specs.end(),
-                                   [](const subdoc::Spec& spec) { return spec.isXattr(); });
-    return asked ? bucket.observeSeqno(vbid).vbucketUuid : 0;
 }
 
 // Statuses a multi-path response carries a per-spec body with.
@@ -155,9 +163,9 @@ void Connection::subdocLookup(const Request& request, engine::Vbid vbid, engine:
     if (read.status != engine::Status::Success) {
         return respondEngine(request, read.status);
     }
-    const auto uuid = uuidIfAsked(*context_.bucket, vbid, decoded.specs);
+    const auto vattrs = vattrsIfAsked(*context_.bucket, vbid, decoded.specs);
     const auto outcome =
-        subdoc::lookup(read.item.value, metaOf(read.item, uuid), decoded.specs, decoded.docFlags);
+        subdoc::lookup(read.item.value, metaOf(read.item, vattrs), decoded.specs, decoded.docFlags);
     const std::uint64_t cas = read.item.meta.cas;
     if (!isMulti(request.opcode)) {
         const auto single = subdoc::singleLookupResponse(outcome);
@@ -177,7 +185,7 @@ void Connection::subdocLookup(const Request& request, engine::Vbid vbid, engine:
 }
 
 void Connection::subdocMutate(const Request& request, const std::shared_ptr<SubdocWrite>& write) {
-    const auto uuid = uuidIfAsked(*context_.bucket, write->vbid, write->decoded.specs);
+    const auto vattrs = vattrsIfAsked(*context_.bucket, write->vbid, write->decoded.specs);
     while (true) {
         ++write->attempts;
         const engine::GetResult read =
@@ -186,9 +194,9 @@ void Connection::subdocMutate(const Request& request, const std::shared_ptr<Subd
             return respondEngine(request, read.status);
         }
         const bool found = read.status == engine::Status::Success;
-        auto outcome = std::make_shared<subdoc::MutationOutcome>(
-            subdoc::mutate(found ? std::optional<std::string_view>(read.item.value) : std::nullopt,
-                           metaOf(read.item, uuid), write->decoded.specs, write->decoded.docFlags));
+        auto outcome = std::make_shared<subdoc::MutationOutcome>(subdoc::mutate(
+            found ? std::optional<std::string_view>(read.item.value) : std::nullopt,
+            metaOf(read.item, vattrs), write->decoded.specs, write->decoded.docFlags));
         if (outcome->status != subdoc::Status::Success &&
             outcome->status != subdoc::Status::SuccessDeleted) {
             return respondSubdocFailure(request, *outcome);
