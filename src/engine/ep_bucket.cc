@@ -156,6 +156,16 @@ WarmupProgress BucketImpl::warmupProgress() const {
 }
 
 Status BucketImpl::admit(Vbid vbid, const DocKey& key) {
+    if (const Status status = admitVBucket(vbid); status != Status::Success) {
+        return status;
+    }
+    if (key.key.empty() || key.key.size() > kMaxKeySize) {
+        return Status::Invalid;
+    }
+    return Status::Success;
+}
+
+Status BucketImpl::admitVBucket(Vbid vbid) {
     if (vbid >= vbuckets_.size()) {
         return Status::NotMyVbucket;
     }
@@ -163,9 +173,6 @@ Status BucketImpl::admit(Vbid vbid, const DocKey& key) {
         shuttingDown_.load(std::memory_order_relaxed)) {
         tempFailures_.fetch_add(1, std::memory_order_relaxed);
         return Status::TempFail;
-    }
-    if (key.key.empty() || key.key.size() > kMaxKeySize) {
-        return Status::Invalid;
     }
     return Status::Success;
 }
@@ -179,13 +186,17 @@ Status BucketImpl::admit(Vbid vbid, const DocKey& key, std::string& stored) {
 }
 
 Status BucketImpl::admitLocked(const VBucket& vb, const DocKey& key) {
+    return admitLocked(vb, key.collection);
+}
+
+Status BucketImpl::admitLocked(const VBucket& vb, CollectionId collection) {
     if (vb.state != VBucketState::Active) {
         return vb.state == VBucketState::Pending ? Status::TempFail : Status::NotMyVbucket;
     }
     if (vb.handingOver) {
         return Status::TempFail;
     }
-    return vb.collections.contains(key.collection) ? Status::Success : Status::UnknownCollection;
+    return vb.collections.contains(collection) ? Status::Success : Status::UnknownCollection;
 }
 
 void BucketImpl::get(Vbid vbid, DocKey docKey, GetCallback done) {

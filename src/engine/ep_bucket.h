@@ -37,6 +37,7 @@
 
 #include "engine/engine_histogram.h"
 #include "engine/manifest_file.h"
+#include "engine/range_scans.h"
 #include "engine/stream.h"
 #include "engine/vbucket.h"
 #include "engine/vbucket_state_file.h"
@@ -61,6 +62,10 @@ class BucketImpl final : public Bucket {
     void getReplica(Vbid vbid, DocKey key, GetCallback done) override;
     void getReplicaIncludingDeleted(Vbid vbid, DocKey key, GetCallback done) override;
     std::vector<KeySummary> listKeys(Vbid vbid, std::size_t limit) const override;
+    RangeScanCreateResult createRangeScan(const RangeScanRequest& request) override;
+    RangeScanBatch continueRangeScan(Vbid vbid, const RangeScanId& id,
+                                     const RangeScanLimits& limits) override;
+    Status cancelRangeScan(Vbid vbid, const RangeScanId& id) override;
     void store(StoreRequest request, MutationCallback done) override;
     void remove(RemoveRequest request, MutationCallback done) override;
     void arithmetic(ArithmeticRequest request, ArithmeticCallback done) override;
@@ -144,12 +149,24 @@ class BucketImpl final : public Bucket {
     // Checks shared by every operation; Success or the error to return.
     // On Success the key fits a StoredKey.
     Status admit(Vbid vbid, const DocKey& key);
+    // admit's checks of the vBucket alone: it exists, warmup is complete
+    // and the bucket is not shutting down.
+    Status admitVBucket(Vbid vbid);
     // The same; on Success, `stored` is the key as the vBucket keeps it.
     Status admit(Vbid vbid, const DocKey& key, std::string& stored);
     // The checks made under the vBucket's lock: the vBucket is active here
     // (NotMyVbucket; TempFail while pending) and holds the key's collection
     // (UnknownCollection).
     static Status admitLocked(const VBucket& vb, const DocKey& key) REQUIRES(vb.mutex);
+    static Status admitLocked(const VBucket& vb, CollectionId collection) REQUIRES(vb.mutex);
+
+    // Range scans (range_scans.cc): whether the vBucket meets a create's
+    // snapshot requirements; the live keys of its collection in range.
+    Status snapshotMetLocked(const VBucket& vb,
+                             const std::optional<SnapshotRequirements>& snapshot) const
+        REQUIRES(vb.mutex);
+    void listScanKeysLocked(const VBucket& vb, const RangeScanRequest& request,
+                            std::vector<std::string>& keys) const REQUIRES(vb.mutex);
     // Which committed value a read or a mutation's `decide` sees: a live
     // one only, or a tombstone too (getIncludingDeleted,
     // StoreRequest::accessDeleted).
@@ -298,6 +315,7 @@ class BucketImpl final : public Bucket {
     BucketConfig config_;
     std::unique_ptr<storage::KVStore> store_;  // set by the warmup task
     std::vector<std::unique_ptr<VBucket>> vbuckets_;
+    RangeScans rangeScans_{config_.maxRangeScans, config_.rangeScanIdleTimeout};
     std::vector<std::unique_ptr<Shard>> shards_;
     std::atomic<bool> shuttingDown_{false};
 

@@ -48,6 +48,10 @@ std::string_view to_string(Status status) {
             return "SyncWriteAmbiguous";
         case Status::SyncWriteReCommitInProgress:
             return "SyncWriteReCommitInProgress";
+        case Status::Busy:
+            return "Busy";
+        case Status::VbUuidNotEqual:
+            return "VbUuidNotEqual";
     }
     return "Unknown";
 }

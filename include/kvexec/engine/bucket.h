@@ -70,6 +70,7 @@
 #include "kvexec/engine/item.h"
 #include "kvexec/engine/manifest_state.h"
 #include "kvexec/engine/operations.h"
+#include "kvexec/engine/range_scan.h"
 #include "kvexec/engine/vbucket_state.h"
 #include "kvexec/executor_pool.h"
 #include "kvexec/storage/file_ops.h"
@@ -121,6 +122,10 @@ struct BucketConfig {
     // getLocked: a lock time of 0 or above the maximum gets the default.
     std::chrono::seconds defaultLockTime{15};
     std::chrono::seconds maxLockTime{30};
+    // Range scans (range_scan.h): at most this many open at once (a create
+    // beyond gets Busy); one not continued for the timeout is closed.
+    std::size_t maxRangeScans = 128;
+    std::chrono::milliseconds rangeScanIdleTimeout{60'000};
     // Seconds since the Unix epoch, for expiry and locks; null: the system
     // clock. Tests substitute their own.
     std::function<std::uint32_t()> unixTime;
@@ -193,6 +198,16 @@ class Bucket : public Taskable {
     // and copied out, for listing tools (memcached's "stats cachedump");
     // cost: one pass over the vBucket's hash table.
     virtual std::vector<KeySummary> listKeys(Vbid vbid, std::size_t limit) const = 0;
+
+    // Range scans (range_scan.h); each completes inline, under the
+    // vBucket's lock for a pass over its hash table (create) or for
+    // reading a batch's documents (continue, a bounded stretch of keys per
+    // lock hold).
+    virtual RangeScanCreateResult createRangeScan(const RangeScanRequest& request) = 0;
+    virtual RangeScanBatch continueRangeScan(Vbid vbid, const RangeScanId& id,
+                                             const RangeScanLimits& limits) = 0;
+    // Success, or KeyNotFound for a scan that is not open.
+    virtual Status cancelRangeScan(Vbid vbid, const RangeScanId& id) = 0;
 
     // Mutations: inline unless durable (see the file comment).
     virtual void store(StoreRequest request, MutationCallback done) = 0;

@@ -36,6 +36,8 @@ enum class Status : std::uint16_t {
     // Persistence failed (e.g. ENOSPC) for the batch holding a durable write:
     // the write was rolled back in memory and is not acknowledged.
     Internal = 0x84,
+    // Too many of something open at once (range scans); retry later.
+    Busy = 0x85,
     // Temporary: the memory quota is full, or warmup has not finished.
     TempFail = 0x86,
     // The request names a collection the manifest does not hold (never
@@ -51,6 +53,9 @@ enum class Status : std::uint16_t {
     // replica's, or one warmup kept) that may have been acknowledged: its
     // committed value may be stale until the prepare commits. Retry.
     SyncWriteReCommitInProgress = 0xa4,
+    // A range scan's snapshot requirements named another history branch
+    // of the vBucket (range_scan.h).
+    VbUuidNotEqual = 0xa8,
 };
 
 // "Success", "KeyNotFound", ...
