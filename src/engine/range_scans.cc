@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "engine/ep_bucket.h"
+#include "kvexec/engine/xattrs.h"
 
 namespace kvexec::engine {
 
@@ -107,6 +108,21 @@ constexpr std::size_t kDocumentMetaBytes = 25;
 // continue lets writers in between.
 constexpr std::size_t kKeysPerLockHold = 256;
 
+// What a scan returns of a document: no value for a key-only scan, no
+// xattrs unless asked for.
+Item scanItemOf(const OpenRangeScan& scan, const std::string& key, const StoredValue& stored) {
+    if (scan.keyOnly) {
+        return itemOf(scan.vbid, key, {}, stored.meta);
+    }
+    if (scan.includeXattrs) {
+        return itemOf(scan.vbid, key, stored.value, stored.meta);
+    }
+    auto item = itemOf(scan.vbid, key,
+                       std::string(documentBody(stored.value, stored.meta.datatype)), stored.meta);
+    item.meta.datatype &= static_cast<std::uint8_t>(~kDatatypeXattr);
+    return item;
+}
+
 bool inRange(std::string_view key, const KeyRange& range) {
     const bool afterStart = range.startExclusive ? key > range.start : key >= range.start;
     const bool beforeEnd = range.endExclusive ? key < range.end : key <= range.end;
@@ -114,6 +130,9 @@ bool inRange(std::string_view key, const KeyRange& range) {
 }
 
 Status checkRequest(const RangeScanRequest& request) {
+    if (request.keyOnly && request.includeXattrs) {
+        return Status::Invalid;
+    }
     if (const auto* range = std::get_if<KeyRange>(&request.keys)) {
         if (range->start.size() > kMaxKeySize || range->end.size() > kMaxKeySize) {
             return Status::Invalid;
@@ -150,6 +169,7 @@ RangeScanCreateResult BucketImpl::createRangeScan(const RangeScanRequest& reques
     scan->vbid = request.vbid;
     scan->collection = request.collection;
     scan->keyOnly = request.keyOnly;
+    scan->includeXattrs = request.includeXattrs;
     auto& vb = vbucket(request.vbid);
     {
         kvexec::detail::MutexLock lock(vb.mutex);
@@ -226,6 +246,7 @@ RangeScanBatch BucketImpl::continueRangeScan(Vbid vbid, const RangeScanId& id,
     if (scan == nullptr) {
         return out;
     }
+    out.keyOnly = scan->keyOnly;
     const auto deadline =
         limits.time.count() == 0 ? Clock::time_point::max() : started + limits.time;
     std::size_t bytes = 0;
@@ -244,8 +265,7 @@ RangeScanBatch BucketImpl::continueRangeScan(Vbid vbid, const RangeScanId& id,
             if (stored == nullptr || !VBucket::isLive(*stored, now)) {
                 continue;  // deleted or expired since the create
             }
-            auto item =
-                itemOf(vbid, key, scan->keyOnly ? std::string() : stored->value, stored->meta);
+            auto item = scanItemOf(*scan, key, *stored);
             if (vb.lockCasLocked(key, now) != 0) {
                 item.meta.cas = kLockedCas;
             }

@@ -29,6 +29,7 @@ struct OpenRangeScan {
     Vbid vbid = 0;
     CollectionId collection = kDefaultCollection;
     bool keyOnly = false;
+    bool includeXattrs = false;
     std::vector<std::string> keys;  // stored keys (collection prefix in front), sorted
     std::size_t next = 0;           // the first key not returned yet
     std::chrono::steady_clock::time_point lastUsed;

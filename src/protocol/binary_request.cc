@@ -243,6 +243,15 @@ bool shapeFor(Opcode op, Shape& s) {
         case Opcode::GetVbucket:
             s = {0, 0, K::KeyForbidden, true};
             return true;
+        case Opcode::RangeScanCreate:  // the scan in a JSON value
+            s = {0, 0, K::KeyForbidden, false};
+            return true;
+        case Opcode::RangeScanContinue:  // id and limits
+            s = {28, 28, K::KeyForbidden, true};
+            return true;
+        case Opcode::RangeScanCancel:  // id
+            s = {16, 16, K::KeyForbidden, true};
+            return true;
         case Opcode::Hello:
         case Opcode::GetCollectionsManifest:
         case Opcode::GetCollectionId:

@@ -217,6 +217,12 @@ std::string_view opcodeName(Opcode op) {
             return "SUBDOC_GET_COUNT";
         case Opcode::SubdocReplaceBodyWithXattr:
             return "SUBDOC_REPLACE_BODY_WITH_XATTR";
+        case Opcode::RangeScanCreate:
+            return "RANGE_SCAN_CREATE";
+        case Opcode::RangeScanContinue:
+            return "RANGE_SCAN_CONTINUE";
+        case Opcode::RangeScanCancel:
+            return "RANGE_SCAN_CANCEL";
         case Opcode::GetCollectionsManifest:
             return "GET_COLLECTIONS_MANIFEST";
         case Opcode::GetCollectionId:
@@ -291,6 +297,14 @@ std::string_view statusText(Status status) {
             return "Synchronous write ambiguous";
         case Status::SyncWriteReCommitInProgress:
             return "Synchronous write re-commit in progress";
+        case Status::RangeScanCancelled:
+            return "Range scan cancelled";
+        case Status::RangeScanMore:
+            return "Range scan has more";
+        case Status::RangeScanComplete:
+            return "Range scan complete";
+        case Status::VbUuidNotEqual:
+            return "vBucket uuid not equal";
     }
     return "Unknown error";
 }

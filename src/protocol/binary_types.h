@@ -116,6 +116,9 @@ enum class Opcode : std::uint8_t {
     SubdocMultiMutation = 0xd1,
     SubdocGetCount = 0xd2,
     SubdocReplaceBodyWithXattr = 0xd3,
+    RangeScanCreate = 0xda,
+    RangeScanContinue = 0xdb,
+    RangeScanCancel = 0xdc,
     GetCollectionsManifest = 0xba,
     GetCollectionId = 0xbb,
     GetScopeId = 0xbc,
@@ -153,6 +156,10 @@ enum class Status : std::uint16_t {
     SyncWriteInProgress = 0xa2,
     SyncWriteAmbiguous = 0xa3,
     SyncWriteReCommitInProgress = 0xa4,
+    RangeScanCancelled = 0xa5,
+    RangeScanMore = 0xa6,      // a continue stopped at a limit: continue again
+    RangeScanComplete = 0xa7,  // a continue reached the scan's end: it is closed
+    VbUuidNotEqual = 0xa8,
 };
 
 // HELLO feature codes (16-bit, big-endian in the HELLO value).

@@ -31,7 +31,8 @@ std::vector<std::string> bucketCapabilities() {
             "subdoc.ReplaceBodyWithXattr",
             "subdoc.DocumentMacroSupport",
             "subdoc.ReviveDocument",
-            "subdoc.ReplicaRead"};
+            "subdoc.ReplicaRead",
+            "rangeScan"};
 }
 
 namespace {
@@ -157,6 +158,10 @@ const std::vector<ErrorEntry>& errorEntries() {
         {Status::SyncWriteReCommitInProgress,
          "SYNC_WRITE_RE_COMMIT_IN_PROGRESS",
          {"item-only", "retry-now"}},
+        {Status::RangeScanCancelled, "RANGE_SCAN_CANCELLED", {"success"}},
+        {Status::RangeScanMore, "RANGE_SCAN_MORE", {"success"}},
+        {Status::RangeScanComplete, "RANGE_SCAN_COMPLETE", {"success"}},
+        {Status::VbUuidNotEqual, "VB_UUID_NOT_EQUAL", {"invalid-input"}},
     };
     return entries;
 }

@@ -303,6 +303,12 @@ void Connection::executeBinary(const Request& request) {
             return binarySetVbucket(request);
         case Opcode::GetVbucket:
             return binaryGetVbucket(request);
+        case Opcode::RangeScanCreate:
+            return binaryRangeScanCreate(request);
+        case Opcode::RangeScanContinue:
+            return binaryRangeScanContinue(request);
+        case Opcode::RangeScanCancel:
+            return binaryRangeScanCancel(request);
         default:
             if (protocol::isSubdoc(request.opcode)) {
                 return binarySubdoc(request);

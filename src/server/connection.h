@@ -199,6 +199,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
                      const engine::Item& read, std::shared_ptr<subdoc::MutationOutcome> outcome);
     void respondSubdocFailure(const protocol::Request& request,
                               const subdoc::MutationOutcome& outcome);
+    // Range scans (range_scan_commands.cc).
+    void binaryRangeScanCreate(const protocol::Request& request);
+    void binaryRangeScanContinue(const protocol::Request& request);
+    void binaryRangeScanCancel(const protocol::Request& request);
+    void sendRangeScanBatch(const protocol::Request& request, const engine::RangeScanBatch& batch);
+    std::uint8_t scanDatatype(const engine::Item& item) const;
     void binaryCollectionId(const protocol::Request& request);
     void binaryScopeId(const protocol::Request& request);
     std::optional<engine::Durability> durabilityOf(const protocol::Request& request);

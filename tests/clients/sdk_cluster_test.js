@@ -111,6 +111,11 @@ async function main() {
                         couchbase.CasMismatchError);
       assert.deepStrictEqual((await first.collection.get('cluster-key-7')).content, { replaced: true });
     });
+    await check(`a prefix scan over the three nodes returns the ${KEYS} keys once each`, async () => {
+      // One RANGE_SCAN_CREATE per vBucket, each sent to its active's node.
+      const results = await last.collection.scan(new couchbase.PrefixScan('cluster-key-'));
+      assert.deepStrictEqual(results.map((r) => r.id).sort(), keys().slice().sort());
+    });
     await check(`remove of the ${KEYS} keys, then none is found`, async () => {
       await Promise.all(keys().map((key) => last.collection.remove(key)));
       for (const key of keys()) {

@@ -6,6 +6,7 @@
 
 #include "engine/range_scans.h"
 #include "engine_test_support.h"
+#include "kvexec/engine/xattrs.h"
 #include "manual_bucket_fixture.h"
 
 namespace kvexec::engine {
@@ -146,6 +147,30 @@ TEST_F(RangeScanTest, AKeyOnlyScanCarriesNoValues) {
     ASSERT_EQ(batch.items.size(), 1u);
     EXPECT_EQ(batch.items[0].key, "a");
     EXPECT_TRUE(batch.items[0].value.empty());
+}
+
+TEST_F(RangeScanTest, XattrsAreReturnedOnlyWhenAskedFor) {
+    // One pair "a" = "1": u32 total, u32 pair length, "a\0" "1\0".
+    const std::string blob(
+        "\0\0\0\x08\0\0\0\x04"
+        "a\0"
+        "1\0",
+        12);
+    auto request = setRequest(0, "doc", blob + "{}");
+    request.datatype = kDatatypeXattr | 0x01;
+    ASSERT_EQ(storeNow(*bucket, request)->status, Status::Success);
+    auto scan = rangeOf("doc", "doc");
+    auto plain = bucket->continueRangeScan(0, create(scan), {});
+    ASSERT_EQ(plain.items.size(), 1u);
+    EXPECT_EQ(plain.items[0].value, "{}");
+    EXPECT_EQ(plain.items[0].meta.datatype, 0x01);
+    scan.includeXattrs = true;
+    auto withXattrs = bucket->continueRangeScan(0, create(scan), {});
+    ASSERT_EQ(withXattrs.items.size(), 1u);
+    EXPECT_EQ(withXattrs.items[0].value, blob + "{}");
+    EXPECT_EQ(withXattrs.items[0].meta.datatype, kDatatypeXattr | 0x01);
+    scan.keyOnly = true;
+    EXPECT_EQ(bucket->createRangeScan(scan).status, Status::Invalid);
 }
 
 TEST_F(RangeScanTest, AContinueStopsAtItsItemAndByteLimitsButReturnsAtLeastOne) {

@@ -73,11 +73,15 @@ struct RangeScanRequest {
     CollectionId collection = kDefaultCollection;
     std::variant<KeyRange, KeySample> keys;
     bool keyOnly = false;  // batches carry keys and metadata, no values
+    // Values keep their extended attributes (kvexec/engine/xattrs.h) and
+    // the XATTR datatype bit; otherwise both are taken off. Not with keyOnly.
+    bool includeXattrs = false;
     std::optional<SnapshotRequirements> snapshot;
 };
 
 // Success with the scan's id; KeyNotFound when no key is in range (no scan
-// is kept); Invalid (a sample of 0, a key over 250 bytes); NotMyVbucket;
+// is kept); Invalid (a sample of 0, a key over 250 bytes, keyOnly with
+// includeXattrs); NotMyVbucket;
 // TempFail (pending vBucket, warmup, seqno not persisted yet);
 // UnknownCollection; VbUuidNotEqual; NotStored (seqnoExists);
 // Busy when BucketConfig::maxRangeScans scans are open.
@@ -103,6 +107,7 @@ struct RangeScanLimits {
 struct RangeScanBatch {
     Status status = Status::Success;
     bool complete = false;
+    bool keyOnly = false;  // the scan's RangeScanRequest::keyOnly
     std::vector<Item> items;
 };
 
