@@ -367,6 +367,7 @@ BucketStats BucketImpl::stats() const {
     out.syncWritesCommitted = syncWritesCommitted_.load();
     out.syncWritesAborted = syncWritesAborted_.load();
     out.streamsOpen = streamsOpen_.load();
+    out.rangeScansOpen = rangeScans_.size();
     out.streamNotifies = streamNotifies_.load();
     out.streamNotifyNs = streamNotifyNs_.load();
     for (const auto* h : {&commitMajority_, &commitMajorityPersistActive_, &commitPersistMajority_,

@@ -167,6 +167,8 @@ class BucketImpl final : public Bucket {
         REQUIRES(vb.mutex);
     void listScanKeysLocked(const VBucket& vb, const RangeScanRequest& request,
                             std::vector<std::string>& keys) const REQUIRES(vb.mutex);
+    static Status stillScannableLocked(const VBucket& vb, const OpenRangeScan& scan)
+        REQUIRES(vb.mutex);
     // Which committed value a read or a mutation's `decide` sees: a live
     // one only, or a tombstone too (getIncludingDeleted,
     // StoreRequest::accessDeleted).

@@ -384,6 +384,7 @@ bool BucketImpl::runExpiryPager() {
     if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete) {
         return true;
     }
+    rangeScans_.closeIdle(steadyNow());
     const auto now = unixNow();
     for (auto& vbPtr : vbuckets_) {
         auto& vb = *vbPtr;

@@ -41,18 +41,19 @@ OpenRangeScan* RangeScans::checkOut(Vbid vbid, const RangeScanId& id, Status& st
     return &scan;
 }
 
-void RangeScans::checkIn(const RangeScanId& id, TimePoint now) {
+bool RangeScans::checkIn(const RangeScanId& id, TimePoint now) {
     kvexec::detail::MutexLock lock(mutex_);
     const auto it = scans_.find(id);
     if (it == scans_.end()) {
-        return;
+        return false;
     }
     if (it->second.cancelled) {
         scans_.erase(it);
-        return;
+        return false;
     }
     it->second.scan->checkedOut = false;
     it->second.scan->lastUsed = now;
+    return true;
 }
 
 void RangeScans::close(const RangeScanId& id) {
@@ -77,6 +78,11 @@ Status RangeScans::cancel(Vbid vbid, const RangeScanId& id) {
 std::size_t RangeScans::size() const {
     kvexec::detail::MutexLock lock(mutex_);
     return scans_.size();
+}
+
+void RangeScans::closeIdle(TimePoint now) {
+    kvexec::detail::MutexLock lock(mutex_);
+    closeIdleLocked(now);
 }
 
 void RangeScans::closeIdleLocked(TimePoint now) {
@@ -180,6 +186,7 @@ RangeScanCreateResult BucketImpl::createRangeScan(const RangeScanRequest& reques
             return out;
         }
         listScanKeysLocked(vb, request, scan->keys);
+        scan->vbucketUuid = vb.failover.uuid();
     }
     std::sort(scan->keys.begin(), scan->keys.end());
     if (const auto* sample = std::get_if<KeySample>(&request.keys)) {
@@ -254,7 +261,7 @@ RangeScanBatch BucketImpl::continueRangeScan(Vbid vbid, const RangeScanId& id,
     auto& vb = vbucket(vbid);
     while (out.status == Status::Success && !limitReached && scan->next < scan->keys.size()) {
         kvexec::detail::MutexLock lock(vb.mutex);
-        if (out.status = admitLocked(vb, scan->collection); out.status != Status::Success) {
+        if (out.status = stillScannableLocked(vb, *scan); out.status != Status::Success) {
             break;
         }
         const auto now = unixNow();
@@ -276,16 +283,23 @@ RangeScanBatch BucketImpl::continueRangeScan(Vbid vbid, const RangeScanId& id,
         }
         limitReached = limitReached || (!out.items.empty() && steadyNow() >= deadline);
     }
-    // TempFail (pending, handing over) leaves the scan open to retry.
-    if (out.status == Status::Success || out.status == Status::TempFail) {
-        out.complete = out.status == Status::Success && scan->next >= scan->keys.size();
-        if (!out.complete) {
-            rangeScans_.checkIn(id, steadyNow());
-            return out;
-        }
+    out.complete = out.status == Status::Success && scan->next >= scan->keys.size();
+    if (out.status != Status::Success || out.complete) {
+        rangeScans_.close(id);
+    } else if (!rangeScans_.checkIn(id, steadyNow())) {
+        out.status = Status::RangeScanCancelled;
     }
-    rangeScans_.close(id);
     return out;
+}
+
+// A scan reads while its vBucket is active here on the branch it was
+// created on (a takeover's hand-over included: reads are safe then), and
+// its collection exists.
+Status BucketImpl::stillScannableLocked(const VBucket& vb, const OpenRangeScan& scan) {
+    if (vb.state != VBucketState::Active || vb.failover.uuid() != scan.vbucketUuid) {
+        return Status::NotMyVbucket;
+    }
+    return vb.collections.contains(scan.collection) ? Status::Success : Status::UnknownCollection;
 }
 
 Status BucketImpl::cancelRangeScan(Vbid vbid, const RangeScanId& id) {

@@ -3,7 +3,9 @@
 //
 // A continue takes its scan out of service (checkOut) for the time it
 // reads, so that two continues of one scan never interleave (the second
-// gets Busy), and puts it back (checkIn) or closes it (close).
+// gets Busy), and puts it back (checkIn) or closes it (close). A cancel
+// of a checked-out scan marks it; its continue's checkIn closes it and
+// the continue answers RangeScanCancelled.
 //
 // Thread safety: every member may be called from any thread; one mutex
 // guards the table. A checked-out scan's fields belong to the thread that
@@ -30,6 +32,10 @@ struct OpenRangeScan {
     CollectionId collection = kDefaultCollection;
     bool keyOnly = false;
     bool includeXattrs = false;
+    // The vBucket's history branch at the create: a continue on another
+    // (it stopped being active here, then became active again) ends the
+    // scan with NotMyVbucket.
+    std::uint64_t vbucketUuid = 0;
     std::vector<std::string> keys;  // stored keys (collection prefix in front), sorted
     std::size_t next = 0;           // the first key not returned yet
     std::chrono::steady_clock::time_point lastUsed;
@@ -51,13 +57,17 @@ class RangeScans {
     // on that vBucket) or Busy (checked out already).
     OpenRangeScan* checkOut(Vbid vbid, const RangeScanId& id, Status& status, TimePoint now)
         EXCLUDES(mutex_);
-    void checkIn(const RangeScanId& id, TimePoint now) EXCLUDES(mutex_);
+    // Puts it back; false (and closed) if it was cancelled meanwhile.
+    bool checkIn(const RangeScanId& id, TimePoint now) EXCLUDES(mutex_);
     // Closes a checked-out scan (completed or failed).
     void close(const RangeScanId& id) EXCLUDES(mutex_);
     // Success, or KeyNotFound. A checked-out scan is closed when its
     // continue ends (checkIn then closes it).
     Status cancel(Vbid vbid, const RangeScanId& id) EXCLUDES(mutex_);
     std::size_t size() const EXCLUDES(mutex_);
+    // Closes the scans left idle for the timeout (the expiry pager calls
+    // it; open and checkOut do too).
+    void closeIdle(TimePoint now) EXCLUDES(mutex_);
 
   private:
     struct Entry {

@@ -26,6 +26,7 @@ std::vector<Counter> countersOf(const BucketStats& s) {
             {"sync_writes_committed", s.syncWritesCommitted},
             {"sync_writes_aborted", s.syncWritesAborted},
             {"streams_open", s.streamsOpen},
+            {"range_scans_open", s.rangeScansOpen},
             {"stream_notifies", s.streamNotifies},
             {"stream_notify_ns", s.streamNotifyNs}};
 }

@@ -48,6 +48,8 @@ std::string_view to_string(Status status) {
             return "SyncWriteAmbiguous";
         case Status::SyncWriteReCommitInProgress:
             return "SyncWriteReCommitInProgress";
+        case Status::RangeScanCancelled:
+            return "RangeScanCancelled";
         case Status::Busy:
             return "Busy";
         case Status::VbUuidNotEqual:

@@ -26,6 +26,9 @@ bool grant(Feature feature, bool duplexAsked, HelloFeatures& features) {
         case Feature::Duplex:
             features.duplex = true;
             return true;
+        case Feature::Xattr:  // values may carry an xattr blob (kvexec/engine/xattrs.h)
+            features.xattr = true;
+            return true;
         case Feature::DedupeNotMyVbucketClustermap:
             features.dedupeNotMyVbucketMaps = true;
             return true;
@@ -41,7 +44,6 @@ bool grant(Feature feature, bool duplexAsked, HelloFeatures& features) {
         case Feature::AltRequestSupport:
         case Feature::SyncReplication:
         case Feature::PreserveTtl:
-        case Feature::Xattr:  // values may carry an xattr blob (kvexec/engine/xattrs.h)
         case Feature::SubdocCreateAsDeleted:  // AccessDeleted, CreateAsDeleted, ReviveDocument
         case Feature::SubdocReplicaRead:      // the ReplicaRead doc flag of lookups
         case Feature::Vattr:                  // $document, $vbucket, $XTOC

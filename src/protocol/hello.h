@@ -16,6 +16,7 @@ struct HelloFeatures {
     bool collections = false;    // keys carry a LEB128 collection id prefix
     bool mutationSeqno = false;  // write replies carry (vbucket uuid, seqno)
     bool json = false;           // the JSON datatype bit is echoed on reads
+    bool xattr = false;          // it may be sent values carrying xattrs (range scans)
     // Duplex: it takes requests from the server and may reply (0x83).
     bool duplex = false;
     // Each new cluster map is pushed to it (protocol/server_request.h);

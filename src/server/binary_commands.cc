@@ -520,6 +520,7 @@ void Connection::binaryHello(const Request& request) {
     collections_ = reply.features.collections;
     mutationSeqno_ = reply.features.mutationSeqno;
     json_ = reply.features.json;
+    xattr_ = reply.features.xattr;
     duplex_ = reply.features.duplex;
     clustermapNotification_ = reply.features.clustermapNotification;
     dedupeNotMyVbucketMaps_ = reply.features.dedupeNotMyVbucketMaps;

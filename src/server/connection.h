@@ -296,6 +296,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool collections_ = false;
     bool mutationSeqno_ = false;
     bool json_ = false;
+    bool xattr_ = false;
     bool duplex_ = false;  // it takes server requests and replies (0x83)
     bool clustermapNotification_ = false;
     bool dedupeNotMyVbucketMaps_ = false;

@@ -39,6 +39,10 @@ void Connection::binaryRangeScanCreate(const Request& request) {
     if (!scan) {
         return respondError(request, Status::InvalidArguments, error);
     }
+    if (scan->includeXattrs && !xattr_) {
+        return respondError(request, Status::NotSupported,
+                            "include_xattrs needs the XATTR feature (HELLO 0x06)");
+    }
     const auto created = context_.bucket->createRangeScan(*scan);
     if (created.status != engine::Status::Success) {
         return respondEngine(request, created.status);

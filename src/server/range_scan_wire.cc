@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <nlohmann/json.hpp>
+#include <system_error>
 
 #include "protocol/base64.h"
 #include "protocol/binary_response.h"
@@ -14,6 +15,14 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxKeyBytes = 250;
 constexpr std::size_t kMaxNameBytes = 50;
+
+// `text` is a number in `base`, all of it, that fits `out`.
+template <class Number>
+bool wholeNumber(const std::string& text, int base, Number& out) {
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, out, base);
+    return !text.empty() && ec == std::errc() && ptr == end;
+}
 
 // Reads `object[name]` when it is there; false (with `error`) when it has
 // the wrong type.
@@ -110,11 +119,8 @@ bool parseSnapshot(const json& snapshot, engine::RangeScanRequest& out, std::str
     }
     engine::SnapshotRequirements requirements;
     const auto& uuid = snapshot.at("vb_uuid");
-    const auto* text = uuid.is_string() ? &uuid.get_ref<const std::string&>() : nullptr;
-    if (text == nullptr ||
-        std::from_chars(text->data(), text->data() + text->size(), requirements.vbucketUuid).ptr !=
-            text->data() + text->size() ||
-        text->empty()) {
+    if (!uuid.is_string() ||
+        !wholeNumber(uuid.get_ref<const std::string&>(), 10, requirements.vbucketUuid)) {
         error = "vb_uuid must be a decimal number in a string";
         return false;
     }
@@ -134,10 +140,7 @@ bool parseCollection(const json& object, engine::RangeScanRequest& out, std::str
     if (it == object.end()) {
         return true;
     }
-    const auto* text = it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
-    if (text == nullptr || text->empty() ||
-        std::from_chars(text->data(), text->data() + text->size(), out.collection, 16).ptr !=
-            text->data() + text->size()) {
+    if (!it->is_string() || !wholeNumber(it->get_ref<const std::string&>(), 16, out.collection)) {
         error = "collection must be a collection id in hexadecimal";
         return false;
     }

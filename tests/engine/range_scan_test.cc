@@ -271,6 +271,25 @@ TEST_F(RangeScanTest, AScanEndsWhenItsVBucketStopsBeingActiveHere) {
     EXPECT_EQ(bucket->createRangeScan(rangeOf("a", "b", 99)).status, Status::UnknownCollection);
 }
 
+TEST_F(RangeScanTest, AScanDoesNotSurviveItsVBucketBecomingActiveAgain) {
+    put("a", "x");
+    const auto id = create(rangeOf("a", "a"));
+    ASSERT_EQ(bucket->setVBucketState(0, VBucketState::Replica), Status::Success);
+    ASSERT_EQ(bucket->setVBucketState(0, VBucketState::Active), Status::Success);
+    EXPECT_EQ(bucket->continueRangeScan(0, id, {}).status, Status::NotMyVbucket)
+        << "its keys were listed on a history the vBucket may have left";
+    EXPECT_EQ(bucket->stats().rangeScansOpen, 0u);
+}
+
+TEST_F(RangeScanTest, TheExpiryPagerClosesIdleScans) {
+    put("a", "x");
+    create(rangeOf("a", "a"));
+    EXPECT_EQ(bucket->stats().rangeScansOpen, 1u);
+    steady += config.rangeScanIdleTimeout;
+    ASSERT_NE(pool.runNext(TaskType::NonIO), 0u);  // the pager, the one NonIO task due
+    EXPECT_EQ(bucket->stats().rangeScansOpen, 0u);
+}
+
 TEST_F(RangeScanTest, AScanEndsWhenItsCollectionIsDropped) {
     ASSERT_EQ(bucket->createCollection("_default", "c", 0).outcome, ManifestOutcome::Success);
     put("a", "x", kFirstCollection);
@@ -291,7 +310,7 @@ TEST(RangeScansTable, ASecondContinueOfAScanIsBusyUntilTheFirstChecksItIn) {
     EXPECT_EQ(scans.checkOut(3, id, status, now), nullptr);
     EXPECT_EQ(status, Status::Busy);
     EXPECT_EQ(scans.cancel(3, id), Status::Success) << "cancelled while checked out";
-    scans.checkIn(id, now);
+    EXPECT_FALSE(scans.checkIn(id, now)) << "the continue learns of the cancel";
     EXPECT_EQ(scans.size(), 0u) << "closed by the check-in";
 }
 

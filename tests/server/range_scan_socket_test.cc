@@ -214,12 +214,18 @@ TEST_F(RangeScanSocketTest, BadRequestsAreRefusedWithAReason) {
     client.call(request(Opcode::Set, "a", std::string(8, '\0'), "x"));
     const auto vbucket = protocol::vbucketOfKey("a", kVBuckets);
     const auto invalid = static_cast<std::uint16_t>(Status::InvalidArguments);
-    for (const char* json : {"not json", "[]", R"({"range":{"start":"YQ=="}})",
-                             R"({"range":{"start":"YQ==","excl_start":"YQ==","end":"YQ=="}})",
-                             R"({"sampling":{"samples":0}})",
-                             R"({"range":{"start":"YQ==","end":"YQ=="},"sampling":{"samples":1}})",
-                             R"({"key_only":true,"include_xattrs":true,"sampling":{"samples":1}})",
-                             R"({"collection":"zz","sampling":{"samples":1}})"}) {
+    for (const char* json :
+         {"not json", "[]", R"({"range":{"start":"YQ=="}})",
+          R"({"range":{"start":"YQ==","excl_start":"YQ==","end":"YQ=="}})",
+          R"({"sampling":{"samples":0}})",
+          R"({"range":{"start":"YQ==","end":"YQ=="},"sampling":{"samples":1}})",
+          R"({"key_only":true,"include_xattrs":true,"sampling":{"samples":1}})",
+          R"({"collection":"zz","sampling":{"samples":1}})",
+          R"({"collection":"100000000","sampling":{"samples":1}})",
+          R"({"range":{"start":"YQ==","end":"YQ=="},)"
+          R"("snapshot_requirements":{"vb_uuid":"-1","seqno":1}})",
+          R"({"range":{"start":"YQ==","end":"YQ=="},)"
+          R"("snapshot_requirements":{"vb_uuid":"99999999999999999999","seqno":1}})"}) {
         auto r = client.call(create(vbucket, json));
         ASSERT_TRUE(r.has_value());
         EXPECT_EQ(r->status, invalid) << json;
@@ -235,6 +241,43 @@ TEST_F(RangeScanSocketTest, BadRequestsAreRefusedWithAReason) {
     r = client.call(create(vbucket, R"({"range":{"start":"YQ==","end":"YQ=="},)"
                                     R"("snapshot_requirements":{"vb_uuid":"1","seqno":1}})"));
     EXPECT_EQ(r->status, static_cast<std::uint16_t>(Status::VbUuidNotEqual));
+    r = client.call(create(vbucket, R"({"include_xattrs":true,"sampling":{"samples":1}})"));
+    EXPECT_EQ(r->status, static_cast<std::uint16_t>(Status::NotSupported))
+        << "xattrs for a client that did not negotiate them";
+}
+
+TEST_F(RangeScanSocketTest, ABigContinueSpansSeveralResponses) {
+    Client client(server_->port());
+    constexpr std::uint16_t kVBucket = 5;
+    const std::string value(2000, 'v');
+    std::vector<std::string> keys;
+    for (int i = 0; keys.size() < 40; ++i) {
+        const std::string key = prefixed("big", i);
+        if (protocol::vbucketOfKey(key, kVBuckets) == kVBucket) {
+            ASSERT_EQ(client.call(request(Opcode::Set, key, std::string(8, '\0'), value))->status,
+                      kSuccess);
+            keys.push_back(key);
+        }
+    }
+    auto created = client.call(create(kVBucket, R"({"range":{"start":"","end":"/w=="}})"));
+    ASSERT_EQ(created->status, kSuccess) << created->value;
+    ASSERT_TRUE(client.send(continueScan(kVBucket, created->value, 0).encode()));
+    std::size_t records = 0, responses = 0;
+    for (;;) {
+        auto response = client.readResponse();
+        ASSERT_TRUE(response.has_value());
+        ++responses;
+        for (const auto& record : recordsOf(*response)) {
+            EXPECT_EQ(record.value, value);
+            ++records;
+        }
+        if (response->status != kSuccess) {
+            EXPECT_EQ(response->status, kComplete);
+            break;
+        }
+    }
+    EXPECT_EQ(records, keys.size());
+    EXPECT_GE(responses, 4u) << "80 KB in responses of about 16 KiB";
 }
 
 }  // namespace

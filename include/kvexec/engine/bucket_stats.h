@@ -48,6 +48,7 @@ struct BucketStats {
     std::uint64_t syncWritesCommitted = 0;
     std::uint64_t syncWritesAborted = 0;  // timeouts, flush failures, shutdown
     std::uint64_t streamsOpen = 0;
+    std::uint64_t rangeScansOpen = 0;  // range_scan.h: created, not yet closed
     // Only with BucketConfig::measureStreamNotify (0 otherwise): wakes of
     // stream tasks from the write path, and the nanoseconds spent in them.
     std::uint64_t streamNotifies = 0;

@@ -17,9 +17,11 @@
 // seen (its committed document, if any, is).
 //
 // Lifetime: a scan lives until it completes, is cancelled, or is left
-// idle (not continued) for BucketConfig::rangeScanIdleTimeout. A continue
-// that finds its vBucket no longer active here (NotMyVbucket) or its
-// collection dropped (UnknownCollection) also ends it.
+// idle (not continued) for BucketConfig::rangeScanIdleTimeout (closed by
+// the next create or continue, or by the expiry pager). A continue that
+// finds its vBucket no longer active here, or active on a newer history
+// branch than at the create (NotMyVbucket), or its collection dropped
+// (UnknownCollection) also ends it.
 //
 // Thread safety: plain values.
 #pragma once
@@ -103,7 +105,10 @@ struct RangeScanLimits {
 // key-only scan) and whether the scan is complete (then it is closed);
 // KeyNotFound for a scan that is not open (never created, completed,
 // cancelled, or idle too long); Busy while another continue of it runs;
-// NotMyVbucket or UnknownCollection, which end the scan.
+// RangeScanCancelled when a cancel came while this continue read (the
+// items read are returned); NotMyVbucket (the vBucket is not active here,
+// or became active again since the create) or UnknownCollection, which
+// end the scan.
 struct RangeScanBatch {
     Status status = Status::Success;
     bool complete = false;

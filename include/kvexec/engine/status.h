@@ -53,6 +53,8 @@ enum class Status : std::uint16_t {
     // replica's, or one warmup kept) that may have been acknowledged: its
     // committed value may be stale until the prepare commits. Retry.
     SyncWriteReCommitInProgress = 0xa4,
+    // A range scan cancelled while this continue of it read (range_scan.h).
+    RangeScanCancelled = 0xa5,
     // A range scan's snapshot requirements named another history branch
     // of the vBucket (range_scan.h).
     VbUuidNotEqual = 0xa8,
