@@ -40,8 +40,13 @@ void BucketImpl::applyDecisionsLocked(VBucket& vb, std::vector<FinishedSyncWrite
 
 // Snoozed under the vBucket lock, so concurrent writers re-arm the task in
 // the order of their deadlines' comparison (the last snooze wins).
+// The task wakes at the earliest deadline of a SyncWrite or a persistence
+// waiter.
 void BucketImpl::armTimeoutLocked(VBucket& vb) {
-    const auto next = vb.durability.nextDeadline();
+    auto next = vb.durability.nextDeadline();
+    for (const auto& waiter : vb.persistenceWaiters) {
+        next = std::min(next.value_or(waiter.deadline), waiter.deadline);
+    }
     vb.armedDeadline = next.value_or(Clock::time_point::max());
     pool_.snooze(vb.timeoutTask,
                  next ? std::max(*next - steadyNow(), Clock::duration::zero()) : kForever);
@@ -173,11 +178,16 @@ bool BucketImpl::runCompletion() {
 bool BucketImpl::runTimeout(Vbid vbid) {
     auto& vb = vbucket(vbid);
     std::vector<FinishedSyncWrite> done;
+    std::vector<PersistenceWaiter> expired;
     {
         kvexec::detail::MutexLock lock(vb.mutex);
         vb.durability.expire(steadyNow());
         applyDecisionsLocked(vb, done);
+        expired = vb.takeExpiredWaitersLocked(steadyNow());
         armTimeoutLocked(vb);
+    }
+    for (auto& waiter : expired) {
+        waiter.done(false);
     }
     if (!done.empty()) {
         finish(done);

@@ -111,13 +111,18 @@ BucketImpl::~BucketImpl() {
         auto& vb = *vbPtr;
         std::vector<FinishedSyncWrite> done;
         std::vector<std::shared_ptr<StreamImpl>> streams;
+        std::vector<PersistenceWaiter> waiters;
         {
             kvexec::detail::MutexLock lock(vb.mutex);
             done = commitResolvedLocked(vb);
             abortAllLocked(vb, Status::SyncWriteAmbiguous, done);
             streams.swap(vb.streams);
+            waiters.swap(vb.persistenceWaiters);
         }
         finish(done);
+        for (auto& waiter : waiters) {
+            waiter.done(false);
+        }
         for (auto& stream : streams) {
             stream->close();
         }

@@ -63,6 +63,7 @@ class BucketImpl final : public Bucket {
     void getReplicaIncludingDeleted(Vbid vbid, DocKey key, GetCallback done) override;
     std::vector<KeySummary> listKeys(Vbid vbid, std::size_t limit) const override;
     RangeScanCreateResult createRangeScan(const RangeScanRequest& request) override;
+    void createRangeScan(const RangeScanRequest& request, RangeScanCreateCallback done) override;
     RangeScanBatch continueRangeScan(Vbid vbid, const RangeScanId& id,
                                      const RangeScanLimits& limits) override;
     Status cancelRangeScan(Vbid vbid, const RangeScanId& id) override;

@@ -230,6 +230,7 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     flusherBatches_.fetch_add(1, std::memory_order_relaxed);
     bool moreDirty = false;
     std::optional<Seqno> replicaMoved;
+    std::vector<PersistenceWaiter> persisted;
     {
         // A rollback asked for while saving is done by the next flush,
         // which cuts this batch off the file again: the batch still counts
@@ -244,11 +245,15 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
             vb.dirty.pop_front();
         }
         vb.persistedSeqno = batchHigh;
+        persisted = vb.takePersistedWaitersLocked();
         localProgressLocked(vb);
         replicaMoved = replicaProgressLocked(vb);
         moreDirty = !vb.dirty.empty();
     }
     reportReplicaProgress(vb.id, replicaMoved);
+    for (auto& waiter : persisted) {
+        waiter.done(true);
+    }
     if (moreDirty) {
         notifyFlusher(vb);
     }

@@ -205,6 +205,31 @@ RangeScanCreateResult BucketImpl::createRangeScan(const RangeScanRequest& reques
     return out;
 }
 
+void BucketImpl::createRangeScan(const RangeScanRequest& request, RangeScanCreateCallback done) {
+    const auto& snapshot = request.snapshot;
+    if (snapshot && snapshot->timeout.count() > 0 &&
+        admitVBucket(request.vbid) == Status::Success) {
+        auto& vb = vbucket(request.vbid);
+        kvexec::detail::MutexLock lock(vb.mutex);
+        // Waits only when the seqno is all that is missing.
+        if (admitLocked(vb, request.collection) == Status::Success &&
+            vb.failover.uuid() == snapshot->vbucketUuid && vb.persistedSeqno < snapshot->seqno) {
+            PersistenceWaiter waiter{snapshot->seqno, steadyNow() + snapshot->timeout,
+                                     [this, request, done](bool persisted) {
+                                         done(persisted ? createRangeScan(request)
+                                                        : RangeScanCreateResult{Status::TempFail});
+                                     }};
+            const bool sooner = waiter.deadline < vb.armedDeadline;
+            vb.persistenceWaiters.push_back(std::move(waiter));
+            if (sooner) {
+                armTimeoutLocked(vb);
+            }
+            return;
+        }
+    }
+    done(createRangeScan(request));
+}
+
 Status BucketImpl::snapshotMetLocked(const VBucket& vb,
                                      const std::optional<SnapshotRequirements>& snapshot) const {
     if (!snapshot) {

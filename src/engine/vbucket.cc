@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 
 #include "engine/stream.h"
 
@@ -240,6 +241,31 @@ Status VBucket::pendingOnLocked(std::string_view key) const {
     return write != syncWrites.end() && write->second.inherited
                ? Status::SyncWriteReCommitInProgress
                : Status::SyncWriteInProgress;
+}
+
+namespace {
+
+template <class Pred>
+std::vector<PersistenceWaiter> takeWaitersIf(std::vector<PersistenceWaiter>& waiters, Pred pred) {
+    const auto taken = std::stable_partition(waiters.begin(), waiters.end(),
+                                             [&](const PersistenceWaiter& w) { return !pred(w); });
+    std::vector<PersistenceWaiter> out(std::make_move_iterator(taken),
+                                       std::make_move_iterator(waiters.end()));
+    waiters.erase(taken, waiters.end());
+    return out;
+}
+
+}  // namespace
+
+std::vector<PersistenceWaiter> VBucket::takePersistedWaitersLocked() {
+    const Seqno persisted = persistedSeqno;
+    return takeWaitersIf(persistenceWaiters,
+                         [persisted](const PersistenceWaiter& w) { return w.seqno <= persisted; });
+}
+
+std::vector<PersistenceWaiter> VBucket::takeExpiredWaitersLocked(Clock::time_point now) {
+    return takeWaitersIf(persistenceWaiters,
+                         [now](const PersistenceWaiter& w) { return w.deadline <= now; });
 }
 
 }  // namespace kvexec::engine

@@ -126,6 +126,15 @@ struct ReplicaPrepare {
     DurabilityLevel level = DurabilityLevel::Majority;
 };
 
+// Someone waiting for the vBucket to persist a seqno (a range scan's
+// create with snapshot requirements): `done(true)` once persistedSeqno
+// reaches it, `done(false)` at the deadline or at shutdown.
+struct PersistenceWaiter {
+    Seqno seqno = 0;
+    Clock::time_point deadline;
+    std::function<void(bool persisted)> done;
+};
+
 // A SyncWrite that left the vBucket and the status its client gets.
 struct FinishedSyncWrite {
     SyncWrite write;
@@ -201,6 +210,7 @@ class VBucket {
     };
     std::optional<PendingRollback> pendingRollback GUARDED_BY(mutex);
     std::map<Seqno, SyncWrite> syncWrites GUARDED_BY(mutex);
+    std::vector<PersistenceWaiter> persistenceWaiters GUARDED_BY(mutex);
     std::deque<DirtyItem> dirty GUARDED_BY(mutex);
     // Collections dropped while the vBucket could not write their
     // deletions (a replica, dead, handing over, or before warmup knew its
@@ -270,6 +280,11 @@ class VBucket {
     // (SyncWriteReCommitInProgress: it may have been acknowledged, so even
     // a read waits for its commit, as Couchbase's promoted replicas do).
     Status pendingOnLocked(std::string_view key) const REQUIRES(mutex);
+    // The persistence waiters whose seqno is persisted, or whose deadline
+    // has passed at `now`, taken out to be completed once the lock is
+    // released.
+    std::vector<PersistenceWaiter> takePersistedWaitersLocked() REQUIRES(mutex);
+    std::vector<PersistenceWaiter> takeExpiredWaitersLocked(Clock::time_point now) REQUIRES(mutex);
 
   private:
     // Puts an already stamped value in the dirty queue and the streams.

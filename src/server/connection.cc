@@ -544,6 +544,8 @@ template std::function<void(const engine::ArithmeticResult&)> Connection::comple
     std::function<void(const engine::ArithmeticResult&)>);
 template std::function<void(const engine::GetResult&)> Connection::completion(
     std::function<void(const engine::GetResult&)>);
+template std::function<void(const engine::RangeScanCreateResult&)> Connection::completion(
+    std::function<void(const engine::RangeScanCreateResult&)>);
 template std::function<void(const ConnectionList&)> Connection::completion(
     std::function<void(const ConnectionList&)>);
 

@@ -43,11 +43,15 @@ void Connection::binaryRangeScanCreate(const Request& request) {
         return respondError(request, Status::NotSupported,
                             "include_xattrs needs the XATTR feature (HELLO 0x06)");
     }
-    const auto created = context_.bucket->createRangeScan(*scan);
-    if (created.status != engine::Status::Success) {
-        return respondEngine(request, created.status);
-    }
-    respond(request, Status::Success, {}, {}, idBytes(created.id));
+    // Completes later when it waits for the snapshot's seqno to persist.
+    auto done = completion<engine::RangeScanCreateResult>(
+        [this, request](const engine::RangeScanCreateResult& created) {
+            if (created.status != engine::Status::Success) {
+                return respondEngine(request, created.status);
+            }
+            respond(request, Status::Success, {}, {}, idBytes(created.id));
+        });
+    callEngine([&] { context_.bucket->createRangeScan(*scan, std::move(done)); });
 }
 
 void Connection::binaryRangeScanContinue(const Request& request) {

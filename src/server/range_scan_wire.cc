@@ -131,6 +131,7 @@ bool parseSnapshot(const json& snapshot, engine::RangeScanRequest& out, std::str
          !unsignedNumber(snapshot.at("timeout_ms"), "timeout_ms", timeoutMs, error))) {
         return false;
     }
+    requirements.timeout = std::chrono::milliseconds(timeoutMs);
     out.snapshot = requirements;
     return true;
 }

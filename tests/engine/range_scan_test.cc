@@ -225,9 +225,9 @@ TEST_F(RangeScanTest, SnapshotRequirementsAreCheckedAtCreate) {
     const auto written = put("a", "x");
     auto request = rangeOf("a", "z");
     const auto uuid = bucket->failoverLog(0)->uuid();
-    request.snapshot = SnapshotRequirements{uuid + 1, written.token.seqno, false};
+    request.snapshot = SnapshotRequirements{uuid + 1, written.token.seqno, false, {}};
     EXPECT_EQ(bucket->createRangeScan(request).status, Status::VbUuidNotEqual);
-    request.snapshot = SnapshotRequirements{uuid, written.token.seqno, false};
+    request.snapshot = SnapshotRequirements{uuid, written.token.seqno, false, {}};
     EXPECT_EQ(bucket->createRangeScan(request).status, Status::TempFail)
         << "the seqno is not persisted yet";
     settle();
@@ -238,6 +238,48 @@ TEST_F(RangeScanTest, SnapshotRequirementsAreCheckedAtCreate) {
     settle();
     EXPECT_EQ(bucket->createRangeScan(request).status, Status::NotStored)
         << "no document holds the seqno any more";
+}
+
+TEST_F(RangeScanTest, ACreateWaitsForItsSeqnoToBePersistedUpToItsTimeout) {
+    const auto written = put("a", "x");
+    auto request = rangeOf("a", "z");
+    request.snapshot = SnapshotRequirements{bucket->failoverLog(0)->uuid(), written.token.seqno,
+                                            false, std::chrono::seconds(5)};
+    std::optional<RangeScanCreateResult> created;
+    bucket->createRangeScan(request, [&](const RangeScanCreateResult& r) { created = r; });
+    EXPECT_FALSE(created.has_value()) << "waits: the seqno is not persisted yet";
+    settle();
+    ASSERT_TRUE(created.has_value()) << "the flusher that persisted it ran the create";
+    EXPECT_EQ(created->status, Status::Success);
+
+    const auto later = put("b", "y");
+    request.snapshot->seqno = later.token.seqno;
+    created.reset();
+    bucket->createRangeScan(request, [&](const RangeScanCreateResult& r) { created = r; });
+    EXPECT_FALSE(created.has_value());
+    steady += std::chrono::seconds(5);
+    pool.runNext(TaskType::NonIO);  // the vBucket's timeout task, due first
+    ASSERT_TRUE(created.has_value()) << "answered at its deadline";
+    EXPECT_EQ(created->status, Status::TempFail);
+
+    request.snapshot->vbucketUuid += 1;
+    created.reset();
+    bucket->createRangeScan(request, [&](const RangeScanCreateResult& r) { created = r; });
+    ASSERT_TRUE(created.has_value()) << "another branch: no wait";
+    EXPECT_EQ(created->status, Status::VbUuidNotEqual);
+}
+
+TEST_F(RangeScanTest, ABucketClosedUnderAWaitingCreateAnswersIt) {
+    const auto written = put("a", "x");
+    auto request = rangeOf("a", "z");
+    request.snapshot = SnapshotRequirements{bucket->failoverLog(0)->uuid(), written.token.seqno,
+                                            false, std::chrono::seconds(5)};
+    std::optional<RangeScanCreateResult> created;
+    bucket->createRangeScan(request, [&](const RangeScanCreateResult& r) { created = r; });
+    ASSERT_FALSE(created.has_value());
+    bucket.reset();
+    ASSERT_TRUE(created.has_value());
+    EXPECT_EQ(created->status, Status::TempFail);
 }
 
 TEST_F(RangeScanTest, ACancelledScanIsGone) {

@@ -203,7 +203,14 @@ class Bucket : public Taskable {
     // vBucket's lock for a pass over its hash table (create) or for
     // reading a batch's documents (continue, a bounded stretch of keys per
     // lock hold).
+    // Never waits: a snapshot seqno not yet persisted gets TempFail.
     virtual RangeScanCreateResult createRangeScan(const RangeScanRequest& request) = 0;
+    // Waits up to the snapshot's timeout for its seqno to be persisted, as
+    // Couchbase's create does; `done` runs inline unless it waits, then on
+    // the Writer thread of the flusher that persisted it, or the vBucket's
+    // NonIO timeout task (TempFail), or in the bucket's destructor
+    // (TempFail).
+    virtual void createRangeScan(const RangeScanRequest& request, RangeScanCreateCallback done) = 0;
     virtual RangeScanBatch continueRangeScan(Vbid vbid, const RangeScanId& id,
                                              const RangeScanLimits& limits) = 0;
     // Success, or KeyNotFound for a scan that is not open.

@@ -30,6 +30,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <variant>
@@ -68,6 +69,9 @@ struct SnapshotRequirements {
     std::uint64_t vbucketUuid = 0;  // its newest history branch (VbUuidNotEqual)
     Seqno seqno = 0;                // persisted up to here (TempFail until then)
     bool seqnoExists = false;       // a document still holds this seqno (NotStored)
+    // How long the create with a callback waits for `seqno` to be
+    // persisted before it answers TempFail (0: at once).
+    std::chrono::milliseconds timeout{0};
 };
 
 struct RangeScanRequest {
@@ -91,6 +95,7 @@ struct RangeScanCreateResult {
     Status status = Status::Success;
     RangeScanId id{};
 };
+using RangeScanCreateCallback = std::function<void(const RangeScanCreateResult&)>;
 
 // Where a continue stops; 0: no limit of that kind. It always returns at
 // least one document unless the scan ends. Bytes count each document's
