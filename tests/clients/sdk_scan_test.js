@@ -100,6 +100,14 @@ async function namedCollection(bucket) {
     const results = await items.scan(new couchbase.PrefixScan('user::'));
     assert.deepStrictEqual(results.map((r) => [r.id, r.content]), [['user::0001', { in: 'items' }]]);
   });
+
+  await check('a sampling scan of an empty collection returns nothing', async () => {
+    await bucket.collections().createCollection('empty', 'app');
+    const empty = bucket.scope('app').collection('empty');
+    await empty.upsert('gone', { n: 1 });  // waits until the SDK knows the collection
+    await empty.remove('gone');
+    assert.deepStrictEqual(await empty.scan(new couchbase.SamplingScan(10)), []);
+  });
 }
 
 withCluster(port, TIMEOUTS, async (cluster) => {

@@ -52,6 +52,15 @@ class RangeScanTest : public ManualBucketTest {
         return request;
     }
 
+    // A scan of "a" to "z" that waits up to 5 s for `written` to be
+    // persisted.
+    RangeScanRequest waitingFor(const MutationResult& written) {
+        auto request = rangeOf("a", "z");
+        request.snapshot = SnapshotRequirements{bucket->failoverLog(0)->uuid(), written.token.seqno,
+                                                false, std::chrono::seconds(5)};
+        return request;
+    }
+
     RangeScanId create(const RangeScanRequest& request) {
         const auto created = bucket->createRangeScan(request);
         EXPECT_EQ(created.status, Status::Success);
@@ -241,10 +250,7 @@ TEST_F(RangeScanTest, SnapshotRequirementsAreCheckedAtCreate) {
 }
 
 TEST_F(RangeScanTest, ACreateWaitsForItsSeqnoToBePersistedUpToItsTimeout) {
-    const auto written = put("a", "x");
-    auto request = rangeOf("a", "z");
-    request.snapshot = SnapshotRequirements{bucket->failoverLog(0)->uuid(), written.token.seqno,
-                                            false, std::chrono::seconds(5)};
+    auto request = waitingFor(put("a", "x"));
     std::optional<RangeScanCreateResult> created;
     bucket->createRangeScan(request, [&](const RangeScanCreateResult& r) { created = r; });
     EXPECT_FALSE(created.has_value()) << "waits: the seqno is not persisted yet";
@@ -270,10 +276,7 @@ TEST_F(RangeScanTest, ACreateWaitsForItsSeqnoToBePersistedUpToItsTimeout) {
 }
 
 TEST_F(RangeScanTest, ABucketClosedUnderAWaitingCreateAnswersIt) {
-    const auto written = put("a", "x");
-    auto request = rangeOf("a", "z");
-    request.snapshot = SnapshotRequirements{bucket->failoverLog(0)->uuid(), written.token.seqno,
-                                            false, std::chrono::seconds(5)};
+    auto request = waitingFor(put("a", "x"));
     std::optional<RangeScanCreateResult> created;
     bucket->createRangeScan(request, [&](const RangeScanCreateResult& r) { created = r; });
     ASSERT_FALSE(created.has_value());
