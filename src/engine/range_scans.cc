@@ -22,16 +22,24 @@ std::optional<RangeScanId> RangeScans::open(std::unique_ptr<OpenRangeScan> scan,
     return id;
 }
 
+RangeScans::Entry* RangeScans::findLocked(Vbid vbid, const RangeScanId& id) {
+    const auto it = scans_.find(id);
+    if (it == scans_.end() || it->second.cancelled || it->second.scan->vbid != vbid) {
+        return nullptr;
+    }
+    return &it->second;
+}
+
 OpenRangeScan* RangeScans::checkOut(Vbid vbid, const RangeScanId& id, Status& status,
                                     TimePoint now) {
     kvexec::detail::MutexLock lock(mutex_);
     closeIdleLocked(now);
-    const auto it = scans_.find(id);
-    if (it == scans_.end() || it->second.cancelled || it->second.scan->vbid != vbid) {
+    auto* entry = findLocked(vbid, id);
+    if (entry == nullptr) {
         status = Status::KeyNotFound;
         return nullptr;
     }
-    auto& scan = *it->second.scan;
+    auto& scan = *entry->scan;
     if (scan.checkedOut) {
         status = Status::Busy;
         return nullptr;
@@ -63,14 +71,14 @@ void RangeScans::close(const RangeScanId& id) {
 
 Status RangeScans::cancel(Vbid vbid, const RangeScanId& id) {
     kvexec::detail::MutexLock lock(mutex_);
-    const auto it = scans_.find(id);
-    if (it == scans_.end() || it->second.cancelled || it->second.scan->vbid != vbid) {
+    auto* entry = findLocked(vbid, id);
+    if (entry == nullptr) {
         return Status::KeyNotFound;
     }
-    if (it->second.scan->checkedOut) {
-        it->second.cancelled = true;  // its continue's checkIn closes it
+    if (entry->scan->checkedOut) {
+        entry->cancelled = true;  // its continue's checkIn closes it
     } else {
-        scans_.erase(it);
+        scans_.erase(id);
     }
     return Status::Success;
 }
@@ -213,7 +221,7 @@ void BucketImpl::createRangeScan(const RangeScanRequest& request, RangeScanCreat
         kvexec::detail::MutexLock lock(vb.mutex);
         // Waits only when the seqno is all that is missing.
         if (admitLocked(vb, request.collection) == Status::Success &&
-            vb.failover.uuid() == snapshot->vbucketUuid && vb.persistedSeqno < snapshot->seqno) {
+            snapshotMetLocked(vb, snapshot) == Status::TempFail) {
             PersistenceWaiter waiter{snapshot->seqno, steadyNow() + snapshot->timeout,
                                      [this, request, done](bool persisted) {
                                          done(persisted ? createRangeScan(request)

@@ -74,6 +74,8 @@ class RangeScans {
         std::unique_ptr<OpenRangeScan> scan;
         bool cancelled = false;
     };
+    // The open scan `id` of vBucket `vbid`, not cancelled; or null.
+    Entry* findLocked(Vbid vbid, const RangeScanId& id) REQUIRES(mutex_);
     void closeIdleLocked(TimePoint now) REQUIRES(mutex_);
     RangeScanId newIdLocked() REQUIRES(mutex_);
 

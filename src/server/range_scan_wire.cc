@@ -58,15 +58,16 @@ bool rangeEnd(const json& range, const char* inclusive, const char* exclusive, s
         return false;
     }
     isExclusive = !hasInclusive;
-    const auto& value = range.at(hasInclusive ? inclusive : exclusive);
+    const char* name = hasInclusive ? inclusive : exclusive;
+    const auto& value = range.at(name);
     if (!value.is_string()) {
-        error = std::string(hasInclusive ? inclusive : exclusive) + " must be a base64 string";
+        error = std::string(name) + " must be a base64 string";
         return false;
     }
     const auto& text = value.get_ref<const std::string&>();
     auto decoded = text.empty() ? std::optional<std::string>("") : protocol::decodeBase64(text);
     if (!decoded) {
-        error = std::string(hasInclusive ? inclusive : exclusive) + " is not base64";
+        error = std::string(name) + " is not base64";
         return false;
     }
     if (decoded->size() > kMaxKeyBytes) {
