@@ -352,7 +352,8 @@ TEST(ManifestStateTest, TheJsonFormRoundTripsAndRefusesIdsThatWouldBeHandedOutAg
 TEST(CollectionKeyTest, TheIdIsUnsignedLeb128InFrontOfTheKey) {
     EXPECT_EQ(encodeCollectionKey(0, "k"), std::string("\0k", 2));
     EXPECT_EQ(encodeCollectionKey(0x88, "k"), "\x88\x01k");
-    const auto split = splitCollectionKey(encodeCollectionKey(0xffffffff, "key"));
+    const auto encoded = encodeCollectionKey(0xffffffff, "key");  // the split views it
+    const auto split = splitCollectionKey(encoded);
     ASSERT_TRUE(split);
     EXPECT_EQ(split->collection, 0xffffffffu);
     EXPECT_EQ(split->key, "key");
