@@ -28,8 +28,9 @@
 // down (not yet failed over), whose documents would stay (Couchbase too
 // flushes only with every node up).
 //
-// Thread safety: change() and flush() from the management thread (they
-// block on etcd and on the nodes); observe() and close() from any thread.
+// Thread safety: any thread, several at once; change() and flush() block
+// on etcd and on the nodes, so never from an event loop (the management
+// endpoint's workers call them).
 #pragma once
 
 #include <chrono>

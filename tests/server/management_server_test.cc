@@ -25,6 +25,7 @@
 
 #include "kvexec/engine/bucket.h"
 #include "protocol/auth/crypto.h"
+#include "server/http_client.h"
 #include "server/server.h"
 #include "server/server_config.h"
 
@@ -179,63 +180,15 @@ class RunningServer {
     std::thread thread_;
 };
 
-struct Reply {
-    int status = 0;  // 0: no reply before the deadline
-    std::string body;
-    std::string contentType;
-    std::string authenticate;  // WWW-Authenticate
-
-    json parsed() const { return json::parse(body); }
-};
+using Reply = test::HttpReply;
 
 std::string basic(const std::string& user, const std::string& password) {
     return "Basic " + protocol::auth::base64Encode(user + ":" + password);
 }
 
-// One request on a fresh connection, with libevent's HTTP client on an
-// event base of its own; an empty `authorization` sends none.
 Reply request(std::uint16_t port, evhttp_cmd_type method, const std::string& uri,
               const std::string& form = "", const std::string& authorization = "") {
-    struct Exchange {
-        event_base* base = nullptr;
-        Reply reply;
-    } exchange;
-    exchange.base = event_base_new();
-    evhttp_connection* connection =
-        evhttp_connection_base_new(exchange.base, nullptr, "127.0.0.1", port);
-    evhttp_connection_set_timeout(connection, static_cast<int>(kDeadline.count()));
-    auto onReply = [](evhttp_request* answered, void* arg) {
-        auto& exchange = *static_cast<Exchange*>(arg);
-        if (answered != nullptr) {
-            exchange.reply.status = evhttp_request_get_response_code(answered);
-            evbuffer* input = evhttp_request_get_input_buffer(answered);
-            exchange.reply.body.resize(evbuffer_get_length(input));
-            evbuffer_copyout(input, exchange.reply.body.data(), exchange.reply.body.size());
-            const evkeyvalq* headers = evhttp_request_get_input_headers(answered);
-            const char* type = evhttp_find_header(headers, "Content-Type");
-            exchange.reply.contentType = type != nullptr ? type : "";
-            const char* challenge = evhttp_find_header(headers, "WWW-Authenticate");
-            exchange.reply.authenticate = challenge != nullptr ? challenge : "";
-        }
-        event_base_loopexit(exchange.base, nullptr);
-    };
-    evhttp_request* outgoing = evhttp_request_new(onReply, &exchange);
-    evkeyvalq* headers = evhttp_request_get_output_headers(outgoing);
-    const std::string host = "127.0.0.1:" + std::to_string(port);
-    evhttp_add_header(headers, "Host", host.c_str());
-    if (!form.empty()) {
-        evhttp_add_header(headers, "Content-Type", "application/x-www-form-urlencoded");
-        evbuffer_add(evhttp_request_get_output_buffer(outgoing), form.data(), form.size());
-    }
-    if (!authorization.empty()) {
-        evhttp_add_header(headers, "Authorization", authorization.c_str());
-    }
-    if (evhttp_make_request(connection, outgoing, method, uri.c_str()) == 0) {
-        event_base_dispatch(exchange.base);
-    }
-    evhttp_connection_free(connection);
-    event_base_free(exchange.base);
-    return exchange.reply;
+    return test::httpRequest(port, method, uri, form, authorization, kDeadline);
 }
 
 std::uint64_t hexUid(const Reply& reply) {

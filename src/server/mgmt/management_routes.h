@@ -23,8 +23,9 @@
 //
 // Thread safety: handle() may be called from any thread; it reads the
 // context (read-only while serving) and calls the bucket (safe from any
-// thread). A manifest change blocks on the bucket's fsync: call it from
-// the management thread, never from a front end's loop.
+// thread). A manifest change blocks on the bucket's fsync, and on a
+// cluster on the other nodes: call it from a management worker
+// (management_server.h), never from an event loop.
 #pragma once
 
 #include <optional>

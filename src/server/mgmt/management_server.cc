@@ -92,7 +92,13 @@ std::optional<HttpRequest> readRequest(evhttp_request* request) {
 ManagementServer::ManagementServer(ServerContext& context) : context_(context) {
     base_ = event_base_new();
     http_ = base_ != nullptr ? evhttp_new(base_) : nullptr;
-    if (http_ == nullptr) {
+    repliesReady_ = base_ != nullptr
+                        ? event_new(base_, -1, 0, &ManagementServer::onRepliesReady, this)
+                        : nullptr;
+    if (http_ == nullptr || repliesReady_ == nullptr) {
+        if (http_ != nullptr) {
+            evhttp_free(http_);
+        }
         if (base_ != nullptr) {
             event_base_free(base_);
         }
@@ -109,6 +115,7 @@ ManagementServer::ManagementServer(ServerContext& context) : context_(context) {
 ManagementServer::~ManagementServer() {
     stop();
     evhttp_free(http_);  // closes the connections left
+    event_free(repliesReady_);
     event_base_free(base_);
 }
 
@@ -123,6 +130,12 @@ std::uint16_t ManagementServer::start() {
     }
     const std::uint16_t port = boundPort(evhttp_bound_socket_get_fd(bound));
     context_.boundMgmtPort.store(port);
+    for (std::size_t i = 0; i < kWorkers; ++i) {
+        workers_.emplace_back([this] {
+            pthread_setname_np(pthread_self(), "mgmt-worker");
+            work();
+        });
+    }
     thread_ = std::thread([this] {
         pthread_setname_np(pthread_self(), "mgmt");
         event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
@@ -134,25 +147,91 @@ void ManagementServer::stop() {
     if (!thread_.joinable()) {
         return;
     }
-    // Taken by the loop once the request in hand (if any) is answered.
+    {
+        detail::MutexLock lock(mutex_);
+        stopping_ = true;  // the loop answers new requests 503 from now on
+    }
+    workQueued_.notify_all();
+    for (auto& worker : workers_) {
+        worker.join();  // after the queue is empty
+    }
+    workers_.clear();
+    // Taken by the loop once the callback in hand (if any) returns.
     event_base_loopexit(base_, nullptr);
     thread_.join();
+    sendReplies();  // those the loop did not get to; evhttp_free closes their connections
 }
 
 void ManagementServer::onRequest(evhttp_request* request, void* self) {
-    static_cast<ManagementServer*>(self)->answer(request);
+    static_cast<ManagementServer*>(self)->accept(request);
 }
 
-void ManagementServer::answer(evhttp_request* request) {
-    HttpResponse response;
-    try {
-        const auto parsed = readRequest(request);
-        response = parsed ? handle(*parsed, context_)
-                          : HttpResponse{400, "text/plain; charset=utf-8", "Bad request path"};
-    } catch (const std::exception& error) {
-        std::cerr << "kvexec-server: management request failed: " << error.what() << "\n";
-        response = {500, "text/plain; charset=utf-8", "Internal error"};
+void ManagementServer::onRepliesReady(evutil_socket_t, short, void* self) {
+    static_cast<ManagementServer*>(self)->sendReplies();
+}
+
+void ManagementServer::accept(evhttp_request* request) {
+    auto parsed = readRequest(request);
+    if (!parsed) {
+        return send(request, {400, "text/plain; charset=utf-8", "Bad request path"});
     }
+    {
+        detail::MutexLock lock(mutex_);
+        if (!stopping_ && queued_.size() < kQueuedRequests) {
+            queued_.push_back({request, std::move(*parsed), {}});
+            workQueued_.notify_one();
+            return;
+        }
+    }
+    send(request, {503, "text/plain; charset=utf-8", "Too many management requests at once"});
+}
+
+void ManagementServer::work() {
+    for (;;) {
+        Exchange exchange;
+        bool stopping = false;
+        {
+            detail::UniqueLock lock(mutex_);
+            workQueued_.wait(lock.native(), [&] { return stopping_ || !queued_.empty(); });
+            if (queued_.empty()) {
+                return;  // stopping, and nothing left
+            }
+            exchange = std::move(queued_.front());
+            queued_.pop_front();
+            stopping = stopping_;
+        }
+        if (stopping) {
+            exchange.response = {503, "text/plain; charset=utf-8", "The server is stopping"};
+        } else {
+            try {
+                exchange.response = handle(exchange.parsed, context_);
+            } catch (const std::exception& error) {
+                std::cerr << "kvexec-server: management request failed: " << error.what() << "\n";
+                exchange.response = {500, "text/plain; charset=utf-8", "Internal error"};
+            }
+        }
+        {
+            detail::MutexLock lock(mutex_);
+            ready_.push_back(std::move(exchange));
+        }
+        event_active(repliesReady_, EV_READ, 0);
+    }
+}
+
+void ManagementServer::sendReplies() {
+    std::vector<Exchange> ready;
+    {
+        detail::MutexLock lock(mutex_);
+        ready.swap(ready_);
+    }
+    for (const auto& exchange : ready) {
+        send(exchange.request, exchange.response);
+    }
+}
+
+// A client that went away meanwhile still has its request here: evhttp
+// keeps an answered-to-be request alive until this reply, then frees it.
+void ManagementServer::send(evhttp_request* request, const HttpResponse& response) {
     evkeyvalq* headers = evhttp_request_get_output_headers(request);
     evhttp_add_header(headers, "Content-Type", response.contentType.c_str());
     if (response.status == 401) {
