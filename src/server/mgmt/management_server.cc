@@ -192,7 +192,10 @@ void ManagementServer::work() {
         bool stopping = false;
         {
             detail::UniqueLock lock(mutex_);
-            workQueued_.wait(lock.native(), [&] { return stopping_ || !queued_.empty(); });
+            workQueued_.wait(lock.native(), [&] {
+                mutex_.assertHeld();
+                return stopping_ || !queued_.empty();
+            });
             if (queued_.empty()) {
                 return;  // stopping, and nothing left
             }
