@@ -11,6 +11,7 @@
 #include <event2/thread.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -540,6 +541,38 @@ TEST_F(ManagementServerTest, ReadyOutputNamesTheManagementPortFirst) {
     EXPECT_LT(mgmt, output.find("kvexec-server: ready on ")) << output;
     EXPECT_NE(server_.mgmtPort(), 0);
     EXPECT_NE(server_.mgmtPort(), server_.kvPort());
+}
+
+// Clients at once, each creating its own collection and listing the
+// scopes: every request is answered, every change is made once.
+TEST_F(ManagementServerTest, ClientsAtOnceAreEachAnswered) {
+    ASSERT_EQ(post(kScopes, "name=app").status, 200);
+    constexpr int kClients = 8;
+    constexpr int kEach = 5;
+    std::vector<std::thread> clients;
+    std::atomic<int> answered{0};
+    for (int c = 0; c < kClients; ++c) {
+        clients.emplace_back([&, c] {
+            for (int i = 0; i < kEach; ++i) {
+                const std::string name = "c" + std::to_string(c) + "_" + std::to_string(i);
+                const bool created =
+                    post(kScopes + "/app/collections", "name=" + name).status == 200;
+                const bool listed = get(kScopes).status == 200;
+                answered += created && listed ? 1 : 0;
+            }
+        });
+    }
+    for (auto& client : clients) {
+        client.join();
+    }
+    EXPECT_EQ(answered, kClients * kEach);
+    const engine::Manifest now = manifest();
+    for (int c = 0; c < kClients; ++c) {
+        for (int i = 0; i < kEach; ++i) {
+            const std::string name = "c" + std::to_string(c) + "_" + std::to_string(i);
+            EXPECT_NE(now.findCollection("app", name), nullptr) << name;
+        }
+    }
 }
 
 // ---- Authentication ---------------------------------------------------------------
