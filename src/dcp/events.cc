@@ -40,6 +40,16 @@ Message documentMessage(const StreamEvent& event, const EncodeOptions& o, const 
     return message;
 }
 
+// A tombstone's xattrs (the system ones a deletion or an expiry kept, or a
+// staged transaction's) travel with it, as Couchbase's do.
+template <class Message>
+void attachTombstoneXattrs(Message& message, const StreamEvent& event) {
+    if ((event.item.meta.datatype & engine::kDatatypeXattr) != 0 && !event.item.value.empty()) {
+        message.datatype = engine::kDatatypeXattr;
+        message.value = event.item.value;
+    }
+}
+
 void encodeDocument(std::string& out, const StreamEvent& event, const EncodeOptions& o,
                     const std::string& key) {
     const auto& meta = event.item.meta;
@@ -51,12 +61,7 @@ void encodeDocument(std::string& out, const StreamEvent& event, const EncodeOpti
         message.bySeqno = meta.seqno;
         message.revSeqno = 1;
         message.key = key;
-        // A tombstone's xattrs (system ones a deletion kept, or a staged
-        // transaction's) travel with it, as Couchbase's do.
-        if ((meta.datatype & engine::kDatatypeXattr) != 0 && !event.item.value.empty()) {
-            message.datatype = engine::kDatatypeXattr;
-            message.value = event.item.value;
-        }
+        attachTombstoneXattrs(message, event);
         wire::encodeDeletion(out, message);
         return;
     }
@@ -64,8 +69,8 @@ void encodeDocument(std::string& out, const StreamEvent& event, const EncodeOpti
 }
 
 // A deletion an expiry made, for a consumer that asked to tell the two
-// apart. Like a deletion, it carries no value; this engine keeps no
-// delete time (the field is 0).
+// apart. Like a deletion, it carries the system xattrs it kept as its
+// value; this engine keeps no delete time (the field is 0).
 void encodeExpiration(std::string& out, const StreamEvent& event, const EncodeOptions& o,
                       const std::string& key) {
     wire::Expiration message;
@@ -75,6 +80,7 @@ void encodeExpiration(std::string& out, const StreamEvent& event, const EncodeOp
     message.bySeqno = event.item.meta.seqno;
     message.revSeqno = 1;
     message.key = key;
+    attachTombstoneXattrs(message, event);
     wire::encodeExpiration(out, message);
 }
 

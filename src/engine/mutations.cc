@@ -364,9 +364,14 @@ void BucketImpl::flush(StatusCallback done) {
     done(handingOver ? Status::TempFail : Status::Success);
 }
 
+// As a deletion's (remove above), an expiry's tombstone keeps the system
+// xattrs alone, and the datatype says whether any are left.
 void BucketImpl::expireLocked(VBucket& vb, const std::string& key) {
+    const StoredValue& expired = vb.committed.at(key);
     StoredValue tombstone;
-    tombstone.meta = vb.committed.at(key).meta;
+    tombstone.value = systemXattrs(expired.value, expired.meta.datatype);
+    tombstone.meta = expired.meta;
+    tombstone.meta.datatype = tombstone.value.empty() ? 0 : kDatatypeXattr;
     tombstone.meta.deleted = true;
     tombstone.meta.expiry = 0;
     tombstone.deletedByExpiry = true;

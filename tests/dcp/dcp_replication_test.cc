@@ -10,6 +10,7 @@
 #include "dcp/consumer.h"
 #include "dcp/producer.h"
 #include "engine/manual_bucket_fixture.h"
+#include "engine/xattr_blob.h"
 #include "executor/test_support.h"
 #include "kvexec/engine/xattrs.h"
 #include "protocol/binary_response.h"
@@ -263,9 +264,7 @@ TEST_F(DcpReplicationTest, DocumentsReplicateWithTheActivesSeqnosAndCas) {
 // stage inserts in them): promoted, the replica holds what the active held.
 TEST_F(DcpReplicationTest, ATombstonesXattrsReachTheReplica) {
     connect();
-    const std::string pair = std::string("txn") + '\0' + "{}" + '\0';
-    const std::string blob = std::string{0, 0, 0, static_cast<char>(4 + pair.size())} +
-                             std::string{0, 0, 0, static_cast<char>(pair.size())} + pair;
+    const std::string blob = engine::test::xattrBlobOf({{"txn", "{}"}});
     auto staged = setRequest(kVb, "staged", blob);
     staged.operation = engine::StoreOperation::Add;
     staged.datatype = engine::kDatatypeXattr;
@@ -317,6 +316,32 @@ TEST_F(DcpReplicationTest, AnExpiryReachesTheReplicaAsAnExpirationAndDeletesItsC
     settle();
     EXPECT_EQ(kinds, (std::vector<engine::StreamEventKind>{engine::StreamEventKind::Snapshot,
                                                            engine::StreamEventKind::Expiration}));
+}
+
+// An expiry's tombstone keeps the document's system xattrs; its
+// DCP_EXPIRATION carries them, and the replica's tombstone holds them.
+TEST_F(DcpReplicationTest, AnExpirysSystemXattrsReachTheReplica) {
+    connect();
+    auto set =
+        setRequest(kVb, "k", engine::test::xattrBlobOf({{"_sys", "1"}, {"user", "2"}}) + "v");
+    set.datatype = engine::kDatatypeXattr;
+    set.expiry = now + 10;
+    ASSERT_EQ(engine::test::storeNow(*bucket, set)->status, Status::Success);
+    pump();
+    now += 11;
+    ASSERT_EQ(engine::test::getNow(*bucket, kVb, "k").status, Status::KeyNotFound);
+    settle();
+    const std::string sent = producer->takeOutput();
+    ASSERT_EQ(countOf(messagesIn(sent), Opcode::DcpExpiration), 1);
+    toConsumer += sent;
+    pump();
+    engine::GetResult copy;
+    replica->getReplicaIncludingDeleted(kVb, engine::DocKey{"k"},
+                                        [&](const engine::GetResult& r) { copy = r; });
+    ASSERT_EQ(copy.status, Status::Success);
+    EXPECT_TRUE(copy.item.meta.deleted);
+    EXPECT_EQ(copy.item.value, engine::test::xattrBlobOf({{"_sys", "1"}}));
+    EXPECT_EQ(copy.item.meta.datatype, engine::kDatatypeXattr);
 }
 
 // DCP_EXPIRATION goes only to a consumer that asked for it (DCP_CONTROL

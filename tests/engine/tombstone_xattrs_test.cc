@@ -8,6 +8,7 @@
 #include "engine_test_support.h"
 #include "kvexec/engine/xattrs.h"
 #include "manual_bucket_fixture.h"
+#include "xattr_blob.h"
 
 namespace kvexec::engine {
 namespace {
@@ -16,19 +17,8 @@ using test::getNow;
 using test::setRequest;
 using test::storeNow;
 
-// u32 total, then per pair u32 length, key, NUL, value, NUL.
-std::string be32(std::size_t n) {
-    return {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
-            static_cast<char>(n)};
-}
-
 std::string blobOf(std::initializer_list<std::pair<std::string, std::string>> pairs) {
-    std::string body;
-    for (const auto& [key, value] : pairs) {
-        const std::string pair = key + '\0' + value + '\0';
-        body += be32(pair.size()) + pair;
-    }
-    return be32(body.size()) + body;
+    return test::xattrBlobOf(pairs);
 }
 
 GetResult getIncludingDeleted(Bucket& bucket, const std::string& key) {
@@ -85,6 +75,39 @@ TEST_F(TombstoneXattrsTest, ADeletionKeepsTheSystemXattrsInTheTombstone) {
     EXPECT_EQ(getIncludingDeleted(*bucket, "plain").item.value, "");
     EXPECT_EQ(getIncludingDeleted(*bucket, "plain").item.meta.datatype, 0);
     EXPECT_EQ(getIncludingDeleted(*bucket, "never").status, Status::KeyNotFound);
+}
+
+// An expiry, found by a read or by the pager, leaves the tombstone a
+// deletion leaves: the system xattrs alone, and a datatype that says so.
+TEST_F(TombstoneXattrsTest, AnExpiryKeepsTheSystemXattrsInTheTombstone) {
+    for (const char* key : {"read", "paged"}) {
+        auto request = setRequest(0, key, blobOf({{"_sys", "1"}, {"user", "2"}}) + "{}");
+        request.datatype = kDatatypeXattr | kDatatypeJson;
+        request.expiry = now + 10;
+        ASSERT_EQ(storeNow(*bucket, request)->status, Status::Success);
+    }
+    auto plain = setRequest(0, "plain", "{}");
+    plain.datatype = kDatatypeJson;
+    plain.expiry = now + 10;
+    ASSERT_EQ(storeNow(*bucket, plain)->status, Status::Success);
+    now += 11;
+    EXPECT_EQ(getNow(*bucket, 0, "read").status, Status::KeyNotFound);
+    EXPECT_NE(pool.runNext(TaskType::NonIO), 0u);  // the pager expires the others
+    EXPECT_EQ(bucket->stats().expired, 3u);
+    for (const char* key : {"read", "paged"}) {
+        const auto tombstone = getIncludingDeleted(*bucket, key);
+        ASSERT_EQ(tombstone.status, Status::Success) << key;
+        EXPECT_TRUE(tombstone.item.meta.deleted) << key;
+        EXPECT_EQ(tombstone.item.value, blobOf({{"_sys", "1"}})) << key;
+        EXPECT_EQ(tombstone.item.meta.datatype, kDatatypeXattr) << key;
+    }
+    const auto empty = getIncludingDeleted(*bucket, "plain");
+    EXPECT_EQ(empty.item.value, "");
+    EXPECT_EQ(empty.item.meta.datatype, 0) << "no JSON bit on an empty tombstone";
+    // Persisted so, too.
+    settle();
+    reopen();
+    EXPECT_EQ(getIncludingDeleted(*bucket, "paged").item.value, blobOf({{"_sys", "1"}}));
 }
 
 TEST_F(TombstoneXattrsTest, AStagedTombstoneIsInvisibleToReadsAndToAPlainAdd) {
