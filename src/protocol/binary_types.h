@@ -186,6 +186,7 @@ enum class Feature : std::uint16_t {
     SubdocCreateAsDeleted = 0x17,         // sub-document's tombstone doc flags
     SubdocReplicaRead = 0x1c,             // sub-document lookups of a replica's copy
     DedupeNotMyVbucketClustermap = 0x1e,  // NOT_MY_VBUCKET without a map the client has
+    SubdocBinaryXattr = 0x21,             // binary xattr values; user flags in mutations
 };
 
 // Datatype bits of the header.

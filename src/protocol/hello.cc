@@ -47,6 +47,7 @@ bool grant(Feature feature, bool duplexAsked, HelloFeatures& features) {
         case Feature::SubdocCreateAsDeleted:  // AccessDeleted, CreateAsDeleted, ReviveDocument
         case Feature::SubdocReplicaRead:      // the ReplicaRead doc flag of lookups
         case Feature::Vattr:                  // $document, $vbucket, $XTOC
+        case Feature::SubdocBinaryXattr:      // the BinaryValue path flag, user flags extras
             return true;
         default:
             return false;

@@ -259,7 +259,7 @@ bool Connection::storeSubdoc(const Request& request, const std::shared_ptr<Subdo
     store.cas = outcome->createDocument ? 0 : cas;
     store.value = std::move(outcome->newValue);
     store.datatype = outcome->newDatatype;
-    store.flags = read.meta.flags;
+    store.flags = write->decoded.userFlags.value_or(read.meta.flags);
     store.expiry = write->expiry;
     store.preserveExpiry = write->preserveExpiry;
     store.durability = write->durability;

@@ -18,27 +18,34 @@ void appendBE(std::string& out, std::uint32_t v, std::size_t width) {
     }
 }
 
-// Reads multi-path extras (expiry and doc flags by length).
-bool readMultiExtras(std::string_view extras, bool mutation, DecodedRequest& out) {
-    switch (extras.size()) {
-        case 0:
-            return true;
-        case 1:
-            out.docFlags = static_cast<std::uint8_t>(extras[0]);
-            return true;
-        case 4:
-        case 5:
-            if (!mutation) {
-                return false;
-            }
-            out.expiry = readBE(extras, 0, 4);
-            if (extras.size() == 5) {
-                out.docFlags = static_cast<std::uint8_t>(extras[4]);
-            }
-            return true;
-        default:
-            return false;
+// Reads a mutation's optional extras after `at`: [u32 expiry [u32 user
+// flags]], [u8 doc flags], told apart by their length.
+bool readMutationExtras(std::string_view extras, std::size_t at, DecodedRequest& out) {
+    const std::size_t n = extras.size() - at;
+    if (n != 0 && n != 1 && n != 4 && n != 5 && n != 8 && n != 9) {
+        return false;
     }
+    if (n >= 4) {
+        out.expiry = readBE(extras, at, 4);
+    }
+    if (n >= 8) {
+        out.userFlags = readBE(extras, at + 4, 4);
+    }
+    if (n % 2 == 1) {
+        out.docFlags = static_cast<std::uint8_t>(extras.back());
+    }
+    return true;
+}
+
+// Reads multi-path extras (expiry, user flags and doc flags by length).
+bool readMultiExtras(std::string_view extras, bool mutation, DecodedRequest& out) {
+    if (mutation) {
+        return readMutationExtras(extras, 0, out);
+    }
+    if (extras.size() == 1) {
+        out.docFlags = static_cast<std::uint8_t>(extras[0]);
+    }
+    return extras.size() <= 1;
 }
 
 // Reads the specs of a multi-path value; InvalidArguments when one is
@@ -117,7 +124,7 @@ DecodedRequest decodeSinglePath(std::uint8_t opcode, std::string_view extras,
     }
     out.kind = traits->mutation ? RequestKind::Mutation : RequestKind::Lookup;
     const bool validLength =
-        traits->mutation ? (n == 3 || n == 4 || n == 7 || n == 8) : (n == 3 || n == 4);
+        n >= 3 && (traits->mutation ? readMutationExtras(extras, 3, out) : (n == 3 || n == 4));
     if (!validLength || readBE(extras, 0, 2) > value.size()) {
         out.status = Status::InvalidArguments;
         return out;
@@ -128,11 +135,8 @@ DecodedRequest decodeSinglePath(std::uint8_t opcode, std::string_view extras,
     spec.flags = static_cast<std::uint8_t>(extras[2]);
     spec.path = std::string(value.substr(0, pathLength));
     spec.value = std::string(value.substr(pathLength));
-    if (n >= 7) {
-        out.expiry = readBE(extras, 3, 4);
-    }
-    if (n == 4 || n == 8) {
-        out.docFlags = static_cast<std::uint8_t>(extras[n - 1]);
+    if (n == 4 && !traits->mutation) {
+        out.docFlags = static_cast<std::uint8_t>(extras[3]);
     }
     out.specs.push_back(std::move(spec));
     out.status = validateRequest(out.specs, out.kind, out.docFlags);

@@ -4,11 +4,13 @@
 // the key); these functions turn them into specs, and outcomes into
 // response bodies. Integers are big-endian.
 //
-//   single-path extras: u16 path length, u8 path flags, [u32 expiry],
-//                       [u8 doc flags]: 3, 4, 7 or 8 bytes (lookups 3 or 4);
-//                       value: path, then the spec value
-//   multi-path extras:  [u32 expiry], [u8 doc flags]: 0, 1, 4 or 5 bytes
-//                       (lookups 0 or 1); value: specs, each
+//   single-path extras: u16 path length, u8 path flags, [u32 expiry
+//                       [u32 user flags]], [u8 doc flags]: 3, 4, 7, 8, 11
+//                       or 12 bytes (lookups 3 or 4); value: path, then the
+//                       spec value
+//   multi-path extras:  [u32 expiry [u32 user flags]], [u8 doc flags]: 0,
+//                       1, 4, 5, 8 or 9 bytes (lookups 0 or 1); value:
+//                       specs, each
 //     lookup:   u8 opcode, u8 flags, u16 path length, path
 //     mutation: u8 opcode, u8 flags, u16 path length, u32 value length,
 //               path, value
@@ -43,6 +45,9 @@ struct DecodedRequest {
     std::vector<Spec> specs;
     std::uint8_t docFlags = 0;
     std::optional<std::uint32_t> expiry;
+    // The document's flags after a mutation (HELLO SubdocBinaryXattr lets
+    // a client send them); none: the stored document's stay.
+    std::optional<std::uint32_t> userFlags;
 };
 
 // A single-path request with opcode 0xc5-0xcf, 0xd2 or 0xd3.

@@ -2,6 +2,7 @@
 // a stored xattr's tree (parsed once per key) or a virtual xattr.
 #include <map>
 
+#include "subdoc/binary_value.h"
 #include "subdoc/executor.h"
 #include "subdoc/json_text.h"
 #include "subdoc/path.h"
@@ -84,7 +85,16 @@ class LookupState {
         }
         const std::span<const PathComponent> rest(path.components.begin() + 1,
                                                   path.components.end());
-        return lookupOp(tree->tree, spec.opcode, rest, value);
+        const Status status = lookupOp(tree->tree, spec.opcode, rest, value);
+        if (status != Status::Success || (spec.flags & path_flag::BinaryValue) == 0) {
+            return status;
+        }
+        auto bytes = decodeBinaryValue(value);
+        if (!bytes) {
+            return Status::FieldNotBinaryValue;
+        }
+        value = std::move(*bytes);
+        return Status::Success;
     }
 
     // The parsed value of xattr `key` (virtual or stored); null if none.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "storage/crc32c.h"
+#include "subdoc/binary_value.h"
 #include "subdoc/executor.h"
 #include "subdoc/json_text.h"
 #include "subdoc/macros.h"
@@ -245,10 +246,17 @@ class MutationState {
         if (Status s = findNode(*entry->tree, rest, node); s != Status::Success) {
             return s;
         }
-        tree_ = *node;
-        body_ = Body::Tree;
-        bodyJson_ = true;
-        return Status::Success;
+        if ((spec.flags & path_flag::BinaryValue) == 0) {
+            tree_ = *node;
+            body_ = Body::Tree;
+            bodyJson_ = true;
+            return Status::Success;
+        }
+        auto bytes = node->is_string() ? decodeBinaryValue(node->get<std::string>()) : std::nullopt;
+        if (!bytes) {
+            return Status::FieldNotBinaryValue;
+        }
+        return wholeSet(*bytes);  // JSON again if the bytes are
     }
 
     Status wholeSet(const std::string& value) {
@@ -282,6 +290,25 @@ class MutationState {
 
 // Settles creation, tombstones and revival; Success or the document-level
 // status to answer with.
+// The specs with each BinaryValue mutation's bytes as the JSON string an
+// xattr keeps (binary_value.h); empty when no spec has the flag.
+std::vector<Spec> withBinaryValuesEncoded(std::span<const Spec> specs) {
+    const auto binary = [](const Spec& spec) {
+        return (spec.flags & path_flag::BinaryValue) != 0 &&
+               spec.opcode != Opcode::ReplaceBodyWithXattr;
+    };
+    if (std::none_of(specs.begin(), specs.end(), binary)) {
+        return {};
+    }
+    std::vector<Spec> encoded(specs.begin(), specs.end());
+    for (Spec& spec : encoded) {
+        if (binary(spec)) {
+            spec.value = encodeBinaryValue(spec.value);
+        }
+    }
+    return encoded;
+}
+
 Status makePlan(bool exists, const DocumentMeta& meta, std::uint8_t docFlags,
                 std::span<const Spec> specs, Plan& plan) {
     using namespace doc_flag;
@@ -322,6 +349,10 @@ MutationOutcome mutate(std::optional<std::string_view> stored, const DocumentMet
                        std::span<const Spec> specs, std::uint8_t docFlags) {
     MutationOutcome out;
     out.status = validateRequest(specs, RequestKind::Mutation, docFlags);
+    const std::vector<Spec> binaryEncoded = withBinaryValuesEncoded(specs);
+    if (!binaryEncoded.empty()) {
+        specs = binaryEncoded;
+    }
     Plan plan;
     if (out.status == Status::Success) {
         out.status = makePlan(stored.has_value(), meta, docFlags, specs, plan);

@@ -70,6 +70,8 @@ const char* statusName(Status status) {
             return "CanOnlyReviveDeletedDocuments";
         case Status::DeletedDocumentCantHaveValue:
             return "DeletedDocumentCantHaveValue";
+        case Status::FieldNotBinaryValue:
+            return "FieldNotBinaryValue";
     }
     return "Unknown";
 }

@@ -17,7 +17,7 @@ enum class Status : std::uint16_t {
     InvalidArguments = 0x04,  // EINVAL: a malformed request
     NotStored = 0x05,
     Internal = 0x84,      // the stored value is corrupt (a broken xattr blob)
-    NotSupported = 0x83,  // a feature this library refuses (BinaryValue)
+    NotSupported = 0x83,  // a feature this library refuses
     XattrInvalid = 0x87,  // XATTR_EINVAL: an xattr key breaks the naming rules
 
     PathNotFound = 0xc0,
@@ -44,6 +44,7 @@ enum class Status : std::uint16_t {
     XattrUnknownVattrMacro = 0xd5,
     CanOnlyReviveDeletedDocuments = 0xd6,
     DeletedDocumentCantHaveValue = 0xd7,
+    FieldNotBinaryValue = 0xd8,  // a BinaryValue GET of an xattr no binary value was stored in
 };
 
 // The status as a short name ("PathNotFound"), for logs and test output.

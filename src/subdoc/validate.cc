@@ -45,15 +45,15 @@ Status validateSpec(const Spec& spec, RequestKind kind) {
     if (!traits || traits->mutation != (kind == RequestKind::Mutation)) {
         return Status::InvalidCombo;
     }
-    if (spec.flags & path_flag::BinaryValue) {
-        return Status::NotSupported;
-    }
     // Doc flags are checked per request (validateDocFlags), not per opcode:
     // an upsert-document request may well hold a delete or replace spec.
     if ((spec.flags & ~traits->validFlags) != 0) {
         return Status::InvalidArguments;
     }
-    if ((spec.flags & path_flag::ExpandMacros) && !spec.isXattr()) {
+    // Macros and binary values are xattrs', and a value is one or the other.
+    const std::uint8_t xattrOnly = path_flag::ExpandMacros | path_flag::BinaryValue;
+    if ((spec.flags & xattrOnly) != 0 &&
+        (!spec.isXattr() || (spec.flags & xattrOnly) == xattrOnly)) {
         return Status::XattrInvalidFlagCombo;
     }
     if (spec.opcode == Opcode::ReplaceBodyWithXattr && !spec.isXattr()) {

@@ -27,10 +27,9 @@ enum class RequestKind { Lookup, Mutation };
 //   InvalidArguments   flags the opcode does not take, a missing or
 //                      unexpected value or path, bad doc-flag combinations
 //   XattrInvalid       an xattr key that breaks the naming rules
-//   XattrInvalidFlagCombo  ExpandMacros without Xattr
+//   XattrInvalidFlagCombo  ExpandMacros or BinaryValue without Xattr, or both
 //   XattrCantModifyVattr   a mutation of a `$` key
 //   XattrUnknownMacro  ExpandMacros with a value that is no known macro
-//   NotSupported       the BinaryValue flag
 Status validateRequest(std::span<const Spec> specs, RequestKind kind, std::uint8_t docFlags);
 
 // Whether `value` (JSON text, quotes included) names a macro this library

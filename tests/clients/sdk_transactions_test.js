@@ -84,6 +84,43 @@ async function commitAndRollback(cluster, collection) {
 // (TransactionFailedError, rolled back) instead of retrying it, so each
 // worker runs its transaction again until it commits, as an application
 // does: every increment lands exactly once, and the losers leave no trace.
+// Binary documents: the transaction stages their bytes in a binary xattr
+// and sends their flags with the commit (HELLO SubdocBinaryXattr, 0x21).
+async function binaryDocuments(cluster, collection) {
+  const raw = new couchbase.RawBinaryTranscoder();
+  const bytes = Buffer.from([0, 255, 1, 2, 3, 0x7b]);
+  // Reads a document's flags as its content.
+  const flagsOf = async (key) => {
+    const flagsReader = { encode: () => { throw new Error('read only'); }, decode: (_b, f) => f };
+    return (await collection.get(key, { transcoder: flagsReader })).content;
+  };
+
+  await check('a transaction inserts and replaces a binary document', async () => {
+    await cluster.transactions().run(async (ctx) => {
+      await ctx.insert(collection, 'tx-bin', bytes, { transcoder: raw });
+      const staged = await ctx.get(collection, 'tx-bin', { transcoder: raw });
+      assert.deepStrictEqual(staged.content, bytes, 'its own staged bytes');
+    });
+    assert.deepStrictEqual((await collection.get('tx-bin', { transcoder: raw })).content, bytes);
+    await cluster.transactions().run(async (ctx) => {
+      const doc = await ctx.get(collection, 'tx-bin', { transcoder: raw });
+      assert.deepStrictEqual(doc.content, bytes);
+      await ctx.replace(doc, Buffer.from('next bytes'), { transcoder: raw });
+    });
+    const after = await collection.get('tx-bin', { transcoder: raw });
+    assert.deepStrictEqual(after.content, Buffer.from('next bytes'));
+    assert.strictEqual(await flagsOf('tx-bin'), 0x03000002, "the SDK's binary flags");
+  });
+
+  await check('a JSON document a transaction wrote carries the JSON flags', async () => {
+    await cluster.transactions().run(async (ctx) => {
+      await ctx.insert(collection, 'tx-json-flags', { n: 1 });
+    });
+    assert.strictEqual(await flagsOf('tx-json-flags'), 0x02000000, "the SDK's JSON flags");
+    assert.deepStrictEqual((await collection.get('tx-json-flags')).content, { n: 1 });
+  });
+}
+
 async function concurrent(cluster, collection) {
   await check('concurrent transactions on one document each land once', async () => {
     await collection.upsert('tx-counter', { n: 0 });
@@ -117,5 +154,6 @@ async function concurrent(cluster, collection) {
 withCluster(port, TIMEOUTS, async (cluster) => {
   const collection = cluster.bucket('default').defaultCollection();
   await commitAndRollback(cluster, collection);
+  await binaryDocuments(cluster, collection);
   await concurrent(cluster, collection);
 });

@@ -27,7 +27,7 @@ const std::string kSdkHello =
 TEST(Hello, GrantsWhatTheSdkNeedsInTheOrderAsked) {
     const HelloReply reply = negotiateHello(kSdkHello);
     EXPECT_EQ(reply.granted, features({0x03, 0x06, 0x07, 0x08, 0x0b, 0x0c, 0x10, 0x11, 0x15, 0x12,
-                                       0x17, 0x14, 0x1c, 0x0d, 0x1e, 0x04}));
+                                       0x17, 0x14, 0x1c, 0x21, 0x0d, 0x1e, 0x04}));
     EXPECT_TRUE(reply.features.dedupeNotMyVbucketMaps);
     EXPECT_TRUE(reply.features.xerror);
     EXPECT_TRUE(reply.features.collections);

@@ -67,10 +67,41 @@ TEST(SinglePath, ArrayPushAcceptsTheEmptyPath) {
     EXPECT_EQ(decodeSinglePath(0xcb, bytes({0, 0, 0}), "1").status, Status::Success);
 }
 
-TEST(SinglePath, BinaryValueIsNotSupported) {
-    EXPECT_EQ(decodeSinglePath(0xc5, bytes({0, 1, path_flag::Xattr | path_flag::BinaryValue}), "a")
+TEST(SinglePath, BinaryValueGoesWithXattrAndWithoutMacros) {
+    using namespace path_flag;
+    EXPECT_EQ(decodeSinglePath(0xc5, bytes({0, 1, Xattr | BinaryValue}), "a").status,
+              Status::Success);
+    EXPECT_EQ(decodeSinglePath(0xc5, bytes({0, 1, BinaryValue}), "a").status,
+              Status::XattrInvalidFlagCombo);
+    EXPECT_EQ(decodeSinglePath(0xc8, bytes({0, 1, Xattr | BinaryValue | ExpandMacros}),
+                               "a\"${Mutation.CAS}\"")
                   .status,
-              Status::NotSupported);
+              Status::XattrInvalidFlagCombo);
+    EXPECT_EQ(decodeSinglePath(0xc6, bytes({0, 1, Xattr | BinaryValue}), "a").status,
+              Status::InvalidArguments)
+        << "EXISTS takes no BinaryValue";
+}
+
+// Expiry, then user flags, then doc flags, each optional, by length.
+TEST(SinglePath, AMutationsExtrasMayCarryUserFlags) {
+    const auto upsert = [](std::string extras) {
+        return decodeSinglePath(0xc8, bytes({0, 1, 0}) + extras, "a1");
+    };
+    const std::string expiry = bytes({0, 0, 0, 9});
+    const std::string userFlags = bytes({0x02, 0, 0, 0x06});
+    const auto full = upsert(expiry + userFlags + bytes({doc_flag::Mkdoc}));
+    ASSERT_EQ(full.status, Status::Success);
+    EXPECT_EQ(full.expiry, 9u);
+    EXPECT_EQ(full.userFlags, 0x02000006u);
+    EXPECT_EQ(full.docFlags, doc_flag::Mkdoc);
+    const auto noDocFlags = upsert(expiry + userFlags);
+    EXPECT_EQ(noDocFlags.userFlags, 0x02000006u);
+    EXPECT_EQ(noDocFlags.docFlags, 0);
+    EXPECT_EQ(upsert(expiry).userFlags, std::nullopt);
+    EXPECT_EQ(upsert(expiry + bytes({1, 2})).status, Status::InvalidArguments);
+    EXPECT_EQ(decodeSinglePath(0xc5, bytes({0, 1, 0}) + expiry + userFlags, "a").status,
+              Status::InvalidArguments)
+        << "a lookup takes none";
 }
 
 TEST(MultiLookup, RoundTripsSpecs) {

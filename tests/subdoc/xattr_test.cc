@@ -6,6 +6,7 @@
 
 #include "helpers.h"
 #include "storage/crc32c.h"
+#include "subdoc/binary_value.h"
 #include "subdoc/xattr.h"
 
 namespace kvexec::subdoc {
@@ -221,6 +222,56 @@ TEST(XattrMutation, ReplaceBodyWithXattr) {
     auto o = mutate(storedWithXattrs(R"({"old":1})"), xattrMeta(), specs, 0);
     ASSERT_EQ(o.status, Status::Success);
     EXPECT_EQ(splitValue(o.newValue, o.newDatatype)->body, kPairs[0].value);
+}
+
+// Binary xattr values (HELLO 0x21): kept as Couchbase's base64 JSON
+// string, returned as bytes to a GET with the flag and as the string to
+// one without, and made the body by ReplaceBodyWithXattr with the flag.
+TEST(BinaryXattr, IsStoredAsCouchbasesBase64StringAndReadBackAsBytes) {
+    const std::string bytes("\x00\xff\x01not json", 11);
+    EXPECT_EQ(encodeBinaryValue("hi"), R"("cb-content-base64-encoded:aGk=")");
+    auto o = mutateOne(R"({"a":1})", xspec(Opcode::DictUpsert, "txn.op.bin", bytes,
+                                           path_flag::MkdirP | path_flag::BinaryValue));
+    ASSERT_EQ(o.status, Status::Success);
+    auto split = splitValue(o.newValue, o.newDatatype);
+    ASSERT_TRUE(split);
+    ASSERT_EQ(split->xattrs.size(), 1u);
+    EXPECT_EQ(split->xattrs[0].value, R"({"op":{"bin":)" + encodeBinaryValue(bytes) + "}}");
+
+    DocumentMeta meta = jsonMeta();
+    meta.datatype = o.newDatatype;
+    const auto lookup1 = [&](std::uint8_t flags) {
+        const std::vector<Spec> specs{xspec(Opcode::Get, "txn.op.bin", "", flags)};
+        return lookup(o.newValue, meta, specs).results.at(0);
+    };
+    const auto asBytes = lookup1(path_flag::BinaryValue);
+    EXPECT_EQ(asBytes.status, Status::Success);
+    EXPECT_EQ(asBytes.value, bytes);
+    EXPECT_EQ(lookup1(0).value, encodeBinaryValue(bytes)) << "without the flag: the string";
+    const std::vector<Spec> plain{xspec(Opcode::Get, "txn.op", "", path_flag::BinaryValue)};
+    EXPECT_EQ(lookup(o.newValue, meta, plain).results.at(0).status, Status::FieldNotBinaryValue);
+}
+
+TEST(BinaryXattr, ReplaceBodyWithABinaryXattrMakesItTheBody) {
+    const std::string bytes("\x01\x02\x03", 3);
+    const std::vector<XattrPair> staged{{"txn", R"({"bin":)" + encodeBinaryValue(bytes) +
+                                                    R"(,"json":)" +
+                                                    encodeBinaryValue(R"({"k":1})") + "}"}};
+    DocumentMeta meta = xattrMeta();
+    const auto replace = [&](const std::string& path) {
+        const std::vector<Spec> specs{
+            xspec(Opcode::ReplaceBodyWithXattr, path, "", path_flag::BinaryValue)};
+        return mutate(encodeXattrs(staged) + "{}", meta, specs, 0);
+    };
+    const auto binary = replace("txn.bin");
+    ASSERT_EQ(binary.status, Status::Success);
+    EXPECT_EQ(splitValue(binary.newValue, binary.newDatatype)->body, bytes);
+    EXPECT_EQ(binary.newDatatype, kDatatypeXattr) << "not JSON";
+    const auto json = replace("txn.json");
+    ASSERT_EQ(json.status, Status::Success);
+    EXPECT_EQ(splitValue(json.newValue, json.newDatatype)->body, R"({"k":1})");
+    EXPECT_EQ(json.newDatatype, kDatatypeXattr | kDatatypeJson) << "bytes that are JSON";
+    EXPECT_EQ(replace("txn").failedStatus, Status::FieldNotBinaryValue);
 }
 
 TEST(Tombstone, AccessDeletedMutatesXattrsAndStaysDeleted) {

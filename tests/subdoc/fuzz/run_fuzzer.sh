@@ -11,7 +11,7 @@ cxx="${4:-clang++}"
 source "$src/tests/fuzz/libfuzzer.sh"
 mkdir -p "$work/corpus"
 fuzz_build "$cxx" "$work/subdoc_fuzzer" -I"$src/src" "$src/tests/subdoc/fuzz/subdoc_fuzzer.cc" \
-    "$src"/src/subdoc/*.cc "$src/src/storage/crc32c.cc"
+    "$src"/src/subdoc/*.cc "$src/src/storage/crc32c.cc" "$src/src/protocol/auth/crypto.cc" -lcrypto
 # Seeds (see the layout in subdoc_fuzzer.cc): a JSON document with a
 # multi-lookup, a multi-mutation, and a document with an xattr blob.
 printf '\x01\x00\x11{"a":[1,2],"b":{}}\xc5\x00\x00\x04a[-1]\xd2\x00\x00\x01b\x00\x00\x00\x00' \
