@@ -32,6 +32,7 @@ std::vector<std::string> bucketCapabilities() {
             "subdoc.DocumentMacroSupport",
             "subdoc.ReviveDocument",
             "subdoc.ReplicaRead",
+            "subdoc.BinaryXattr",
             "rangeScan"};
 }
 

@@ -268,6 +268,10 @@ Decoded<Expiration> decodeExpiration(const Request& r) {
     if (readBe64(x, 0) == 0) {
         return Decoded<Expiration>::refuse("DCP_EXPIRATION: seqno 0");
     }
+    if (!tombstoneDatatype(r.datatype)) {
+        return Decoded<Expiration>::refuse(
+            "DCP_EXPIRATION: a tombstone's value is JSON only in xattrs");
+    }
     return Decoded<Expiration>::ok({.vbucket = r.vbucket,
                                     .opaque = r.opaque,
                                     .cas = r.cas,

@@ -173,7 +173,9 @@ void Connection::subdocLookup(const Request& request, engine::Vbid vbid, engine:
             single.status != subdoc::Status::SuccessDeleted) {
             return respondError(request, wire(single.status), {});
         }
-        const bool json = request.opcode == Opcode::SubdocGet && json_;
+        // A binary xattr value comes back as its bytes (kv_engine: Raw).
+        const bool binary = (decoded.specs.front().flags & subdoc::path_flag::BinaryValue) != 0;
+        const bool json = request.opcode == Opcode::SubdocGet && json_ && !binary;
         return respond(request, wire(single.status), {}, {}, single.value, cas,
                        json ? engine::kDatatypeJson : 0);
     }

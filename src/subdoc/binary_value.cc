@@ -3,15 +3,10 @@
 #include "protocol/auth/crypto.h"
 
 namespace kvexec::subdoc {
-namespace {
-
-constexpr std::string_view kPrefix = "cb-content-base64-encoded:";
-
-}  // namespace
 
 std::string encodeBinaryValue(std::string_view bytes) {
     std::string out = "\"";
-    out += kPrefix;
+    out += kBinaryValuePrefix;
     out += protocol::auth::base64Encode(bytes);
     out += '"';
     return out;
@@ -21,10 +16,10 @@ std::optional<std::string> decodeBinaryValue(std::string_view json) {
     if (json.size() >= 2 && json.front() == '"' && json.back() == '"') {
         json = json.substr(1, json.size() - 2);
     }
-    if (!json.starts_with(kPrefix)) {
+    if (!json.starts_with(kBinaryValuePrefix)) {
         return std::nullopt;
     }
-    return protocol::auth::base64Decode(json.substr(kPrefix.size()));
+    return protocol::auth::base64Decode(json.substr(kBinaryValuePrefix.size()));
 }
 
 }  // namespace kvexec::subdoc

@@ -14,6 +14,8 @@
 
 namespace kvexec::subdoc {
 
+inline constexpr std::string_view kBinaryValuePrefix = "cb-content-base64-encoded:";
+
 // `bytes` as the JSON string that an xattr keeps (quotes included).
 std::string encodeBinaryValue(std::string_view bytes);
 

@@ -1,5 +1,6 @@
 #include "subdoc/validate.h"
 
+#include "subdoc/binary_value.h"
 #include "subdoc/path.h"
 
 namespace kvexec::subdoc {
@@ -26,6 +27,19 @@ Status validateDocFlags(std::uint8_t docFlags, RequestKind kind) {
     return Status::Success;
 }
 
+// A value that holds a binary value's marker (binary_value.h) must hold
+// one that decodes, as kv_engine checks: else a later BinaryValue GET of
+// it would find bytes nobody can read.
+bool isWellEncodedIfBinary(std::string_view value) {
+    const auto start = value.find(kBinaryValuePrefix);
+    if (start == std::string_view::npos) {
+        return true;
+    }
+    const auto end = value.find('"', start);
+    return end != std::string_view::npos &&
+           decodeBinaryValue(value.substr(start, end - start)).has_value();
+}
+
 Status validateXattrSpec(const Spec& spec, const OpcodeTraits& traits) {
     const std::string_view key = xattrKeyOf(spec.path);
     if (!isValidXattrKey(key)) {
@@ -36,6 +50,10 @@ Status validateXattrSpec(const Spec& spec, const OpcodeTraits& traits) {
     }
     if ((spec.flags & path_flag::ExpandMacros) && !isKnownMacro(spec.value)) {
         return Status::XattrUnknownMacro;
+    }
+    if (traits.mutation && !(spec.flags & path_flag::BinaryValue) &&
+        !isWellEncodedIfBinary(spec.value)) {
+        return Status::XattrInvalid;
     }
     return Status::Success;
 }

@@ -26,7 +26,9 @@ enum class RequestKind { Lookup, Mutation };
 //   InvalidXattrOrder  an xattr spec after a body spec
 //   InvalidArguments   flags the opcode does not take, a missing or
 //                      unexpected value or path, bad doc-flag combinations
-//   XattrInvalid       an xattr key that breaks the naming rules
+//   XattrInvalid       an xattr key that breaks the naming rules, or an
+//                      xattr value with a binary value's marker
+//                      (binary_value.h) that does not decode
 //   XattrInvalidFlagCombo  ExpandMacros or BinaryValue without Xattr, or both
 //   XattrCantModifyVattr   a mutation of a `$` key
 //   XattrUnknownMacro  ExpandMacros with a value that is no known macro

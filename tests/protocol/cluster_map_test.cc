@@ -55,7 +55,7 @@ TEST(ClusterMap, BucketCapabilitiesNameOnlyWhatTheServerServes) {
                                      "nodesExt", "xattr", "tombstonedUserXAttrs",
                                      "subdoc.AccessDeleted", "subdoc.CreateAsDeleted",
                                      "subdoc.ReplaceBodyWithXattr", "subdoc.DocumentMacroSupport",
-                                     "subdoc.ReviveDocument", "subdoc.ReplicaRead", "rangeScan"}));
+                                     "subdoc.ReviveDocument", "subdoc.ReplicaRead", "subdoc.BinaryXattr", "rangeScan"}));
 }
 
 TEST(ClusterMap, Ipv6HostsAreBracketedInServerList) {
@@ -78,7 +78,7 @@ TEST(ClusterMap, OneNodeWithoutAMapIsTheSingleNodeDocument) {
         clusterMapJson(info),
         R"({"bucketCapabilities":["collections","durableWrite","cbhello","touch","cccp","nodesExt",)"
         R"("xattr","tombstonedUserXAttrs","subdoc.AccessDeleted","subdoc.CreateAsDeleted",)"
-        R"("subdoc.ReplaceBodyWithXattr","subdoc.DocumentMacroSupport","subdoc.ReviveDocument","subdoc.ReplicaRead","rangeScan"],)"
+        R"("subdoc.ReplaceBodyWithXattr","subdoc.DocumentMacroSupport","subdoc.ReviveDocument","subdoc.ReplicaRead","subdoc.BinaryXattr","rangeScan"],)"
         R"("bucketCapabilitiesVer":"","bucketType":"membase","clusterCapabilities":{},)"
         R"("clusterCapabilitiesVer":[1,0],"collectionsManifestUid":"a",)"
         R"("ddocs":{"uri":"/pools/default/buckets/default/ddocs"},"name":"default",)"

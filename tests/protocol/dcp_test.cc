@@ -630,6 +630,10 @@ TEST(DcpRefuses, DocumentsWithImpossibleMetadata) {
 
     Deletion jsonTombstone{.datatype = kDatatypeJson, .bySeqno = 1, .key = "k", .value = "{}"};
     EXPECT_FALSE(decodeDeletion(packetOf(encodeDeletion, jsonTombstone).request));
+    Expiration jsonExpiry{.datatype = kDatatypeJson, .bySeqno = 1, .key = "k", .value = "{}"};
+    EXPECT_FALSE(decodeExpiration(packetOf(encodeExpiration, jsonExpiry).request));
+    jsonExpiry.datatype = kDatatypeXattr;  // an expiry's tombstone keeps its system xattrs
+    EXPECT_TRUE(decodeExpiration(packetOf(encodeExpiration, jsonExpiry).request));
     Packet v1 = packetOf<Deletion>(encodeDeletion, {.bySeqno = 1, .key = "k"});
     std::string v1Meta = *v1.wire;
     v1Meta[kHeaderSize + 17] = 4;

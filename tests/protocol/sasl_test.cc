@@ -39,6 +39,12 @@ TEST(SaslCrypto, Base64RoundTripAndRejectsGarbage) {
     }
     EXPECT_FALSE(base64Decode("abc"));
     EXPECT_FALSE(base64Decode("ab!d"));
+    // Padding: at most two '=', only at the end (OpenSSL alone takes '='
+    // as data, and "====" once made a negative length).
+    EXPECT_EQ(base64Decode("aGk="), "hi");
+    for (const char* bad : {"====", "A===", "AAAA====", "aG=k", "=aGk"}) {
+        EXPECT_FALSE(base64Decode(bad)) << bad;
+    }
 }
 
 class SaslSessionTest : public ::testing::Test {

@@ -211,6 +211,7 @@ std::optional<BinaryResponse> Client::readResponse() {
     BinaryResponse r;
     r.magic = static_cast<std::uint8_t>((*header)[0]);
     r.opcode = static_cast<std::uint8_t>((*header)[1]);
+    r.datatype = static_cast<std::uint8_t>((*header)[5]);
     const std::size_t keyLength = protocol::readBe16(*header, 2);
     const std::size_t extrasLength = static_cast<std::uint8_t>((*header)[4]);
     r.status = protocol::readBe16(*header, 6);

@@ -69,6 +69,7 @@ class ServerProcess {
 struct BinaryResponse {
     std::uint8_t magic = 0;
     std::uint8_t opcode = 0;
+    std::uint8_t datatype = 0;
     std::uint16_t status = 0;
     std::uint32_t opaque = 0;
     std::uint64_t cas = 0;

@@ -173,6 +173,44 @@ TEST_F(ServerSocketTest, MalformedSubdocRequestsGetTheirStatusAndTheConnectionGo
     expectServed(client, "after-subdoc");
 }
 
+// Binary xattr values (HELLO 0x21): stored as Couchbase's base64 string,
+// read back as bytes (not labelled JSON) with the flag and as the string
+// without; a value that only looks encoded is refused.
+TEST_F(ServerSocketTest, SubdocKeepsABinaryXattrValueAndReturnsItsBytes) {
+    constexpr char kXattr = 0x04;
+    constexpr char kBinary = 0x20;
+    constexpr char kMkdoc = 0x01;
+    const auto extras = [](std::size_t pathLength, char pathFlags, std::string more = {}) {
+        return std::string{0, static_cast<char>(pathLength), pathFlags} + more;
+    };
+    start();
+    Client client(port());
+    std::string features;
+    protocol::appendBe16(features, 0x0b);  // JSON
+    protocol::appendBe16(features, 0x21);  // SubdocBinaryXattr
+    ASSERT_EQ(client.call(request(Opcode::Hello, "binary-xattr", "", features))->status, kSuccess);
+    const std::string bytes("\x00\xff{", 3);
+    // A client that sent HELLO names the key's vBucket.
+    const auto call = [&](protocol::test::RawRequest raw) {
+        raw.vbucket = protocol::vbucketOfKey("doc", kVBuckets);
+        return client.call(raw);
+    };
+    auto r = call(request(Opcode::SubdocDictUpsert, "doc",
+                          extras(5, kXattr | kBinary, std::string(1, kMkdoc)), "x.bin" + bytes));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, kSuccess);
+    r = call(request(Opcode::SubdocGet, "doc", extras(5, kXattr | kBinary), "x.bin"));
+    EXPECT_EQ(r->status, kSuccess);
+    EXPECT_EQ(r->value, bytes);
+    EXPECT_EQ(r->datatype, 0) << "raw bytes, not JSON";
+    r = call(request(Opcode::SubdocGet, "doc", extras(5, kXattr), "x.bin"));
+    EXPECT_EQ(r->value, "\"cb-content-base64-encoded:AP97\"");
+    EXPECT_EQ(r->datatype, protocol::kDatatypeJson);
+    r = call(request(Opcode::SubdocDictUpsert, "doc", extras(5, kXattr),
+                     "x.bad\"cb-content-base64-encoded:====\""));
+    EXPECT_EQ(r->status, 0x87) << "XATTR_EINVAL";
+}
+
 // Sub-document access to tombstones, as transactions use it: an insert
 // staged as a tombstone carrying xattrs is seen only by requests that ask
 // for deleted documents (AccessDeleted), and a revive makes it live.

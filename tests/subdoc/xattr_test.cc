@@ -252,6 +252,23 @@ TEST(BinaryXattr, IsStoredAsCouchbasesBase64StringAndReadBackAsBytes) {
     EXPECT_EQ(lookup(o.newValue, meta, plain).results.at(0).status, Status::FieldNotBinaryValue);
 }
 
+TEST(BinaryXattr, AValueThatOnlyLooksEncodedIsRefusedOrNotBinary) {
+    EXPECT_EQ(
+        mutateOne("{}", xspec(Opcode::DictUpsert, "x", R"({"b":"cb-content-base64-encoded:===="})"))
+            .status,
+        Status::XattrInvalid);
+    EXPECT_EQ(mutateOne("{}", xspec(Opcode::DictUpsert, "x", R"("cb-content-base64-encoded:aGk=")"))
+                  .status,
+              Status::Success)
+        << "a well-encoded one may be written without the flag";
+    // Stored by a plain SET with the XATTR bit, which nothing checks.
+    const std::vector<XattrPair> stored{{"x", R"("cb-content-base64-encoded:====")"}};
+    DocumentMeta meta = xattrMeta();
+    const std::vector<Spec> specs{xspec(Opcode::Get, "x", "", path_flag::BinaryValue)};
+    EXPECT_EQ(lookup(encodeXattrs(stored) + "{}", meta, specs).results.at(0).status,
+              Status::FieldNotBinaryValue);
+}
+
 TEST(BinaryXattr, ReplaceBodyWithABinaryXattrMakesItTheBody) {
     const std::string bytes("\x01\x02\x03", 3);
     const std::vector<XattrPair> staged{{"txn", R"({"bin":)" + encodeBinaryValue(bytes) +

@@ -76,21 +76,21 @@ std::string base64Encode(std::string_view in) {
 }
 
 std::optional<std::string> base64Decode(std::string_view in) {
-    if (in.size() % 4 != 0) {
+    // Padding is one or two '=' that end the text, nowhere else: OpenSSL's
+    // decoder takes '=' as data, so "====" or "A===" would pass it.
+    const std::size_t padding = in.ends_with("==") ? 2 : in.ends_with("=") ? 1 : 0;
+    if (in.size() % 4 != 0 ||
+        in.substr(0, in.size() - padding).find('=') != std::string_view::npos) {
         return std::nullopt;
     }
     std::string out(3 * in.size() / 4 + 1, '\0');
     const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes(in),
                                   static_cast<int>(in.size()));
-    if (n < 0) {
+    if (n < 0 || static_cast<std::size_t>(n) < padding) {
         return std::nullopt;
     }
     // EVP_DecodeBlock counts the padding as data: drop one byte per '='.
-    std::size_t length = static_cast<std::size_t>(n);
-    for (std::size_t i = in.size(); i > 0 && in[i - 1] == '='; --i) {
-        --length;
-    }
-    out.resize(length);
+    out.resize(static_cast<std::size_t>(n) - padding);
     return out;
 }
 
