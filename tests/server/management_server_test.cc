@@ -545,6 +545,16 @@ TEST_F(ManagementServerTest, ReadyOutputNamesTheManagementPortFirst) {
 
 // Clients at once, each creating its own collection and listing the
 // scopes: every request is answered, every change is made once.
+// Appended, not concatenated: GCC 12 warns falsely (-Wrestrict, its bug
+// 105329) on a chain of std::string + here.
+std::string collectionName(int client, int i) {
+    std::string name = "c";
+    name += std::to_string(client);
+    name += '_';
+    name += std::to_string(i);
+    return name;
+}
+
 TEST_F(ManagementServerTest, ClientsAtOnceAreEachAnswered) {
     ASSERT_EQ(post(kScopes, "name=app").status, 200);
     constexpr int kClients = 8;
@@ -554,7 +564,7 @@ TEST_F(ManagementServerTest, ClientsAtOnceAreEachAnswered) {
     for (int c = 0; c < kClients; ++c) {
         clients.emplace_back([&, c] {
             for (int i = 0; i < kEach; ++i) {
-                const std::string name = "c" + std::to_string(c) + "_" + std::to_string(i);
+                const std::string name = collectionName(c, i);
                 const bool created =
                     post(kScopes + "/app/collections", "name=" + name).status == 200;
                 const bool listed = get(kScopes).status == 200;
@@ -569,7 +579,7 @@ TEST_F(ManagementServerTest, ClientsAtOnceAreEachAnswered) {
     const engine::Manifest now = manifest();
     for (int c = 0; c < kClients; ++c) {
         for (int i = 0; i < kEach; ++i) {
-            const std::string name = "c" + std::to_string(c) + "_" + std::to_string(i);
+            const std::string name = collectionName(c, i);
             EXPECT_NE(now.findCollection("app", name), nullptr) << name;
         }
     }
