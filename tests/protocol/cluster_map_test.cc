@@ -50,12 +50,13 @@ TEST(ClusterMap, TheManagementPortIsAdvertisedOnlyWhenServed) {
 // would send them to views this server lacks).
 TEST(ClusterMap, BucketCapabilitiesNameOnlyWhatTheServerServes) {
     auto map = nlohmann::json::parse(clusterMapJson(ClusterMapInfo{}));
-    EXPECT_EQ(map["bucketCapabilities"],
-              nlohmann::json::array({"collections", "durableWrite", "cbhello", "touch", "cccp",
-                                     "nodesExt", "xattr", "tombstonedUserXAttrs",
-                                     "subdoc.AccessDeleted", "subdoc.CreateAsDeleted",
-                                     "subdoc.ReplaceBodyWithXattr", "subdoc.DocumentMacroSupport",
-                                     "subdoc.ReviveDocument", "subdoc.ReplicaRead", "subdoc.BinaryXattr", "rangeScan"}));
+    EXPECT_EQ(
+        map["bucketCapabilities"],
+        nlohmann::json::array({"collections", "durableWrite", "cbhello", "touch", "cccp",
+                               "nodesExt", "xattr", "tombstonedUserXAttrs", "subdoc.AccessDeleted",
+                               "subdoc.CreateAsDeleted", "subdoc.ReplaceBodyWithXattr",
+                               "subdoc.DocumentMacroSupport", "subdoc.ReviveDocument",
+                               "subdoc.ReplicaRead", "subdoc.BinaryXattr", "rangeScan"}));
 }
 
 TEST(ClusterMap, Ipv6HostsAreBracketedInServerList) {
