@@ -288,8 +288,6 @@ class MutationState {
     bool deleted_ = false;
 };
 
-// Settles creation, tombstones and revival; Success or the document-level
-// status to answer with.
 // The specs with each BinaryValue mutation's bytes as the JSON string an
 // xattr keeps (binary_value.h); empty when no spec has the flag.
 std::vector<Spec> withBinaryValuesEncoded(std::span<const Spec> specs) {
@@ -309,6 +307,8 @@ std::vector<Spec> withBinaryValuesEncoded(std::span<const Spec> specs) {
     return encoded;
 }
 
+// Settles creation, tombstones and revival; Success or the document-level
+// status to answer with.
 Status makePlan(bool exists, const DocumentMeta& meta, std::uint8_t docFlags,
                 std::span<const Spec> specs, Plan& plan) {
     using namespace doc_flag;
@@ -349,12 +349,13 @@ MutationOutcome mutate(std::optional<std::string_view> stored, const DocumentMet
                        std::span<const Spec> specs, std::uint8_t docFlags) {
     MutationOutcome out;
     out.status = validateRequest(specs, RequestKind::Mutation, docFlags);
-    const std::vector<Spec> binaryEncoded = withBinaryValuesEncoded(specs);
-    if (!binaryEncoded.empty()) {
-        specs = binaryEncoded;
-    }
     Plan plan;
+    std::vector<Spec> binaryEncoded;
     if (out.status == Status::Success) {
+        binaryEncoded = withBinaryValuesEncoded(specs);
+        if (!binaryEncoded.empty()) {
+            specs = binaryEncoded;
+        }
         out.status = makePlan(stored.has_value(), meta, docFlags, specs, plan);
     }
     if (out.status != Status::Success) {

@@ -39,8 +39,7 @@ namespace path_flag {
 inline constexpr std::uint8_t MkdirP = 0x01;        // create missing intermediate objects
 inline constexpr std::uint8_t Xattr = 0x04;         // the path names an extended attribute
 inline constexpr std::uint8_t ExpandMacros = 0x10;  // the value is a macro (xattrs only)
-inline constexpr std::uint8_t BinaryValue =
-    0x20;  // the value is bytes (xattrs only; binary_value.h)
+inline constexpr std::uint8_t BinaryValue = 0x20;   // bytes, kept as base64 (binary_value.h)
 }  // namespace path_flag
 
 // Per-document flags (the doc-flags byte of the extras).
