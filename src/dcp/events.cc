@@ -157,6 +157,7 @@ bool encodeEvent(std::string& out, const StreamEvent& event, const EncodeOptions
             return true;
         case StreamEventKind::Snapshot:
         case StreamEventKind::BackfillFailed:  // the producer ends the stream instead
+        case StreamEventKind::StateChanged:
             break;
     }
     return false;

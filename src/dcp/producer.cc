@@ -285,6 +285,10 @@ void DcpProducer::onEvent(std::uint16_t vbucket, std::uint64_t generation,
         endLocked(vbucket, protocol::dcp::StreamEndReason::BackfillFailed);
         return;
     }
+    if (event.kind == engine::StreamEventKind::StateChanged) {
+        endLocked(vbucket, protocol::dcp::StreamEndReason::StateChanged);
+        return;
+    }
     auto& stream = *it->second;
     std::string bytes;
     const EncodeOptions options{vbucket,     stream.opaque, options_.collections,

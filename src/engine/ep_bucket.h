@@ -271,6 +271,10 @@ class BucketImpl final : public Bucket {
     // replica's items an unfinished disk snapshot held back.
     bool changeStateLocked(VBucket& vb, const VBucketStateChange& change,
                            std::vector<FinishedSyncWrite>& aborted) REQUIRES(vb.mutex);
+    // An active that stops being one ends its replication streams after
+    // what it had queued (StreamImpl::endLocked): the aborts it makes
+    // next are its own, not the history its consumers follow.
+    void endReplicationStreamsLocked(VBucket& vb) REQUIRES(vb.mutex);
     // bucket_collections.cc
     // `decide` changes a copy of the current state (or refuses); the
     // result is persisted, made current and applied.

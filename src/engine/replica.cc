@@ -111,6 +111,7 @@ Status BucketImpl::applyReplicatedLocked(VBucket& vb, const StreamEvent& event) 
         }
         case StreamEventKind::Snapshot:
         case StreamEventKind::BackfillFailed:  // the active's own news, not a change
+        case StreamEventKind::StateChanged:
             break;
     }
     return Status::Invalid;

@@ -28,6 +28,8 @@ std::string_view to_string(StreamEventKind kind) {
             return "abort";
         case StreamEventKind::BackfillFailed:
             return "backfill failed";
+        case StreamEventKind::StateChanged:
+            return "state changed";
     }
     return "unknown";
 }
@@ -101,6 +103,7 @@ bool StreamImpl::deliver() {
     Seqno diskEnd = 0;
     Seqno diskPurgeSeqno = 0;
     bool backfillFailed = false;
+    std::optional<Seqno> endAt;
     {
         kvexec::detail::MutexLock lock(mutex_);
         if (backfilling_) {
@@ -114,12 +117,44 @@ bool StreamImpl::deliver() {
         memory.assign(std::make_move_iterator(memory_.begin()),
                       std::make_move_iterator(memory_.end()));
         memory_.clear();
+        endAt = endAt_;
     }
     if (backfillFailed) {
-        endAfterFailedBackfill();
+        endWith(StreamEventKind::BackfillFailed);
         return false;
     }
-    return deliverPart(disk, true, diskEnd, diskPurgeSeqno) && deliverPart(memory, false, 0, 0);
+    if (endAt) {
+        if (!disk.empty() && diskEnd > *endAt) {
+            // The scan read the file after the vBucket changed: a key's
+            // version from before may have been replaced there. Cut at
+            // endAt, the snapshot would not be whole; sent nothing, the
+            // consumer asks again (of the vBucket's next active).
+            disk.clear();
+            memory.clear();
+        }
+        std::erase_if(memory,
+                      [&](const StreamEntry& e) { return e.event.item.meta.seqno > *endAt; });
+    }
+    if (!deliverPart(disk, true, diskEnd, diskPurgeSeqno) || !deliverPart(memory, false, 0, 0)) {
+        return false;
+    }
+    if (endAt) {
+        endWith(StreamEventKind::StateChanged);
+        return false;
+    }
+    return true;
+}
+
+void StreamImpl::endLocked(Seqno lastSeqno) {
+    bool wakeNow = false;
+    {
+        kvexec::detail::MutexLock lock(mutex_);
+        endAt_ = lastSeqno;
+        wakeNow = memory_.empty() && !backfilling_;
+    }
+    if (wakeNow) {
+        wake(false);
+    }
 }
 
 namespace {
@@ -184,10 +219,10 @@ void StreamImpl::deliverOne(const StreamEntry& entry) {
     bucket_.recordStreamDelivery(Clock::now() - entry.queued);
 }
 
-void StreamImpl::endAfterFailedBackfill() {
+void StreamImpl::endWith(StreamEventKind kind) {
     if (replication_ && !closed()) {
         StreamEvent ended;
-        ended.kind = StreamEventKind::BackfillFailed;
+        ended.kind = kind;
         ended.item.vbid = vbid_;
         onEvent_(ended);
     }

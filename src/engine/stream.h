@@ -9,7 +9,8 @@
 // first, then memory without what backfill delivered, so the consumer sees
 // seqnos in increasing order. The task is woken only when a
 // buffer goes from empty to non-empty, or when the backfill completes or
-// fails (the stream then ends: BackfillFailed).
+// fails (the stream then ends: BackfillFailed), or when the vBucket stops
+// being active (it ends after what came before: StateChanged).
 //
 // Ground rules: buffers and flags are guarded by mutex_; the consumer
 // callback runs on the stream task's thread with no lock held.
@@ -20,6 +21,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "executor/thread_annotations.h"
@@ -67,8 +69,13 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     // then wakes the stream.
     void completeBackfill(std::vector<StreamEntry> entries, Seqno end, Seqno purgeSeqno);
     // From the backfill task: the disk could not be read. Wakes the stream,
-    // whose task ends it (endAfterFailedBackfill).
+    // whose task ends it (endWith).
     void failBackfill();
+    // Under the vBucket lock, as the vBucket stops being active (it no
+    // longer pushes to this stream): what is buffered up to `lastSeqno` is
+    // delivered, then StateChanged, and the stream closes. Later seqnos
+    // (a backfill may read them from the file) are not delivered.
+    void endLocked(Seqno lastSeqno);
     // The stream task's run(): delivers what is buffered. False once closed.
     bool deliver();
     bool closed() const { return closed_.load(std::memory_order_acquire); }
@@ -82,9 +89,10 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     bool deliverPart(std::vector<StreamEntry>& part, bool fromDisk, Seqno snapEnd,
                      Seqno purgeSeqno);
     void deliverOne(const StreamEntry& entry);
-    // The memory part cannot follow a backfill that is missing: the
-    // stream closes, and a replication stream's owner is told first.
-    void endAfterFailedBackfill();
+    // Tells a replication stream's owner (`kind`: BackfillFailed, as the
+    // memory part cannot follow a backfill that is missing, or
+    // StateChanged) and closes.
+    void endWith(StreamEventKind kind);
 
     BucketImpl& bucket_;
     const Vbid vbid_;
@@ -100,6 +108,7 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     bool backfillFailed_ GUARDED_BY(mutex_) = false;
     Seqno backfillEnd_ GUARDED_BY(mutex_) = 0;
     Seqno backfillPurgeSeqno_ GUARDED_BY(mutex_) = 0;
+    std::optional<Seqno> endAt_ GUARDED_BY(mutex_);  // endLocked's
     std::vector<StreamEntry> backfill_ GUARDED_BY(mutex_);
     std::deque<StreamEntry> memory_ GUARDED_BY(mutex_);
 };

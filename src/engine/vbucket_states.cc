@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/ep_bucket.h"
+#include "engine/stream.h"
 
 namespace kvexec::engine {
 
@@ -78,6 +79,7 @@ bool BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change
             abortClientWritesLocked(vb, Status::SyncWriteAmbiguous, aborted);
         }
     } else if (vb.state == VBucketState::Active) {
+        endReplicationStreamsLocked(vb);
         // No other node has these prepares to commit: end them here.
         abortAllLocked(vb, Status::SyncWriteAmbiguous, aborted);
         vb.locks.clear();
@@ -86,6 +88,18 @@ bool BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change
     vb.handingOver = change.state == VBucketState::Active && change.handingOver;
     armTimeoutLocked(vb);
     return deleteDroppedCollectionsLocked(vb, aborted) || unblocked;
+}
+
+void BucketImpl::endReplicationStreamsLocked(VBucket& vb) {
+    std::vector<std::shared_ptr<StreamImpl>> kept;  // observers': they follow this copy on
+    for (auto& stream : vb.streams) {
+        if (stream->replication()) {
+            stream->endLocked(vb.highSeqno);
+        } else {
+            kept.push_back(std::move(stream));
+        }
+    }
+    vb.streams = std::move(kept);
 }
 
 // A replica promoted to active inherits the prepares its old active had

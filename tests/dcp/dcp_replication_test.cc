@@ -407,6 +407,36 @@ TEST_F(DcpReplicationTest, AfterAFailedBackfillTheConsumerIsToldAndAskingAgainCa
     EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 3u);
 }
 
+// Demoted, the active sends what it had queued, then STREAM_END
+// StateChanged: never the aborts it then makes of its SyncWrites.
+TEST_F(DcpReplicationTest, ADemotedActiveEndsItsStreamsWithStateChangedBeforeItsAborts) {
+    ASSERT_EQ(
+        bucket->setVBucketState(kVb, engine::VBucketState::Active, {{kActive, kReplica, "c"}}),
+        Status::Success);
+    auto other = producerWith({{"enable_sync_writes", "true"}});
+    settle();
+    auto write = pending<engine::MutationResult>();
+    bucket->store(setRequest(kVb, "k", "v", DurabilityLevel::Majority), write->callback());
+    ASSERT_EQ(bucket->setVBucketState(kVb, engine::VBucketState::Replica), Status::Success);
+    EXPECT_EQ(write->result().status, Status::SyncWriteAmbiguous);
+    settle();
+    std::vector<Opcode> sent;
+    std::vector<wire::StreamEnd> ends;
+    forEachRequest(other->takeOutput(), [&](const protocol::Request& r) {
+        sent.push_back(r.opcode);
+        if (r.opcode == Opcode::DcpStreamEnd) {
+            const auto end = wire::decodeStreamEnd(r);
+            ASSERT_TRUE(end);
+            ends.push_back(*end);
+        }
+    });
+    EXPECT_EQ(sent, (std::vector<Opcode>{Opcode::DcpSnapshotMarker, Opcode::DcpPrepare,
+                                         Opcode::DcpStreamEnd}));
+    EXPECT_EQ(ends, (std::vector<wire::StreamEnd>{{kVb, 7, wire::StreamEndReason::StateChanged}}));
+    EXPECT_EQ(other->openStreams(), 0u);
+    EXPECT_EQ(bucket->stats().streamsOpen, 0u);
+}
+
 TEST_F(DcpReplicationTest, MajorityAndPersistToMajorityCommitOnTheReplicasAcknowledgement) {
     connect();
     for (const auto level : {DurabilityLevel::Majority, DurabilityLevel::MajorityAndPersistToActive,

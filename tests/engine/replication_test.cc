@@ -144,6 +144,62 @@ TEST_F(ReplicationTest, AnAbortReachesTheReplicaAndLeavesItsCopyAlone) {
     EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, bucket->observeSeqno(kVb).currentSeqno);
 }
 
+// A demoted active ends the SyncWrites it leads with aborts of its own,
+// after its streams ended: its replica, promoted, still holds the
+// prepare, which a majority may have acknowledged, and commits it once
+// its new chain holds it.
+TEST_F(ReplicationTest, ADemotedActivesStreamsEndBeforeItsAborts) {
+    connect();
+    // A chain of three: the write needs a second ack that never comes.
+    ASSERT_EQ(bucket->setVBucketState(kVb, VBucketState::Active, {{kActive, kReplica, "c"}}),
+              Status::Success);
+    test::storeNow(*bucket, setRequest(kVb, "before", "v"));
+    auto write = pending<MutationResult>();
+    bucket->store(setRequest(kVb, "k", "v", DurabilityLevel::Majority), write->callback());
+    const Seqno prepared = bucket->observeSeqno(kVb).currentSeqno;
+    // Demoted before the stream task ran: what it had queued still goes.
+    ASSERT_EQ(bucket->setVBucketState(kVb, VBucketState::Replica), Status::Success);
+    EXPECT_EQ(write->result().status, Status::SyncWriteAmbiguous);
+    ASSERT_GT(bucket->observeSeqno(kVb).currentSeqno, prepared);  // the abort's seqno
+    settle();
+    EXPECT_EQ(events.back(), StreamEventKind::StateChanged);
+    EXPECT_EQ(std::count(events.begin(), events.end(), StreamEventKind::Abort), 0);
+    EXPECT_EQ(std::count(events.begin(), events.end(), StreamEventKind::Prepare), 1);
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, prepared);
+    EXPECT_EQ(bucket->stats().streamsOpen, 0u);
+    // Once closed, it delivers nothing more.
+    const auto delivered = events.size();
+    settle();
+    EXPECT_EQ(events.size(), delivered);
+
+    ASSERT_EQ(replica->setVBucketState(kVb, VBucketState::Active, {{kReplica, "c"}}),
+              Status::Success);
+    EXPECT_EQ(test::getNow(*replica, kVb, "k").status, Status::SyncWriteReCommitInProgress);
+    ASSERT_EQ(replica->seqnoAcknowledged(kVb, "c", prepared), Status::Success);
+    pool.runReady(TaskType::NonIO);
+    EXPECT_EQ(test::getNow(*replica, kVb, "k").item.value, "v");
+    EXPECT_EQ(test::getNow(*replica, kVb, "before").item.value, "v");
+}
+
+// A stream still waiting for its backfill when the vBucket changed may
+// find the demoted copy's own aborts in the file: it sends nothing from
+// it and ends, and its consumer asks again.
+TEST_F(ReplicationTest, ADemotedActivesBackfillThatReadsItsAbortsIsNotSent) {
+    ASSERT_EQ(bucket->setVBucketState(kVb, VBucketState::Active, {{kActive, kReplica, "c"}}),
+              Status::Success);
+    test::storeNow(*bucket, setRequest(kVb, "before", "v"));
+    auto write = pending<MutationResult>();
+    bucket->store(setRequest(kVb, "k", "v", DurabilityLevel::Majority), write->callback());
+    settle();  // persisted: a stream from 0 backfills
+    connect();
+    ASSERT_EQ(bucket->setVBucketState(kVb, VBucketState::Replica), Status::Success);
+    pool.runReady(TaskType::Writer);  // the abort reaches the file before the scan
+    settle();
+    EXPECT_EQ(events, std::vector<StreamEventKind>{StreamEventKind::StateChanged});
+    EXPECT_EQ(replica->observeSeqno(kVb).currentSeqno, 0u);
+    EXPECT_EQ(bucket->stats().streamsOpen, 0u);
+}
+
 TEST_F(ReplicationTest, AReplicaRestartedResumesFromItsPersistedSeqno) {
     connect();
     for (int i = 0; i < 5; ++i) {

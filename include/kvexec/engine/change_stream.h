@@ -63,6 +63,13 @@ using StreamItemCallback = std::function<void(const Item&)>;
 //             and has closed itself: nothing follows (item: only the
 //             vbid). Its owner may open another (DCP: STREAM_END). A
 //             stream of openStream stops without it.
+//   StateChanged  the vBucket stopped being active here: the stream
+//             delivered every change made while it was, and has closed
+//             itself; nothing follows (item: only the vbid). What the
+//             vBucket does after (a demoted active ends its SyncWrites
+//             with aborts of its own) is not the consumer's history.
+//             Its owner may ask again (DCP: STREAM_END StateChanged), and
+//             is refused until the vBucket is active here again.
 // Bucket::applyReplicated takes the same events on a replica.
 enum class StreamEventKind : std::uint8_t {
     Snapshot,
@@ -72,7 +79,8 @@ enum class StreamEventKind : std::uint8_t {
     Prepare,
     Commit,
     Abort,
-    BackfillFailed
+    BackfillFailed,
+    StateChanged
 };
 std::string_view to_string(StreamEventKind kind);
 
