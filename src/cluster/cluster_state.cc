@@ -125,8 +125,12 @@ std::uint64_t lowestOfRegistered(const ClusterView& view, std::uint64_t NodeStat
 }  // namespace
 
 std::string encodeNodeAddress(const NodeAddress& address) {
-    return json{{"host", address.host}, {"kvPort", address.kvPort}, {"mgmtPort", address.mgmtPort}}
-        .dump();
+    json document{
+        {"host", address.host}, {"kvPort", address.kvPort}, {"mgmtPort", address.mgmtPort}};
+    if (address.tlsPort != 0) {
+        document["tlsPort"] = address.tlsPort;
+    }
+    return document.dump();
 }
 
 NodeAddress decodeNodeAddress(std::string_view text) {
@@ -140,6 +144,9 @@ NodeAddress decodeNodeAddress(std::string_view text) {
     address.host = host->get<std::string>();
     address.kvPort = portField(document, "kvPort");
     address.mgmtPort = portField(document, "mgmtPort");
+    if (document.contains("tlsPort")) {
+        address.tlsPort = portField(document, "tlsPort");
+    }
     return address;
 }
 

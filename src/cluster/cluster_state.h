@@ -6,7 +6,7 @@
 // prints the same view.
 //
 // Node values in etcd, JSON:
-//   <root>/nodes/<name>   NodeAddress: {"host", "kvPort", "mgmtPort"}
+//   <root>/nodes/<name>   NodeAddress: {"host", "kvPort", "mgmtPort"[, "tlsPort"]}
 //   <root>/status/<name>  NodeStatus: {"mapRevision"}, "membership" once
 //                         known, "manifestUid" once the node has one,
 //                         "flushed" once it flushed, and, from a node
@@ -40,6 +40,7 @@ struct NodeAddress {
     std::string host;
     std::uint16_t kvPort = 0;
     std::uint16_t mgmtPort = 0;  // 0: no management endpoint
+    std::uint16_t tlsPort = 0;   // 0: no TLS port (absent from older nodes' keys)
 
     bool operator==(const NodeAddress&) const = default;
 };

@@ -44,7 +44,7 @@ std::vector<ClusterMapNode> nodesOf(const ClusterMapInfo& info) {
     if (!info.nodes.empty()) {
         return info.nodes;
     }
-    return {ClusterMapNode{info.host, info.kvPort, info.mgmtPort, true}};
+    return {ClusterMapNode{info.host, info.kvPort, info.mgmtPort, true, info.tlsPort}};
 }
 
 json vbucketMapOf(const ClusterMapInfo& info) {
@@ -71,6 +71,9 @@ json extendedNode(const ClusterMapNode& node) {
     json services = {{"kv", node.kvPort}};
     if (node.mgmtPort != 0) {
         services["mgmt"] = node.mgmtPort;
+    }
+    if (node.tlsPort != 0) {
+        services["kvSSL"] = node.tlsPort;  // where TLS clients (couchbases://) connect
     }
     json entry = {{"services", std::move(services)}, {"hostname", node.host}};
     if (node.thisNode) {

@@ -21,6 +21,7 @@ struct ClusterMapNode {
     std::uint16_t kvPort = 0;
     std::uint16_t mgmtPort = 0;  // the REST endpoint ("mgmt" service); 0: none
     bool thisNode = false;       // the node that answers
+    std::uint16_t tlsPort = 0;   // the data port over TLS ("kvSSL" service); 0: none
 };
 
 struct ClusterMapInfo {
@@ -29,6 +30,7 @@ struct ClusterMapInfo {
     std::string host;  // the address the client connected to
     std::uint16_t kvPort = 0;
     std::uint16_t mgmtPort = 0;     // the REST endpoint ("mgmt" service); 0: none
+    std::uint16_t tlsPort = 0;      // the data port over TLS ("kvSSL" service); 0: none
     std::string manifestUid = "0";  // hex, as the manifest writes it
     std::uint16_t vbucketCount = 1024;
     std::uint64_t revision = 1;  // "rev": clients take a map only if it is newer

@@ -51,8 +51,8 @@ std::shared_ptr<const ClusterTopology> topologyOf(const cluster::ClusterState& s
                                                   const cluster::NodeAddress& selfAddress) {
     auto topology = std::make_shared<ClusterTopology>();
     if (!state.map) {
-        topology->nodes.push_back(
-            {selfAddress.host, selfAddress.kvPort, selfAddress.mgmtPort, /*thisNode=*/true});
+        topology->nodes.push_back({selfAddress.host, selfAddress.kvPort, selfAddress.mgmtPort,
+                                   /*thisNode=*/true, selfAddress.tlsPort});
         return topology;
     }
     const cluster::VBucketMap& map = *state.map;
@@ -64,8 +64,8 @@ std::shared_ptr<const ClusterTopology> topologyOf(const cluster::ClusterState& s
         }
         const cluster::NodeAddress& address = found->second;
         listed[i] = static_cast<int>(topology->nodes.size());
-        topology->nodes.push_back(
-            {address.host, address.kvPort, address.mgmtPort, map.nodes[i] == self});
+        topology->nodes.push_back({address.host, address.kvPort, address.mgmtPort,
+                                   map.nodes[i] == self, address.tlsPort});
     }
     topology->chains.reserve(map.chains.size());
     for (const auto& chain : map.chains) {
@@ -115,7 +115,8 @@ ClusterNode::~ClusterNode() {
 cluster::NodeAddress ClusterNode::address() const {
     return cluster::NodeAddress{context_.config.host,
                                 context_.boundPort.load(std::memory_order_relaxed),
-                                context_.boundMgmtPort.load(std::memory_order_relaxed)};
+                                context_.boundMgmtPort.load(std::memory_order_relaxed),
+                                context_.boundTlsPort.load(std::memory_order_relaxed)};
 }
 
 bool ClusterNode::apply(const cluster::ClusterState& state) {

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent_ssl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -64,20 +65,27 @@ protocol::FramingLimits framingLimits(const ServerConfig& config) {
 
 }  // namespace
 
-Connection::Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket_t fd)
+Connection::Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket_t fd, SSL* tls)
     : frontEnd_(frontEnd),
       context_(context),
       counters_(frontEnd.counters()),
       limits_(framingLimits(context.config)),
+      tls_(tls != nullptr),
       peerAddress_(socketAddress(fd, true)),
       localAddress_(socketAddress(fd, false, &localHost_)) {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     evutil_make_socket_nonblocking(fd);
-    bev_ = bufferevent_socket_new(frontEnd.base(), fd, BEV_OPT_CLOSE_ON_FREE);
     input_ = evbuffer_new();
-    readEvent_ =
-        event_new(frontEnd.base(), fd, EV_READ | EV_PERSIST, &Connection::onReadable, this);
+    if (tls_) {
+        // Freed with the bufferevent: the session and the socket.
+        bev_ = bufferevent_openssl_socket_new(frontEnd.base(), fd, tls, BUFFEREVENT_SSL_ACCEPTING,
+                                              BEV_OPT_CLOSE_ON_FREE);
+    } else {
+        bev_ = bufferevent_socket_new(frontEnd.base(), fd, BEV_OPT_CLOSE_ON_FREE);
+        readEvent_ =
+            event_new(frontEnd.base(), fd, EV_READ | EV_PERSIST, &Connection::onReadable, this);
+    }
     if (context_.users.empty()) {  // no authentication asked: anyone may do anything
         authenticated_ = true;
         role_ = protocol::auth::Role::Node;
@@ -112,7 +120,8 @@ void Connection::freeIo() {
 }
 
 void Connection::start() {
-    bufferevent_setcb(bev_, nullptr, &Connection::onWrite, &Connection::onEvent, this);
+    bufferevent_setcb(bev_, tls_ ? &Connection::onTlsReadable : nullptr, &Connection::onWrite,
+                      &Connection::onEvent, this);
     bufferevent_setwatermark(bev_, EV_WRITE, kOutputLowWater, 0);
     // A client that sends nothing (half a request, or nothing between
     // requests) or reads nothing of its responses for the idle timeout is
@@ -120,20 +129,24 @@ void Connection::start() {
     // trickling in byte by byte is bounded by the request timer.
     const auto ms = context_.config.idleTimeout.count();
     idle_ = {static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
-    bufferevent_set_timeouts(bev_, nullptr, &idle_);
+    bufferevent_set_timeouts(bev_, tls_ ? &idle_ : nullptr, &idle_);
     requestTimer_ = evtimer_new(frontEnd_.base(), &Connection::onRequestTimeout, this);
     bufferevent_enable(bev_, EV_WRITE);
     resumeReading();
 }
 
 void Connection::resumeReading() {
-    if (readEvent_ != nullptr) {
+    if (tls_ && bev_ != nullptr) {
+        bufferevent_enable(bev_, EV_READ);  // restarts its read timeout
+    } else if (readEvent_ != nullptr) {
         event_add(readEvent_, idleTimeouts_ ? &idle_ : nullptr);
     }
 }
 
 void Connection::pauseReading() {
-    if (readEvent_ != nullptr) {
+    if (tls_ && bev_ != nullptr) {
+        bufferevent_disable(bev_, EV_READ);
+    } else if (readEvent_ != nullptr) {
         event_del(readEvent_);
     }
 }
@@ -144,6 +157,9 @@ void Connection::pauseReading() {
 void Connection::stopIdleTimeouts() {
     idleTimeouts_ = false;
     bufferevent_set_timeouts(bev_, nullptr, nullptr);
+    if (tls_) {
+        return;  // the bufferevent's were the only ones
+    }
     const bool reading = event_pending(readEvent_, EV_READ, nullptr) != 0;
     event_del(readEvent_);
     event_assign(readEvent_, frontEnd_.base(), event_get_fd(readEvent_), EV_READ | EV_PERSIST,
@@ -218,6 +234,18 @@ bool Connection::readSocket(evutil_socket_t fd) {
     }
     close();  // end of stream, the connection failed, or no memory for the input
     return false;
+}
+
+// libevent has read every record the session holds (it reads on while
+// OpenSSL has bytes pending) before it calls: nothing waits inside the
+// session once its input is moved out.
+void Connection::onTlsReadable(bufferevent*, void* self) {
+    auto* c = static_cast<Connection*>(self);
+    if (evbuffer_add_buffer(c->input_, bufferevent_get_input(c->bev_)) != 0) {
+        c->close();  // no memory for the input
+        return;
+    }
+    c->process();
 }
 
 void Connection::onWrite(bufferevent*, void* self) {
@@ -488,6 +516,9 @@ void Connection::finishAndClose() {
 // arm and disarm its write event around every response (two epoll_ctl
 // calls per request); only what the socket does not take is queued there.
 std::size_t Connection::sendNow() {
+    if (tls_) {
+        return 0;  // the session encrypts: everything goes through the bufferevent
+    }
     const evutil_socket_t fd = bufferevent_getfd(bev_);
     const ssize_t n = ::send(fd, out_.data(), out_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     return n > 0 ? static_cast<std::size_t>(n) : 0;  // errors: the bufferevent reports them
@@ -579,6 +610,7 @@ std::string Connection::clusterMapOf(const ClusterTopology* topology) const {
     info.host = localHost_;
     info.kvPort = context_.boundPort.load(std::memory_order_relaxed);
     info.mgmtPort = context_.boundMgmtPort.load(std::memory_order_relaxed);
+    info.tlsPort = context_.boundTlsPort.load(std::memory_order_relaxed);
     info.manifestUid = engine::hexId(context_.bucket->manifestUid());
     info.vbucketCount = static_cast<std::uint16_t>(context_.config.vbuckets);
     if (topology != nullptr) {

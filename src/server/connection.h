@@ -27,6 +27,7 @@
 
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <openssl/types.h>
 
 #include <chrono>
 #include <cstdint>
@@ -59,7 +60,9 @@ class FrontEnd;
 
 class Connection : public std::enable_shared_from_this<Connection> {
   public:
-    Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket_t fd);
+    // `tls`: the connection's TLS session (it takes it), the socket still
+    // to complete its handshake; null: plain.
+    Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket_t fd, SSL* tls = nullptr);
     ~Connection();
 
     void start();
@@ -77,10 +80,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void pushClusterMap(const ClusterTopology& topology);
 
   private:
-    // Reading goes around the bufferevent, which only writes: its reads
-    // cost an ioctl(FIONREAD) each, to size the read (a third more system
-    // calls per request than read and send alone).
+    // Plain, reading goes around the bufferevent, which only writes: its
+    // reads cost an ioctl(FIONREAD) each, to size the read (a third more
+    // system calls per request than read and send alone). Over TLS the
+    // bufferevent (bufferevent_openssl) reads and writes: onTlsReadable
+    // moves what it decrypted into input_.
     static void onReadable(evutil_socket_t fd, short what, void* self);
+    static void onTlsReadable(bufferevent*, void* self);
     // Appends what the socket holds to input_; false once the connection
     // closed (end of stream or an error).
     bool readSocket(evutil_socket_t fd);
@@ -263,9 +269,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ServerContext& context_;
     RequestCounters& counters_;  // its front end's
     const protocol::FramingLimits limits_;
-    bufferevent* bev_ = nullptr;  // writes (and their timeout) only
+    const bool tls_;              // bev_ is a bufferevent_openssl
+    bufferevent* bev_ = nullptr;  // plain: writes (and their timeout) only
     evbuffer* input_ = nullptr;   // read, not yet served
-    event* readEvent_ = nullptr;  // the socket is readable, or idle too long
+    event* readEvent_ = nullptr;  // plain: the socket is readable, or idle too long
     bool idleTimeouts_ = true;    // off on a DCP connection
     event* requestTimer_ = nullptr;
     event* dcpTick_ = nullptr;  // a producer's noops (dcp_commands.cc)

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "server/connection.h"
+#include "server/tls_context.h"
 
 namespace kvexec::server {
 
@@ -78,9 +79,15 @@ void FrontEnd::post(std::function<void()> work) {
     }
 }
 
-void FrontEnd::adopt(evutil_socket_t fd) {
-    post([this, fd] {
-        auto connection = std::make_shared<Connection>(*this, context_, fd);
+void FrontEnd::adopt(evutil_socket_t fd, bool tls) {
+    post([this, fd, tls] {
+        SSL* session = nullptr;
+        if (tls && (session = context_.tls->newSession()) == nullptr) {
+            context_.counters.currConnections.fetch_sub(1, std::memory_order_relaxed);
+            evutil_closesocket(fd);  // out of memory: as a refused accept
+            return;
+        }
+        auto connection = std::make_shared<Connection>(*this, context_, fd, session);
         connections_.emplace(connection.get(), connection);
         connection->start();
     });

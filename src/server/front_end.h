@@ -42,8 +42,9 @@ class FrontEnd {
 
     // Runs `work` on the loop thread, soon. Any thread.
     void post(std::function<void()> work);
-    // Takes an accepted socket; any thread.
-    void adopt(evutil_socket_t fd);
+    // Takes an accepted socket; any thread. `tls`: accepted on the TLS
+    // port, the connection speaks TLS (context.tls).
+    void adopt(evutil_socket_t fd, bool tls = false);
     // Any thread: describes this front end's connections on its loop
     // thread and calls `done` there with the list.
     void describeConnections(std::function<void(ConnectionList)> done);

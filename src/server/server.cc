@@ -59,30 +59,51 @@ Server::~Server() {
             event_free(e);
         }
     }
-    if (listener_ != nullptr) {
-        evconnlistener_free(listener_);
+    for (auto* listener : {listener_, tlsListener_}) {
+        if (listener != nullptr) {
+            evconnlistener_free(listener);
+        }
     }
     context_.frontEnds.clear();
     frontEnds_.clear();
     event_base_free(base_);
 }
 
-void Server::run(std::ostream& ready) {
+evconnlistener* Server::listen(std::uint16_t port, const char* option) {
     socklen_t length = 0;
-    sockaddr_storage address = parseAddress(context_.config.host, context_.config.port, length);
-    listener_ = evconnlistener_new_bind(
+    sockaddr_storage address = parseAddress(context_.config.host, port, length);
+    evconnlistener* listener = evconnlistener_new_bind(
         base_, &Server::onAccept, this, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 1024,
         reinterpret_cast<sockaddr*>(&address), static_cast<int>(length));
-    if (listener_ == nullptr) {
-        throw std::runtime_error("cannot listen on " + context_.config.host + ":" +
-                                 std::to_string(context_.config.port) + ": " +
-                                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    if (listener == nullptr) {
+        std::string why = "cannot listen on ";
+        why += context_.config.host;
+        why += ":";
+        why += std::to_string(port);
+        why += " (";
+        why += option;
+        why += "): ";
+        why += evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR());
+        throw std::runtime_error(why);
     }
-    evconnlistener_set_error_cb(listener_, &Server::onAcceptError);
+    evconnlistener_set_error_cb(listener, &Server::onAcceptError);
+    return listener;
+}
+
+void Server::run(std::ostream& ready) {
+    listener_ = listen(context_.config.port, "--port");
     const std::uint16_t port = boundPort(evconnlistener_get_fd(listener_));
     context_.boundPort.store(port);
     const bool v6 = context_.config.host.find(':') != std::string::npos;
     const std::string host = v6 ? "[" + context_.config.host + "]" : context_.config.host;
+    if (context_.config.tlsPort) {
+        tls_ = std::make_unique<TlsContext>(context_.config.tlsCert, context_.config.tlsKey);
+        context_.tls = tls_.get();
+        tlsListener_ = listen(*context_.config.tlsPort, "--tls-port");
+        const std::uint16_t tlsPort = boundPort(evconnlistener_get_fd(tlsListener_));
+        context_.boundTlsPort.store(tlsPort);
+        ready << "kvexec-server: tls on " << host << ":" << tlsPort << std::endl;
+    }
     if (context_.config.cluster) {
         // Before the management endpoint, which sends changes to it.
         clusterAdmin_ =
@@ -129,7 +150,11 @@ void Server::run(std::ostream& ready) {
     // loops stop. The caller then destroys the bucket, which persists what
     // is dirty and closes its files.
     clusterNode_.reset();
-    evconnlistener_disable(listener_);
+    for (auto* listener : {listener_, tlsListener_}) {
+        if (listener != nullptr) {
+            evconnlistener_disable(listener);
+        }
+    }
     event_del(acceptResume_);
     if (management_) {
         management_->stop();
@@ -166,7 +191,7 @@ void Server::onSignal(evutil_socket_t, short, void* self) {
     event_base_loopbreak(static_cast<Server*>(self)->base_);
 }
 
-void Server::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* self) {
+void Server::onAccept(evconnlistener* listener, evutil_socket_t fd, sockaddr*, int, void* self) {
     auto* server = static_cast<Server*>(self);
     // Counted here, at accept, so that a burst cannot overshoot the limit
     // before the front ends have set the connections up.
@@ -178,7 +203,7 @@ void Server::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void*
     }
     server->acceptFailing_ = false;
     auto& frontEnd = *server->frontEnds_[server->next_++ % server->frontEnds_.size()];
-    frontEnd.adopt(fd);
+    frontEnd.adopt(fd, listener == server->tlsListener_);
 }
 
 void Server::refuse(evutil_socket_t fd) {
@@ -207,7 +232,12 @@ void Server::onAcceptError(evconnlistener* listener, void* self) {
 }
 
 void Server::onAcceptResume(evutil_socket_t, short, void* self) {
-    evconnlistener_enable(static_cast<Server*>(self)->listener_);
+    auto* server = static_cast<Server*>(self);
+    for (auto* listener : {server->listener_, server->tlsListener_}) {
+        if (listener != nullptr) {
+            evconnlistener_enable(listener);
+        }
+    }
 }
 
 }  // namespace kvexec::server

@@ -20,6 +20,7 @@
 #include "server/front_end.h"
 #include "server/mgmt/management_server.h"
 #include "server/server_context.h"
+#include "server/tls_context.h"
 
 namespace kvexec::server {
 
@@ -28,15 +29,17 @@ class Server {
     explicit Server(ServerContext& context);
     ~Server();
 
-    // Binds, starts the management endpoint (with --mgmt-port) and the
-    // front ends, joins the cluster (with --cluster; the bound ports are
-    // what it registers), prints the ready line to `ready` (preceded by
-    // "kvexec-server: mgmt on HOST:PORT" with --mgmt-port), then serves
+    // Binds (the TLS port too, with --tls-port, once its certificate and
+    // key are loaded), starts the management endpoint (with --mgmt-port)
+    // and the front ends, joins the cluster (with --cluster; the bound
+    // ports are what it registers), prints the ready line to `ready`
+    // (preceded by "kvexec-server: mgmt on HOST:PORT" with --mgmt-port and
+    // "kvexec-server: tls on HOST:PORT" with --tls-port), then serves
     // until stopped. Stopping: leave the cluster, stop accepting, stop the
     // management endpoint, let every connection finish the request in flight and send
     // its response (bounded by the SyncWrite timeout), close the
     // connections, join the front ends. Throws std::runtime_error if an
-    // address cannot be bound.
+    // address cannot be bound or the TLS files cannot be used.
     void run(std::ostream& ready);
     void requestStop();
 
@@ -51,9 +54,15 @@ class Server {
     // Waits (bounded) until no connection is left.
     void waitForConnectionsToFinish();
 
+    // Binds host:port, accepting into onAccept; throws std::runtime_error
+    // naming `option` when it cannot.
+    evconnlistener* listen(std::uint16_t port, const char* option);
+
     ServerContext& context_;
     event_base* base_ = nullptr;
     evconnlistener* listener_ = nullptr;
+    evconnlistener* tlsListener_ = nullptr;  // with --tls-port
+    std::unique_ptr<TlsContext> tls_;        // with --tls-port
     event* sigterm_ = nullptr;
     event* sigint_ = nullptr;
     event* stop_ = nullptr;

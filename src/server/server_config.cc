@@ -68,6 +68,17 @@ void checkCredentials(const ServerConfig& c) {
     }
 }
 
+// A TLS port needs its certificate and key, and they need the port.
+void checkTls(const ServerConfig& c) {
+    const bool files = !c.tlsCert.empty() || !c.tlsKey.empty();
+    if (c.tlsPort && (c.tlsCert.empty() || c.tlsKey.empty())) {
+        throw std::invalid_argument("--tls-port needs --tls-cert FILE and --tls-key FILE");
+    }
+    if (!c.tlsPort && files) {
+        throw std::invalid_argument("--tls-cert and --tls-key go with --tls-port");
+    }
+}
+
 }  // namespace
 
 std::string clusterRoot(const ServerConfig& config) {
@@ -79,6 +90,7 @@ std::string clusterRoot(const ServerConfig& config) {
 std::string usage() {
     return "usage: kvexec-server [--host 127.0.0.1] [--port 11210] (port 0: any free port)\n"
            "                     [--mgmt-port PORT] (0: any free port)\n"
+           "                     [--tls-port PORT --tls-cert FILE --tls-key FILE]\n"
            "                     [--data-dir DIR] [--bucket default] [--vbuckets 1024]\n"
            "                     [--shards 4] [--sync fdatasync|none] [--file-cache on|off]\n"
            "                     [--backend wheel|classic] [--frontend-threads N]\n"
@@ -101,6 +113,9 @@ std::string usage() {
            "--mgmt-port: serves the management REST API the Couchbase SDKs' bucket and\n"
            "  collection managers call (scopes, collections, flush; HTTP Basic auth with\n"
            "  --user/--password) on --host; none without it.\n"
+           "--tls-port: a second data port (0: any free port), both protocols over TLS\n"
+           "  1.2 or later, with the certificate chain (leaf first) and private key in\n"
+           "  those PEM files. --port stays plain.\n"
            "--cluster: joins the cluster kept in that etcd (under /kvexec/BUCKET) as --node\n"
            "  NAME: registers under a lease, takes the vBucket states of the cluster's map\n"
            "  (computed by the elected node, with --replicas replicas per vBucket) and\n"
@@ -139,6 +154,12 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
             c.port = number<std::uint16_t>(option, v, 0, 65535);
         } else if (option == "--mgmt-port") {
             c.mgmtPort = number<std::uint16_t>(option, v, 0, 65535);
+        } else if (option == "--tls-port") {
+            c.tlsPort = number<std::uint16_t>(option, v, 0, 65535);
+        } else if (option == "--tls-cert") {
+            c.tlsCert = v;
+        } else if (option == "--tls-key") {
+            c.tlsKey = v;
         } else if (option == "--data-dir") {
             c.dataDir = v;
         } else if (option == "--bucket") {
@@ -206,6 +227,7 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
     }
     checkCluster(c, nodeGiven, clusterOptionGiven);
     checkCredentials(c);
+    checkTls(c);
     if (!bodyLimitGiven) {
         c.maxBodyLength = std::max(c.maxBodyLength, c.maxValueBytes + kBodyRoomBeyondValue);
     }

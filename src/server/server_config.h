@@ -23,6 +23,12 @@ struct ServerConfig {
     // The management REST endpoint (--mgmt-port; 0: any free port); none
     // when unset.
     std::optional<std::uint16_t> mgmtPort;
+    // A second data port (--tls-port; 0: any free port) that speaks both
+    // protocols over TLS, with this certificate chain and key (PEM);
+    // none when unset. The three go together.
+    std::optional<std::uint16_t> tlsPort;
+    std::string tlsCert;
+    std::string tlsKey;
     std::string dataDir = "./kvexec-data";
     std::string bucket = "default";
     std::size_t vbuckets = 1024;

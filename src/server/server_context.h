@@ -31,6 +31,7 @@ namespace kvexec::server {
 
 class ClusterAdmin;
 class FrontEnd;
+class TlsContext;
 
 inline constexpr std::string_view kServerVersion = "1.6.18-kvexec-0.1.0";
 
@@ -54,6 +55,12 @@ struct ServerContext {
     // The management (REST) endpoint's port once bound; 0: none (no
     // --mgmt-port). The cluster map advertises it as the "mgmt" service.
     std::atomic<std::uint16_t> boundMgmtPort{0};
+    // The TLS port once bound (--tls-port); 0: none. The cluster map
+    // advertises it as the "kvSSL" service.
+    std::atomic<std::uint16_t> boundTlsPort{0};
+    // With --tls-port, what the TLS port's connections get their sessions
+    // from (owned by the Server, set before the front ends start).
+    const TlsContext* tls = nullptr;
     std::vector<FrontEnd*> frontEnds;  // owned by the Server
     // With --cluster, the cluster's nodes and map as clients get them;
     // null for a single node.

@@ -3,12 +3,24 @@
 
   python_clients.py plain PORT        pymemcache (text) and pylibmc (binary)
   python_clients.py sasl PORT USER PW  bmemcached (binary, SASL PLAIN)
+  python_clients.py tls PORT TLS_PORT CA_FILE
+                                       pymemcache (text) and bmemcached (binary)
+                                       over TLS, trusting CA_FILE; what is refused
+  python_clients.py tls-sasl TLS_PORT CA_FILE USER PW
+                                       bmemcached, SASL PLAIN over TLS
+  python_clients.py tls-idle TLS_PORT CA_FILE SECONDS
+                                       silent connections on the TLS port (no
+                                       handshake; handshake and no request) are
+                                       closed by the server's idle timeout
 
 Each check says what a user of that client relies on; the first failure
 raises with the client's own view of the reply.
 """
 
+import socket
+import ssl
 import sys
+import time
 
 import bmemcached
 import pylibmc
@@ -17,11 +29,11 @@ from pymemcache.client.base import Client as TextClient
 
 def expect(what, got, want):
     if got != want:
-        raise AssertionError("%s: got %r, want %r" % (what, got, want))
+        raise AssertionError("%s: got %.200r, want %.200r" % (what, got, want))
 
 
-def text_protocol(port):
-    c = TextClient(("127.0.0.1", port), connect_timeout=10, timeout=10)
+def text_protocol(port, tls_context=None):
+    c = TextClient(("127.0.0.1", port), connect_timeout=10, timeout=10, tls_context=tls_context)
     expect("version", c.version().startswith(b"1."), True)
     expect("set", c.set("py:k", b"v1", noreply=False), True)
     expect("get", c.get("py:k"), b"v1")
@@ -75,12 +87,13 @@ def binary_protocol(port):
     c.disconnect_all()
 
 
-def sasl(port, user, password):
-    good = bmemcached.Client(["127.0.0.1:%d" % port], user, password)
+def sasl(port, user, password, tls_context=None):
+    server = ["127.0.0.1:%d" % port]
+    good = bmemcached.Client(server, user, password, tls_context=tls_context)
     expect("authenticated set", good.set("sasl:k", "v"), True)
     expect("authenticated get", good.get("sasl:k"), "v")
     good.disconnect_all()
-    bad = bmemcached.Client(["127.0.0.1:%d" % port], user, password + "-wrong")
+    bad = bmemcached.Client(server, user, password + "-wrong", tls_context=tls_context)
     try:
         bad.set("sasl:k", "x")
     except Exception as e:  # bmemcached raises on a refused SASL_AUTH
@@ -89,17 +102,120 @@ def sasl(port, user, password):
         raise AssertionError("a wrong password was accepted")
     finally:
         bad.disconnect_all()
-    good = bmemcached.Client(["127.0.0.1:%d" % port], user, password)
+    good = bmemcached.Client(server, user, password, tls_context=tls_context)
     expect("value unchanged by the refused client", good.get("sasl:k"), "v")
     good.disconnect_all()
 
 
+def trusting(ca_file):
+    """A client's TLS context that trusts only the test's certificate and
+    checks that it names the address connected to."""
+    context = ssl.create_default_context(cafile=ca_file)
+    expect("hostname checked", context.check_hostname, True)
+    return context
+
+
+def binary_over_tls(port, tls_context):
+    c = bmemcached.Client(["127.0.0.1:%d" % port], tls_context=tls_context)
+    expect("set", c.set("tls:k", b"v"), True)
+    expect("get", c.get("tls:k"), b"v")
+    big = bytes(range(256)) * 4096  # 1 MiB: many TLS records each way
+    expect("set of 1 MiB", c.set("tls:big", big), True)
+    expect("get of 1 MiB", c.get("tls:big"), big)
+    many = {"tls:m%d" % i: str(i).encode() for i in range(100)}
+    for key, value in many.items():
+        c.set(key, value)
+    expect("get_multi", c.get_multi(list(many) + ["tls:none"]), many)
+    c.set("tls:n", b"1")
+    expect("incr", c.incr("tls:n", 41), 42)
+    expect("delete", c.delete("tls:k"), True)
+    expect("get of a deleted key", c.get("tls:k"), None)
+    c.disconnect_all()
+
+
+def refused(what, action):
+    try:
+        action()
+    except Exception as e:  # each client raises its own kind
+        print("refused as expected (%s): %r" % (what, e))
+    else:
+        raise AssertionError("%s: accepted" % what)
+
+
+def tls(port, tls_port, ca_file):
+    context = trusting(ca_file)
+    text_protocol(tls_port, context)
+    binary_over_tls(tls_port, context)
+    # What went in over TLS is the same data the plain port serves
+    # (bmemcached compresses big values: read them back with it).
+    plain_binary = bmemcached.Client(["127.0.0.1:%d" % port])
+    expect("plain get of a TLS set", plain_binary.get("tls:big"), bytes(range(256)) * 4096)
+    plain_binary.disconnect_all()
+    plain = TextClient(("127.0.0.1", port), connect_timeout=10, timeout=10)
+
+    def plain_on_tls_port():
+        TextClient(("127.0.0.1", tls_port), connect_timeout=5, timeout=5).version()
+
+    def tls_on_plain_port():
+        TextClient(("127.0.0.1", port), connect_timeout=5, timeout=5,
+                   tls_context=context).version()
+
+    def untrusted():
+        TextClient(("127.0.0.1", tls_port), connect_timeout=5, timeout=5,
+                   tls_context=ssl.create_default_context()).version()
+
+    refused("plain text on the TLS port", plain_on_tls_port)
+    refused("TLS on the plain port", tls_on_plain_port)
+    refused("a client that does not trust the certificate", untrusted)
+    # Neither port is the worse for it.
+    expect("plain after the refusals", plain.get("tls:n"), b"42")
+    expect("TLS after the refusals",
+           TextClient(("127.0.0.1", tls_port), tls_context=context).get("tls:n"), b"42")
+    plain.close()
+
+
+def closed_by_server(sock, within):
+    """Whether the server closes `sock` (which sends nothing) within
+    `within` seconds: a read then ends, or fails as reset."""
+    sock.settimeout(within)
+    started = time.monotonic()
+    try:
+        data = sock.recv(1)
+    except socket.timeout:
+        return False
+    except (ConnectionResetError, ssl.SSLError):
+        data = b""
+    print("closed after %.1f s" % (time.monotonic() - started))
+    return data == b""
+
+
+def tls_idle(tls_port, ca_file, idle_seconds):
+    deadline = idle_seconds * 5 + 10  # generous: sanitizer builds are slow
+    raw = socket.create_connection(("127.0.0.1", tls_port), timeout=10)
+    expect("no handshake: closed", closed_by_server(raw, deadline), True)
+    raw.close()
+    handshaken = trusting(ca_file).wrap_socket(
+        socket.create_connection(("127.0.0.1", tls_port), timeout=10),
+        server_hostname="127.0.0.1")
+    expect("a handshake, then no request: closed", closed_by_server(handshaken, deadline), True)
+    handshaken.close()
+
+
 def main():
-    if sys.argv[1] == "plain":
+    mode = sys.argv[1]
+    if mode == "plain":
         text_protocol(int(sys.argv[2]))
         binary_protocol(int(sys.argv[2]))
-    else:
+    elif mode == "sasl":
         sasl(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+    elif mode == "tls":
+        tls(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+    elif mode == "tls-sasl":
+        sasl(int(sys.argv[2]), sys.argv[4], sys.argv[5], trusting(sys.argv[3]))
+    elif mode == "tls-idle":
+        tls_idle(int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
+    else:
+        raise SystemExit("unknown mode %r" % mode)
     print("python clients: %s checks passed" % sys.argv[1])
 
 

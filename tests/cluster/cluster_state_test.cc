@@ -17,6 +17,12 @@ KeyValue keyValue(std::string key, std::string value, std::int64_t modRevision =
 TEST(NodeValuesTest, AddressRoundTripsAndBadOnesSayWhy) {
     const NodeAddress address{"127.0.0.1", 11210, 8091};
     EXPECT_EQ(decodeNodeAddress(encodeNodeAddress(address)), address);
+    // A TLS port is written only when there is one: older nodes read the key.
+    EXPECT_EQ(encodeNodeAddress(address).find("tlsPort"), std::string::npos);
+    const NodeAddress withTls{"127.0.0.1", 11210, 8091, 11207};
+    EXPECT_EQ(decodeNodeAddress(encodeNodeAddress(withTls)), withTls);
+    EXPECT_THROW(decodeNodeAddress(R"({"host":"h","kvPort":1,"mgmtPort":0,"tlsPort":-1})"),
+                 std::invalid_argument);
     EXPECT_THROW(decodeNodeAddress("[]"), std::invalid_argument);
     EXPECT_THROW(decodeNodeAddress(R"({"host":"","kvPort":1,"mgmtPort":0})"),
                  std::invalid_argument);

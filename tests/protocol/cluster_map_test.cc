@@ -45,6 +45,24 @@ TEST(ClusterMap, TheManagementPortIsAdvertisedOnlyWhenServed) {
     EXPECT_EQ(with["nodes"][0]["hostname"], "127.0.0.1:18091");
 }
 
+// TLS clients (couchbases://) look for "kvSSL"; a map without it tells
+// them there is no TLS port.
+TEST(ClusterMap, TheTlsPortIsAdvertisedOnlyWhenServed) {
+    ClusterMapInfo info;
+    info.host = "127.0.0.1";
+    info.kvPort = 12000;
+    EXPECT_FALSE(
+        nlohmann::json::parse(clusterMapJson(info))["nodesExt"][0]["services"].contains("kvSSL"));
+    info.tlsPort = 12007;
+    const auto single = nlohmann::json::parse(clusterMapJson(info));
+    EXPECT_EQ(single["nodesExt"][0]["services"]["kvSSL"], 12007);
+    EXPECT_EQ(single["nodesExt"][0]["services"]["kv"], 12000);
+    info.nodes = {{"10.0.0.1", 11210, 0, true, 11207}, {"10.0.0.2", 11210, 0, false, 0}};
+    const auto cluster = nlohmann::json::parse(clusterMapJson(info));
+    EXPECT_EQ(cluster["nodesExt"][0]["services"]["kvSSL"], 11207);
+    EXPECT_FALSE(cluster["nodesExt"][1]["services"].contains("kvSSL"));
+}
+
 // The SDKs act on the capabilities (durable writes need durableWrite,
 // transactions revive staged inserts with subdoc.ReviveDocument; couchapi
 // would send them to views this server lacks).

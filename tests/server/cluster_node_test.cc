@@ -58,6 +58,21 @@ TEST(ClusterConfigTest, BadCombinationsAndValuesAreRefused) {
     }
 }
 
+TEST(ServerConfigTest, TheTlsPortNeedsItsCertificateAndKeyAndTheyNeedIt) {
+    EXPECT_FALSE(parse({}).tlsPort);
+    const ServerConfig tls =
+        parse({"--tls-port", "0", "--tls-cert", "c.pem", "--tls-key", "k.pem"});
+    EXPECT_EQ(tls.tlsPort, 0);
+    EXPECT_EQ(tls.tlsCert, "c.pem");
+    EXPECT_EQ(tls.tlsKey, "k.pem");
+    EXPECT_THROW(parse({"--tls-port", "0"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--tls-port", "0", "--tls-cert", "c.pem"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--tls-cert", "c.pem", "--tls-key", "k.pem"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--tls-port", "65536", "--tls-cert", "c", "--tls-key", "k"}),
+                 std::invalid_argument);
+    EXPECT_NE(usage().find("--tls-port"), std::string::npos);
+}
+
 // With users, a cluster's members need their own password (DCP must not
 // open with a client's); without users nothing asks for one.
 TEST(ClusterConfigTest, AClusterWithUsersNeedsTheNodesOwnPassword) {
@@ -94,12 +109,13 @@ TEST(TopologyOfTest, TheMapsNodesInOrderWithThisOneFlagged) {
     state.map = cluster::computeMap({"n0", "n1", "n2"}, 6, 1);
     state.map->revision = 5;
     state.registered = {"n0", "n1", "n2"};
-    state.addresses = {{"n0", {"h", 1, 0}}, {"n1", {"h", 2, 0}}, {"n2", {"h", 3, 0}}};
-    const auto topology = topologyOf(state, "n1", {"h", 2, 0});
+    state.addresses = {{"n0", {"h", 1, 0}}, {"n1", {"h", 2, 0, 12}}, {"n2", {"h", 3, 0}}};
+    const auto topology = topologyOf(state, "n1", {"h", 2, 0, 12});
     ASSERT_EQ(topology->nodes.size(), 3u);
     for (int i = 0; i < 3; ++i) {
         EXPECT_EQ(topology->nodes[i].kvPort, i + 1);
         EXPECT_EQ(topology->nodes[i].thisNode, i == 1);
+        EXPECT_EQ(topology->nodes[i].tlsPort, i == 1 ? 12 : 0);  // only n1 has one
     }
     EXPECT_EQ(topology->chains, state.map->chains);  // the same indexes
     EXPECT_EQ(topology->numReplicas, 1u);
