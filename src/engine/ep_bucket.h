@@ -299,6 +299,12 @@ class BucketImpl final : public Bucket {
     void scheduleBackfill(const std::shared_ptr<StreamImpl>& stream, Seqno registeredAt);
     std::shared_ptr<ChangeStream> openStreamOf(StreamRequest request, bool replication,
                                                StreamEventCallback onEvent, Status* status);
+    // Under the vBucket lock: lists the stream and gives it what memory
+    // holds above its start; `backfillEnd`: the persisted seqno it
+    // registered at. False (nothing done) for a replication stream of a
+    // vBucket that is no longer active.
+    bool registerStream(VBucket& vb, const std::shared_ptr<StreamImpl>& stream, Seqno& backfillEnd)
+        EXCLUDES(vb.mutex);
     // A prepare a backfill read: its key and seqno.
     struct PrepareOnDisk {
         std::string key;

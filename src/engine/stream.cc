@@ -66,6 +66,9 @@ void StreamImpl::pushLocked(StreamEntry entry) {
     bool wakeNow = false;
     {
         kvexec::detail::MutexLock lock(mutex_);
+        if (endAt_) {
+            return;  // the vBucket is no longer active: not this stream's history
+        }
         wakeNow = memory_.empty() && !backfilling_;
         memory_.push_back(std::move(entry));
     }
@@ -276,29 +279,42 @@ std::shared_ptr<ChangeStream> BucketImpl::openStreamOf(StreamRequest request, bo
         [stream](LambdaTask&) { return stream->deliver(); }, 0, kForever)));
     auto& vb = vbucket(request.vbid);
     Seqno backfillEnd = 0;
-    {
-        kvexec::detail::MutexLock lock(vb.mutex);
-        // dirty holds exactly the seqnos above persistedSeqno (vbucket.h):
-        // the disk has the rest.
-        backfillEnd = vb.persistedSeqno;
-        const bool backfill = request.startSeqno < backfillEnd;
-        if (backfill) {
-            stream->expectBackfill(backfillEnd);
+    if (!registerStream(vb, stream, backfillEnd)) {
+        // Demoted since the check above: what it queues now (its aborts)
+        // is not the history a replica follows.
+        pool_.cancel(stream->task(), true);
+        if (status != nullptr) {
+            *status = Status::NotMyVbucket;
         }
-        const auto now = Clock::now();
-        for (const auto& dirty : vb.dirty) {
-            if (dirty.doc.seqno > request.startSeqno) {
-                stream->pushLocked(
-                    StreamEntry{eventOf(vb.id, dirty.doc, dirty.preparedSeqno), now});
-            }
-        }
-        vb.streams.push_back(stream);
+        return nullptr;
     }
     streamsOpen_.fetch_add(1, std::memory_order_relaxed);
     if (request.startSeqno < backfillEnd) {
         scheduleBackfill(stream, backfillEnd);
     }
     return stream;
+}
+
+bool BucketImpl::registerStream(VBucket& vb, const std::shared_ptr<StreamImpl>& stream,
+                                Seqno& backfillEnd) {
+    kvexec::detail::MutexLock lock(vb.mutex);
+    if (stream->replication() && vb.state != VBucketState::Active) {
+        return false;
+    }
+    // dirty holds exactly the seqnos above persistedSeqno (vbucket.h): the
+    // disk has the rest.
+    backfillEnd = vb.persistedSeqno;
+    if (stream->startSeqno() < backfillEnd) {
+        stream->expectBackfill(backfillEnd);
+    }
+    const auto now = Clock::now();
+    for (const auto& dirty : vb.dirty) {
+        if (dirty.doc.seqno > stream->startSeqno()) {
+            stream->pushLocked(StreamEntry{eventOf(vb.id, dirty.doc, dirty.preparedSeqno), now});
+        }
+    }
+    vb.streams.push_back(stream);
+    return true;
 }
 
 // The scan reads the file as it was when the scan began, which may hold

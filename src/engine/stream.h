@@ -71,10 +71,10 @@ class StreamImpl final : public ChangeStream, public std::enable_shared_from_thi
     // From the backfill task: the disk could not be read. Wakes the stream,
     // whose task ends it (endWith).
     void failBackfill();
-    // Under the vBucket lock, as the vBucket stops being active (it no
-    // longer pushes to this stream): what is buffered up to `lastSeqno` is
-    // delivered, then StateChanged, and the stream closes. Later seqnos
-    // (a backfill may read them from the file) are not delivered.
+    // Under the vBucket lock, as the vBucket stops being active: what is
+    // buffered up to `lastSeqno` is delivered, then StateChanged, and the
+    // stream closes. Later pushes are dropped, and later seqnos a backfill
+    // may read from the file are not delivered.
     void endLocked(Seqno lastSeqno);
     // The stream task's run(): delivers what is buffered. False once closed.
     bool deliver();

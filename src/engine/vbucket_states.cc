@@ -90,16 +90,15 @@ bool BucketImpl::changeStateLocked(VBucket& vb, const VBucketStateChange& change
     return deleteDroppedCollectionsLocked(vb, aborted) || unblocked;
 }
 
+// They stay listed (the bucket's destructor closes what is listed) but
+// take nothing more; each leaves the list as it closes. Observers' streams
+// follow this copy on.
 void BucketImpl::endReplicationStreamsLocked(VBucket& vb) {
-    std::vector<std::shared_ptr<StreamImpl>> kept;  // observers': they follow this copy on
-    for (auto& stream : vb.streams) {
+    for (const auto& stream : vb.streams) {
         if (stream->replication()) {
             stream->endLocked(vb.highSeqno);
-        } else {
-            kept.push_back(std::move(stream));
         }
     }
-    vb.streams = std::move(kept);
 }
 
 // A replica promoted to active inherits the prepares its old active had

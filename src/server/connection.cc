@@ -5,6 +5,8 @@
 #include <event2/bufferevent_ssl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -110,6 +112,9 @@ void Connection::freeIo() {
     };
     freeEvent(readEvent_);
     if (bev_ != nullptr) {
+        if (tls_) {
+            sendCloseNotify();
+        }
         bufferevent_free(std::exchange(bev_, nullptr));
     }
     if (input_ != nullptr) {
@@ -117,6 +122,17 @@ void Connection::freeIo() {
     }
     freeEvent(requestTimer_);
     freeEvent(dcpTick_);
+}
+
+// Best effort, never blocking: tells a TLS client that the stream ends
+// here and was not cut (an EOF alone may be a truncation). Errors stay off
+// the thread's OpenSSL queue, which the loop's other sessions read.
+void Connection::sendCloseNotify() {
+    SSL* session = bufferevent_openssl_get_ssl(bev_);
+    if (session != nullptr && SSL_is_init_finished(session) == 1) {
+        (void)SSL_shutdown(session);
+    }
+    ERR_clear_error();
 }
 
 void Connection::start() {
@@ -156,10 +172,18 @@ void Connection::pauseReading() {
 // only event_assign() forgets it.
 void Connection::stopIdleTimeouts() {
     idleTimeouts_ = false;
-    bufferevent_set_timeouts(bev_, nullptr, nullptr);
     if (tls_) {
-        return;  // the bufferevent's were the only ones
+        // libevent removes a timeout only from an event that is pending:
+        // reading must be on while it does.
+        const bool paused = (bufferevent_get_enabled(bev_) & EV_READ) == 0;
+        bufferevent_enable(bev_, EV_READ);
+        bufferevent_set_timeouts(bev_, nullptr, nullptr);
+        if (paused) {
+            bufferevent_disable(bev_, EV_READ);
+        }
+        return;
     }
+    bufferevent_set_timeouts(bev_, nullptr, nullptr);
     const bool reading = event_pending(readEvent_, EV_READ, nullptr) != 0;
     event_del(readEvent_);
     event_assign(readEvent_, frontEnd_.base(), event_get_fd(readEvent_), EV_READ | EV_PERSIST,
@@ -254,20 +278,32 @@ void Connection::onWrite(bufferevent*, void* self) {
         c->close();
         return;
     }
-    if (c->readPaused_ && !c->pending_) {
-        c->readPaused_ = false;
-        if (!c->closing_) {
-            c->resumeReading();
-        }
+    if (c->resumeIfDrained()) {
         c->process();
     }
+}
+
+// The output drained while an operation was pending (onWrite skipped the
+// resume then), and its response may have gone out by sendNow() without
+// the bufferevent: nothing else would resume reading.
+bool Connection::resumeIfDrained() {
+    if (!readPaused_ || pending_ ||
+        evbuffer_get_length(bufferevent_get_output(bev_)) > kOutputLowWater) {
+        return false;
+    }
+    readPaused_ = false;
+    if (!closing_) {
+        resumeReading();
+    }
+    return true;
 }
 
 void Connection::onEvent(bufferevent*, short what, void* self) {
     auto* c = static_cast<Connection*>(self);
     if ((what & BEV_EVENT_TIMEOUT) != 0) {
-        // The bufferevent only writes: the client read none of its
-        // responses for the idle timeout.
+        // Plain, the bufferevent only writes: the client read none of its
+        // responses for the idle timeout. Over TLS it also reads: nothing
+        // came (a handshake included) for that long.
         c->counters_.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
     }
     if ((what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) != 0) {
@@ -561,7 +597,7 @@ std::function<void(const Result&)> Connection::completion(
             assert(self->heldRequestIntact());
             handler(result);
             self->releaseHeldRequest();
-            if (!self->readPaused_ && !self->closing_) {
+            if (!self->resumeIfDrained() && !self->readPaused_ && !self->closing_) {
                 self->resumeReading();
             }
             self->process();

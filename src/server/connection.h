@@ -94,13 +94,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // water mark, closing). On, it restarts the idle clock.
     void resumeReading();
     void pauseReading();
-    // Frees the read event, the bufferevent (closing the socket), the
-    // input and the timers; each is null after. close() and the destructor.
+    // Frees the read event, the bufferevent (closing the socket, after a
+    // TLS close_notify), the input and the timers; each is null after.
+    // close() and the destructor.
     void freeIo();
+    void sendCloseNotify();
     // DCP: a replication connection is quiet while nothing changes, and
     // the idle timeout must not drop it.
     void stopIdleTimeouts();
     static void onWrite(bufferevent*, void* self);
+    // Reading paused for the output's high water mark resumes, if no
+    // operation is pending and the output is below its low water mark.
+    // True if it did.
+    bool resumeIfDrained();
     static void onEvent(bufferevent*, short what, void* self);
     // A request begun but not finished within the idle timeout (bytes
     // trickling in keep the socket's own idle timeout from firing).

@@ -84,6 +84,7 @@ void FrontEnd::adopt(evutil_socket_t fd, bool tls) {
         SSL* session = nullptr;
         if (tls && (session = context_.tls->newSession()) == nullptr) {
             context_.counters.currConnections.fetch_sub(1, std::memory_order_relaxed);
+            context_.counters.rejectedConnections.fetch_add(1, std::memory_order_relaxed);
             evutil_closesocket(fd);  // out of memory: as a refused accept
             return;
         }

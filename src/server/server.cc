@@ -54,6 +54,7 @@ Server::~Server() {
     }
     management_.reset();  // stopped (thread joined) first, if run() did not
     context_.clusterAdmin = nullptr;
+    context_.tls = nullptr;  // tls_ goes with the Server
     for (auto* e : {sigterm_, sigint_, stop_, acceptResume_}) {
         if (e != nullptr) {
             event_free(e);

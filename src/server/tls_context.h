@@ -9,8 +9,8 @@
 //
 // Thread safety: built once, before the front ends start; newSession()
 // may then be called from any thread (SSL_new on a shared SSL_CTX is safe
-// in OpenSSL 1.1 and later). A session belongs to the one connection that
-// asked for it.
+// in OpenSSL 3, Debian bookworm's). A session belongs to the one connection
+// that asked for it.
 #pragma once
 
 #include <openssl/types.h>

@@ -181,6 +181,17 @@ TEST_F(ReplicationTest, ADemotedActivesStreamsEndBeforeItsAborts) {
     EXPECT_EQ(test::getNow(*replica, kVb, "before").item.value, "v");
 }
 
+// Ended but not yet run when the bucket goes: the bucket closes it, and
+// its owner's close() afterwards finds nothing to do.
+TEST_F(ReplicationTest, AStreamEndedByADemotionStillClosesWithTheBucket) {
+    connect();
+    test::storeNow(*bucket, setRequest(kVb, "k", "v"));
+    ASSERT_EQ(bucket->setVBucketState(kVb, VBucketState::Replica), Status::Success);
+    bucket.reset();
+    stream->close();
+    EXPECT_TRUE(events.empty());
+}
+
 // A stream still waiting for its backfill when the vBucket changed may
 // find the demoted copy's own aborts in the file: it sends nothing from
 // it and ends, and its consumer asks again.
