@@ -130,6 +130,9 @@ std::string encodeNodeAddress(const NodeAddress& address) {
     if (address.tlsPort != 0) {
         document["tlsPort"] = address.tlsPort;
     }
+    if (address.mgmtTlsPort != 0) {
+        document["mgmtTlsPort"] = address.mgmtTlsPort;
+    }
     return document.dump();
 }
 
@@ -146,6 +149,9 @@ NodeAddress decodeNodeAddress(std::string_view text) {
     address.mgmtPort = portField(document, "mgmtPort");
     if (document.contains("tlsPort")) {
         address.tlsPort = portField(document, "tlsPort");
+    }
+    if (document.contains("mgmtTlsPort")) {
+        address.mgmtTlsPort = portField(document, "mgmtTlsPort");
     }
     return address;
 }

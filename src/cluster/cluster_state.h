@@ -6,7 +6,8 @@
 // prints the same view.
 //
 // Node values in etcd, JSON:
-//   <root>/nodes/<name>   NodeAddress: {"host", "kvPort", "mgmtPort"[, "tlsPort"]}
+//   <root>/nodes/<name>   NodeAddress: {"host", "kvPort", "mgmtPort"[, "tlsPort",
+//                         "mgmtTlsPort"]}
 //   <root>/status/<name>  NodeStatus: {"mapRevision"}, "membership" once
 //                         known, "manifestUid" once the node has one,
 //                         "flushed" once it flushed, and, from a node
@@ -39,8 +40,9 @@ namespace kvexec::cluster {
 struct NodeAddress {
     std::string host;
     std::uint16_t kvPort = 0;
-    std::uint16_t mgmtPort = 0;  // 0: no management endpoint
-    std::uint16_t tlsPort = 0;   // 0: no TLS port (absent from older nodes' keys)
+    std::uint16_t mgmtPort = 0;     // 0: no management endpoint
+    std::uint16_t tlsPort = 0;      // 0: no TLS port (absent from older nodes' keys)
+    std::uint16_t mgmtTlsPort = 0;  // 0: no HTTPS management port (as tlsPort)
 
     bool operator==(const NodeAddress&) const = default;
 };

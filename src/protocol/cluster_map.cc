@@ -44,7 +44,8 @@ std::vector<ClusterMapNode> nodesOf(const ClusterMapInfo& info) {
     if (!info.nodes.empty()) {
         return info.nodes;
     }
-    return {ClusterMapNode{info.host, info.kvPort, info.mgmtPort, true, info.tlsPort}};
+    return {ClusterMapNode{info.host, info.kvPort, info.mgmtPort, true, info.tlsPort,
+                           info.mgmtTlsPort}};
 }
 
 json vbucketMapOf(const ClusterMapInfo& info) {
@@ -74,6 +75,9 @@ json extendedNode(const ClusterMapNode& node) {
     }
     if (node.tlsPort != 0) {
         services["kvSSL"] = node.tlsPort;  // where TLS clients (couchbases://) connect
+    }
+    if (node.mgmtTlsPort != 0) {
+        services["mgmtSSL"] = node.mgmtTlsPort;  // and where they manage buckets
     }
     json entry = {{"services", std::move(services)}, {"hostname", node.host}};
     if (node.thisNode) {

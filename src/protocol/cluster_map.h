@@ -19,9 +19,10 @@ inline constexpr std::int64_t kRevisionEpoch = 1;
 struct ClusterMapNode {
     std::string host;
     std::uint16_t kvPort = 0;
-    std::uint16_t mgmtPort = 0;  // the REST endpoint ("mgmt" service); 0: none
-    bool thisNode = false;       // the node that answers
-    std::uint16_t tlsPort = 0;   // the data port over TLS ("kvSSL" service); 0: none
+    std::uint16_t mgmtPort = 0;     // the REST endpoint ("mgmt" service); 0: none
+    bool thisNode = false;          // the node that answers
+    std::uint16_t tlsPort = 0;      // the data port over TLS ("kvSSL" service); 0: none
+    std::uint16_t mgmtTlsPort = 0;  // the REST endpoint over HTTPS ("mgmtSSL"); 0: none
 };
 
 struct ClusterMapInfo {
@@ -31,6 +32,7 @@ struct ClusterMapInfo {
     std::uint16_t kvPort = 0;
     std::uint16_t mgmtPort = 0;     // the REST endpoint ("mgmt" service); 0: none
     std::uint16_t tlsPort = 0;      // the data port over TLS ("kvSSL" service); 0: none
+    std::uint16_t mgmtTlsPort = 0;  // the REST endpoint over HTTPS ("mgmtSSL"); 0: none
     std::string manifestUid = "0";  // hex, as the manifest writes it
     std::uint16_t vbucketCount = 1024;
     std::uint64_t revision = 1;  // "rev": clients take a map only if it is newer

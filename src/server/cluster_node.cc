@@ -52,7 +52,8 @@ std::shared_ptr<const ClusterTopology> topologyOf(const cluster::ClusterState& s
     auto topology = std::make_shared<ClusterTopology>();
     if (!state.map) {
         topology->nodes.push_back({selfAddress.host, selfAddress.kvPort, selfAddress.mgmtPort,
-                                   /*thisNode=*/true, selfAddress.tlsPort});
+                                   /*thisNode=*/true, selfAddress.tlsPort,
+                                   selfAddress.mgmtTlsPort});
         return topology;
     }
     const cluster::VBucketMap& map = *state.map;
@@ -65,7 +66,7 @@ std::shared_ptr<const ClusterTopology> topologyOf(const cluster::ClusterState& s
         const cluster::NodeAddress& address = found->second;
         listed[i] = static_cast<int>(topology->nodes.size());
         topology->nodes.push_back({address.host, address.kvPort, address.mgmtPort,
-                                   map.nodes[i] == self, address.tlsPort});
+                                   map.nodes[i] == self, address.tlsPort, address.mgmtTlsPort});
     }
     topology->chains.reserve(map.chains.size());
     for (const auto& chain : map.chains) {
@@ -116,7 +117,8 @@ cluster::NodeAddress ClusterNode::address() const {
     return cluster::NodeAddress{context_.config.host,
                                 context_.boundPort.load(std::memory_order_relaxed),
                                 context_.boundMgmtPort.load(std::memory_order_relaxed),
-                                context_.boundTlsPort.load(std::memory_order_relaxed)};
+                                context_.boundTlsPort.load(std::memory_order_relaxed),
+                                context_.boundMgmtTlsPort.load(std::memory_order_relaxed)};
 }
 
 bool ClusterNode::apply(const cluster::ClusterState& state) {

@@ -647,6 +647,7 @@ std::string Connection::clusterMapOf(const ClusterTopology* topology) const {
     info.kvPort = context_.boundPort.load(std::memory_order_relaxed);
     info.mgmtPort = context_.boundMgmtPort.load(std::memory_order_relaxed);
     info.tlsPort = context_.boundTlsPort.load(std::memory_order_relaxed);
+    info.mgmtTlsPort = context_.boundMgmtTlsPort.load(std::memory_order_relaxed);
     info.manifestUid = engine::hexId(context_.bucket->manifestUid());
     info.vbucketCount = static_cast<std::uint16_t>(context_.config.vbuckets);
     if (topology != nullptr) {

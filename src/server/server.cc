@@ -97,9 +97,11 @@ void Server::run(std::ostream& ready) {
     context_.boundPort.store(port);
     const bool v6 = context_.config.host.find(':') != std::string::npos;
     const std::string host = v6 ? "[" + context_.config.host + "]" : context_.config.host;
-    if (context_.config.tlsPort) {
+    if (context_.config.tlsPort || context_.config.mgmtTlsPort) {
         tls_ = std::make_unique<TlsContext>(context_.config.tlsCert, context_.config.tlsKey);
         context_.tls = tls_.get();
+    }
+    if (context_.config.tlsPort) {
         tlsListener_ = listen(*context_.config.tlsPort, "--tls-port");
         const std::uint16_t tlsPort = boundPort(evconnlistener_get_fd(tlsListener_));
         context_.boundTlsPort.store(tlsPort);
@@ -117,6 +119,9 @@ void Server::run(std::ostream& ready) {
         management_ = std::make_unique<mgmt::ManagementServer>(context_);
         const std::uint16_t mgmtPort = management_->start();
         ready << "kvexec-server: mgmt on " << host << ":" << mgmtPort << std::endl;
+        if (const std::uint16_t httpsPort = context_.boundMgmtTlsPort.load()) {
+            ready << "kvexec-server: mgmt tls on " << host << ":" << httpsPort << std::endl;
+        }
     }
     // Every front end is listed in the context before any starts: the
     // list is read-only from then on.

@@ -68,14 +68,21 @@ void checkCredentials(const ServerConfig& c) {
     }
 }
 
-// A TLS port needs its certificate and key, and they need the port.
+// A TLS port needs the certificate and key, and they need a TLS port; the
+// management endpoint's needs the endpoint.
 void checkTls(const ServerConfig& c) {
     const bool files = !c.tlsCert.empty() || !c.tlsKey.empty();
-    if (c.tlsPort && (c.tlsCert.empty() || c.tlsKey.empty())) {
-        throw std::invalid_argument("--tls-port needs --tls-cert FILE and --tls-key FILE");
+    const bool port = c.tlsPort || c.mgmtTlsPort;
+    if (port && (c.tlsCert.empty() || c.tlsKey.empty())) {
+        throw std::invalid_argument(
+            "--tls-port and --mgmt-tls-port need --tls-cert FILE and --tls-key FILE");
     }
-    if (!c.tlsPort && files) {
-        throw std::invalid_argument("--tls-cert and --tls-key go with --tls-port");
+    if (!port && files) {
+        throw std::invalid_argument(
+            "--tls-cert and --tls-key go with --tls-port or --mgmt-tls-port");
+    }
+    if (c.mgmtTlsPort && !c.mgmtPort) {
+        throw std::invalid_argument("--mgmt-tls-port goes with --mgmt-port");
     }
 }
 
@@ -90,7 +97,8 @@ std::string clusterRoot(const ServerConfig& config) {
 std::string usage() {
     return "usage: kvexec-server [--host 127.0.0.1] [--port 11210] (port 0: any free port)\n"
            "                     [--mgmt-port PORT] (0: any free port)\n"
-           "                     [--tls-port PORT --tls-cert FILE --tls-key FILE]\n"
+           "                     [--tls-port PORT] [--mgmt-tls-port PORT]\n"
+           "                     [--tls-cert FILE --tls-key FILE]\n"
            "                     [--data-dir DIR] [--bucket default] [--vbuckets 1024]\n"
            "                     [--shards 4] [--sync fdatasync|none] [--file-cache on|off]\n"
            "                     [--backend wheel|classic] [--frontend-threads N]\n"
@@ -116,6 +124,8 @@ std::string usage() {
            "--tls-port: a second data port (0: any free port), both protocols over TLS\n"
            "  1.2 or later, with the certificate chain (leaf first) and private key in\n"
            "  those PEM files. --port stays plain.\n"
+           "--mgmt-tls-port: the management endpoint over HTTPS too (0: any free port),\n"
+           "  with the same files; with --mgmt-port, which stays plain.\n"
            "--cluster: joins the cluster kept in that etcd (under /kvexec/BUCKET) as --node\n"
            "  NAME: registers under a lease, takes the vBucket states of the cluster's map\n"
            "  (computed by the elected node, with --replicas replicas per vBucket) and\n"
@@ -156,6 +166,8 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
             c.mgmtPort = number<std::uint16_t>(option, v, 0, 65535);
         } else if (option == "--tls-port") {
             c.tlsPort = number<std::uint16_t>(option, v, 0, 65535);
+        } else if (option == "--mgmt-tls-port") {
+            c.mgmtTlsPort = number<std::uint16_t>(option, v, 0, 65535);
         } else if (option == "--tls-cert") {
             c.tlsCert = v;
         } else if (option == "--tls-key") {

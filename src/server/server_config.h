@@ -24,9 +24,11 @@ struct ServerConfig {
     // when unset.
     std::optional<std::uint16_t> mgmtPort;
     // A second data port (--tls-port; 0: any free port) that speaks both
-    // protocols over TLS, with this certificate chain and key (PEM);
-    // none when unset. The three go together.
+    // protocols over TLS, and the management endpoint over HTTPS
+    // (--mgmt-tls-port, with --mgmt-port), with this certificate chain
+    // and key (PEM); none when unset. The files go with either port.
     std::optional<std::uint16_t> tlsPort;
+    std::optional<std::uint16_t> mgmtTlsPort;
     std::string tlsCert;
     std::string tlsKey;
     std::string dataDir = "./kvexec-data";

@@ -58,8 +58,12 @@ struct ServerContext {
     // The TLS port once bound (--tls-port); 0: none. The cluster map
     // advertises it as the "kvSSL" service.
     std::atomic<std::uint16_t> boundTlsPort{0};
-    // With --tls-port, what the TLS port's connections get their sessions
-    // from (owned by the Server, set before the front ends start).
+    // The management endpoint's HTTPS port once bound (--mgmt-tls-port);
+    // 0: none. The cluster map advertises it as "mgmtSSL".
+    std::atomic<std::uint16_t> boundMgmtTlsPort{0};
+    // With --tls-port or --mgmt-tls-port, what TLS connections get their
+    // sessions from (owned by the Server, set before the front ends and
+    // the management endpoint start).
     const TlsContext* tls = nullptr;
     std::vector<FrontEnd*> frontEnds;  // owned by the Server
     // With --cluster, the cluster's nodes and map as clients get them;

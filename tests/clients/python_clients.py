@@ -8,6 +8,9 @@
                                        over TLS, trusting CA_FILE; what is refused
   python_clients.py tls-sasl TLS_PORT CA_FILE USER PW
                                        bmemcached, SASL PLAIN over TLS
+  python_clients.py tls-mgmt MGMT_PORT MGMT_TLS_PORT CA_FILE USER PW
+                                       the management REST endpoint over HTTPS
+                                       (urllib): listing and creating scopes
   python_clients.py tls-idle TLS_PORT CA_FILE SECONDS
                                        silent connections on the TLS port (no
                                        handshake; handshake and no request) are
@@ -17,10 +20,15 @@ Each check says what a user of that client relies on; the first failure
 raises with the client's own view of the reply.
 """
 
+import base64
+import json
 import socket
 import ssl
 import sys
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
 import bmemcached
 import pylibmc
@@ -201,6 +209,42 @@ def tls_idle(tls_port, ca_file, idle_seconds):
     handshaken.close()
 
 
+def rest(port, path, user, password, context=None, form=None):
+    """A management request; (status, body). HTTPS when `context`."""
+    scheme = "https" if context else "http"
+    data = urllib.parse.urlencode(form).encode() if form is not None else None
+    request = urllib.request.Request("%s://127.0.0.1:%d%s" % (scheme, port, path), data=data)
+    token = base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
+    request.add_header("Authorization", "Basic " + token)
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=context) as reply:
+            return reply.status, reply.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def scope_names(body):
+    return sorted(scope["name"] for scope in json.loads(body)["scopes"])
+
+
+def tls_mgmt(port, tls_port, ca_file, user, password):
+    context = trusting(ca_file)
+    scopes = "/pools/default/buckets/default/scopes"
+    status, body = rest(tls_port, scopes, user, password, context)
+    expect("HTTPS list of scopes", (status, scope_names(body)), (200, ["_default"]))
+    status, _ = rest(tls_port, scopes, user, password, context, {"name": "over_tls"})
+    expect("HTTPS create a scope", status, 200)
+    status, body = rest(port, scopes, user, password)  # the same manifest, plain
+    expect("plain HTTP sees it", (status, scope_names(body)), (200, ["_default", "over_tls"]))
+    status, _ = rest(tls_port, scopes, user, password + "-wrong", context)
+    expect("HTTPS with a wrong password", status, 401)
+    refused("plain HTTP on the HTTPS port", lambda: rest(tls_port, scopes, user, password))
+    refused("HTTPS with a client that does not trust the certificate",
+            lambda: rest(tls_port, scopes, user, password, ssl.create_default_context()))
+    status, _ = rest(tls_port, scopes, user, password, context)
+    expect("HTTPS after the refusals", status, 200)
+
+
 def main():
     mode = sys.argv[1]
     if mode == "plain":
@@ -212,6 +256,8 @@ def main():
         tls(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
     elif mode == "tls-sasl":
         sasl(int(sys.argv[2]), sys.argv[4], sys.argv[5], trusting(sys.argv[3]))
+    elif mode == "tls-mgmt":
+        tls_mgmt(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6])
     elif mode == "tls-idle":
         tls_idle(int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
     else:

@@ -1,7 +1,8 @@
 // The Couchbase Node.js SDK over TLS (couchbases://): bootstraps from
 // kvexec-server's TLS port, trusting the test's certificate, and works
-// from the cluster map's "kvSSL" port: CRUD, a durable write, a lock.
-// A client that trusts another certificate gets nowhere.
+// from the cluster map's "kvSSL" port: CRUD, a durable write, a lock; its
+// collection manager goes to the map's "mgmtSSL" port (HTTPS). A client
+// that trusts another certificate gets nowhere.
 // Usage: node sdk_tls_test.js TLS_PORT TRUSTED_PEM OTHER_PEM
 'use strict';
 
@@ -40,6 +41,16 @@ async function main() {
       await expectError(collection.upsert('tls:doc', { x: 1 }, { timeout: 1000 }),
                         couchbase.CouchbaseError);
       await collection.unlock('tls:doc', locked.cas);
+    });
+    await check('the collection manager over HTTPS (mgmtSSL)', async () => {
+      const manager = cluster.bucket('default').collections();
+      await manager.createScope('over_tls');
+      await manager.createCollection({ name: 'c1', scopeName: 'over_tls' });
+      const scopes = await manager.getAllScopes();
+      const made = scopes.find((s) => s.name === 'over_tls');
+      if (!made || !made.collections.some((c) => c.name === 'c1')) {
+        throw new Error(`scopes: ${JSON.stringify(scopes.map((s) => s.name))}`);
+      }
     });
     await check('a 1 MiB document round-trips (many TLS records)', async () => {
       const big = 'x'.repeat(1 << 20);

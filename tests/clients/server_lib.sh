@@ -1,8 +1,8 @@
 # server_lib.sh: sourced by the client tests. start_server ARGS... runs
 # kvexec-server on a free loopback port (--port 0) in the background, waits
 # (with a deadline) for its ready line and sets SERVER_PID and SERVER_PORT
-# (and SERVER_MGMT_PORT, given --mgmt-port 0, and SERVER_TLS_PORT, given
-# --tls-port 0: their lines come first);
+# (and SERVER_MGMT_PORT, SERVER_TLS_PORT and SERVER_MGMT_TLS_PORT, given
+# --mgmt-port 0, --tls-port 0 and --mgmt-tls-port 0: their lines come first);
 # stop_server sends SIGTERM to that PID and checks the exit status.
 # KVEXEC_SERVER must name the binary.
 
@@ -12,6 +12,7 @@ SERVER_PID=""
 SERVER_PORT=""
 SERVER_MGMT_PORT=""
 SERVER_TLS_PORT=""
+SERVER_MGMT_TLS_PORT=""
 SERVER_LOG=""
 
 start_server() {
@@ -23,6 +24,7 @@ start_server() {
     SERVER_PORT="$(sed -n 's/^kvexec-server: ready on .*:\([0-9]*\)$/\1/p' "$SERVER_LOG")"
     SERVER_MGMT_PORT="$(sed -n 's/^kvexec-server: mgmt on .*:\([0-9]*\)$/\1/p' "$SERVER_LOG")"
     SERVER_TLS_PORT="$(sed -n 's/^kvexec-server: tls on .*:\([0-9]*\)$/\1/p' "$SERVER_LOG")"
+    SERVER_MGMT_TLS_PORT="$(sed -n 's/^kvexec-server: mgmt tls on .*:\([0-9]*\)$/\1/p' "$SERVER_LOG")"
 }
 
 stop_server() {

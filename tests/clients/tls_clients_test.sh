@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kvexec-server's TLS port (--tls-port) with Debian's Python clients:
 # pymemcache (text) and python3-binary-memcached (binary, SASL PLAIN) over
-# TLS, trusting a certificate made here for 127.0.0.1. Refused: plain bytes
+# TLS, trusting a certificate made here for 127.0.0.1, and the management
+# endpoint over HTTPS (--mgmt-tls-port) with urllib. Refused: plain bytes
 # on the TLS port, TLS on the plain port, a client that does not trust the
 # certificate. Silent connections are dropped at the idle timeout, before
 # and after their handshake. A server given a key that is not its
@@ -24,9 +25,11 @@ start_server --data-dir "$data/plain" --sync none --vbuckets 64 "${tls_options[@
 stop_server
 
 start_server --data-dir "$data/sasl" --sync none --vbuckets 64 --user alice --password s3cret \
-    "${tls_options[@]}"
+    --mgmt-port 0 --mgmt-tls-port 0 "${tls_options[@]}"
 /usr/bin/python3 "$here/python_clients.py" tls-sasl "$SERVER_TLS_PORT" "$data/server.pem" \
     alice s3cret
+/usr/bin/python3 "$here/python_clients.py" tls-mgmt "$SERVER_MGMT_PORT" "$SERVER_MGMT_TLS_PORT" \
+    "$data/server.pem" alice s3cret
 stop_server
 
 start_server --data-dir "$data/idle" --sync none --vbuckets 64 --idle-timeout 1 "${tls_options[@]}"

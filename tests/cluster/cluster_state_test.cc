@@ -19,7 +19,7 @@ TEST(NodeValuesTest, AddressRoundTripsAndBadOnesSayWhy) {
     EXPECT_EQ(decodeNodeAddress(encodeNodeAddress(address)), address);
     // A TLS port is written only when there is one: older nodes read the key.
     EXPECT_EQ(encodeNodeAddress(address).find("tlsPort"), std::string::npos);
-    const NodeAddress withTls{"127.0.0.1", 11210, 8091, 11207};
+    const NodeAddress withTls{"127.0.0.1", 11210, 8091, 11207, 18091};
     EXPECT_EQ(decodeNodeAddress(encodeNodeAddress(withTls)), withTls);
     EXPECT_THROW(decodeNodeAddress(R"({"host":"h","kvPort":1,"mgmtPort":0,"tlsPort":-1})"),
                  std::invalid_argument);

@@ -45,8 +45,8 @@ TEST(ClusterMap, TheManagementPortIsAdvertisedOnlyWhenServed) {
     EXPECT_EQ(with["nodes"][0]["hostname"], "127.0.0.1:18091");
 }
 
-// TLS clients (couchbases://) look for "kvSSL"; a map without it tells
-// them there is no TLS port.
+// TLS clients (couchbases://) look for "kvSSL" and "mgmtSSL"; a map
+// without them tells them there is no such port.
 TEST(ClusterMap, TheTlsPortIsAdvertisedOnlyWhenServed) {
     ClusterMapInfo info;
     info.host = "127.0.0.1";
@@ -57,10 +57,16 @@ TEST(ClusterMap, TheTlsPortIsAdvertisedOnlyWhenServed) {
     const auto single = nlohmann::json::parse(clusterMapJson(info));
     EXPECT_EQ(single["nodesExt"][0]["services"]["kvSSL"], 12007);
     EXPECT_EQ(single["nodesExt"][0]["services"]["kv"], 12000);
-    info.nodes = {{"10.0.0.1", 11210, 0, true, 11207}, {"10.0.0.2", 11210, 0, false, 0}};
+    EXPECT_FALSE(single["nodesExt"][0]["services"].contains("mgmtSSL"));
+    info.mgmtTlsPort = 18091;
+    EXPECT_EQ(nlohmann::json::parse(clusterMapJson(info))["nodesExt"][0]["services"]["mgmtSSL"],
+              18091);
+    info.nodes = {{"10.0.0.1", 11210, 8091, true, 11207, 18091}, {"10.0.0.2", 11210, 0, false, 0}};
     const auto cluster = nlohmann::json::parse(clusterMapJson(info));
     EXPECT_EQ(cluster["nodesExt"][0]["services"]["kvSSL"], 11207);
+    EXPECT_EQ(cluster["nodesExt"][0]["services"]["mgmtSSL"], 18091);
     EXPECT_FALSE(cluster["nodesExt"][1]["services"].contains("kvSSL"));
+    EXPECT_FALSE(cluster["nodesExt"][1]["services"].contains("mgmtSSL"));
 }
 
 // The SDKs act on the capabilities (durable writes need durableWrite,

@@ -71,6 +71,15 @@ TEST(ServerConfigTest, TheTlsPortNeedsItsCertificateAndKeyAndTheyNeedIt) {
     EXPECT_THROW(parse({"--tls-port", "65536", "--tls-cert", "c", "--tls-key", "k"}),
                  std::invalid_argument);
     EXPECT_NE(usage().find("--tls-port"), std::string::npos);
+    // The management endpoint's HTTPS port: the same files, and the endpoint.
+    const ServerConfig https = parse(
+        {"--mgmt-port", "0", "--mgmt-tls-port", "0", "--tls-cert", "c.pem", "--tls-key", "k.pem"});
+    EXPECT_EQ(https.mgmtTlsPort, 0);
+    EXPECT_FALSE(https.tlsPort);
+    EXPECT_THROW(parse({"--mgmt-port", "0", "--mgmt-tls-port", "0"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--mgmt-tls-port", "0", "--tls-cert", "c.pem", "--tls-key", "k.pem"}),
+                 std::invalid_argument);  // no --mgmt-port
+    EXPECT_NE(usage().find("--mgmt-tls-port"), std::string::npos);
 }
 
 // With users, a cluster's members need their own password (DCP must not

@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/keyvalq_struct.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 
 #include "server/bound_port.h"
 #include "server/mgmt/management_routes.h"
+#include "server/tls_context.h"
 
 namespace kvexec::server::mgmt {
 namespace {
@@ -104,49 +107,93 @@ ManagementServer::ManagementServer(ServerContext& context) : context_(context) {
         }
         throw std::runtime_error("cannot set up the management endpoint's event loop");
     }
-    evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
-                                          EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH);
-    evhttp_set_max_body_size(http_, kMaxBodyBytes);
-    evhttp_set_max_headers_size(http_, kMaxHeaderBytes);
-    evhttp_set_timeout(http_, kIdleSeconds);
-    evhttp_set_gencb(http_, &ManagementServer::onRequest, this);
+    configure(http_);
+    if (context_.config.mgmtTlsPort && context_.tls != nullptr) {
+        https_ = evhttp_new(base_);
+        if (https_ == nullptr) {
+            evhttp_free(http_);
+            event_free(repliesReady_);
+            event_base_free(base_);
+            throw std::runtime_error("cannot set up the management endpoint's HTTPS");
+        }
+        configure(https_);
+        evhttp_set_bevcb(https_, &ManagementServer::newTlsConnection, this);
+    }
+}
+
+void ManagementServer::configure(evhttp* http) {
+    evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+                                         EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH);
+    evhttp_set_max_body_size(http, kMaxBodyBytes);
+    evhttp_set_max_headers_size(http, kMaxHeaderBytes);
+    evhttp_set_timeout(http, kIdleSeconds);
+    evhttp_set_gencb(http, &ManagementServer::onRequest, this);
+}
+
+// evhttp sets the socket afterwards (bufferevent_setfd), which starts the
+// handshake; a session that cannot be made leaves the connection plain,
+// and the client's handshake then fails.
+bufferevent* ManagementServer::newTlsConnection(event_base* base, void* self) {
+    SSL* session = static_cast<ManagementServer*>(self)->context_.tls->newSession();
+    if (session == nullptr) {
+        return bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    }
+    return bufferevent_openssl_socket_new(base, -1, session, BUFFEREVENT_SSL_ACCEPTING,
+                                          BEV_OPT_CLOSE_ON_FREE);
 }
 
 ManagementServer::~ManagementServer() {
     stop();
+    if (https_ != nullptr) {
+        evhttp_free(https_);
+    }
     evhttp_free(http_);  // closes the connections left
     event_free(repliesReady_);
     event_base_free(base_);
 }
 
-std::uint16_t ManagementServer::start() {
+std::uint16_t ManagementServer::bind(evhttp* http, std::uint16_t port, const char* option) {
     const std::string& host = context_.config.host;
-    const std::uint16_t wanted = context_.config.mgmtPort.value_or(0);
-    evhttp_bound_socket* bound = evhttp_bind_socket_with_handle(http_, host.c_str(), wanted);
+    evhttp_bound_socket* bound = evhttp_bind_socket_with_handle(http, host.c_str(), port);
     if (bound == nullptr) {
-        throw std::runtime_error("--mgmt-port: cannot listen on " + host + ":" +
-                                 std::to_string(wanted) + ": " +
-                                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        std::string why = option;
+        why += ": cannot listen on ";
+        why += host;
+        why += ":";
+        why += std::to_string(port);
+        why += ": ";
+        why += evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR());
+        throw std::runtime_error(why);
     }
-    const std::uint16_t port = boundPort(evhttp_bound_socket_get_fd(bound));
+    return boundPort(evhttp_bound_socket_get_fd(bound));
+}
+
+std::uint16_t ManagementServer::start() {
+    const std::uint16_t port = bind(http_, context_.config.mgmtPort.value_or(0), "--mgmt-port");
+    if (https_ != nullptr) {
+        context_.boundMgmtTlsPort.store(
+            bind(https_, context_.config.mgmtTlsPort.value_or(0), "--mgmt-tls-port"));
+    }
     context_.boundMgmtPort.store(port);
-    for (std::size_t i = 0; i < kWorkers; ++i) {
-        workers_.emplace_back([this] {
-            pthread_setname_np(pthread_self(), "mgmt-worker");
-            work();
+    try {
+        for (std::size_t i = 0; i < kWorkers; ++i) {
+            workers_.emplace_back([this] {
+                pthread_setname_np(pthread_self(), "mgmt-worker");
+                work();
+            });
+        }
+        thread_ = std::thread([this] {
+            pthread_setname_np(pthread_self(), "mgmt");
+            event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
         });
+    } catch (...) {
+        stopWorkers();  // a thread that could not start: none is left joinable
+        throw;
     }
-    thread_ = std::thread([this] {
-        pthread_setname_np(pthread_self(), "mgmt");
-        event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
-    });
     return port;
 }
 
-void ManagementServer::stop() {
-    if (!thread_.joinable()) {
-        return;
-    }
+void ManagementServer::stopWorkers() {
     {
         detail::MutexLock lock(mutex_);
         stopping_ = true;  // the loop answers new requests 503 from now on
@@ -156,6 +203,13 @@ void ManagementServer::stop() {
         worker.join();  // after the queue is empty
     }
     workers_.clear();
+}
+
+void ManagementServer::stop() {
+    if (!thread_.joinable()) {
+        return;
+    }
+    stopWorkers();
     // Taken by the loop once the callback in hand (if any) returns.
     event_base_loopexit(base_, nullptr);
     thread_.join();
@@ -175,15 +229,18 @@ void ManagementServer::accept(evhttp_request* request) {
     if (!parsed) {
         return send(request, {400, "text/plain; charset=utf-8", "Bad request path"});
     }
+    bool stopping = false;
     {
         detail::MutexLock lock(mutex_);
-        if (!stopping_ && queued_.size() < kQueuedRequests) {
+        stopping = stopping_;
+        if (!stopping && queued_.size() < kQueuedRequests) {
             queued_.push_back({request, std::move(*parsed), {}});
             workQueued_.notify_one();
             return;
         }
     }
-    send(request, {503, "text/plain; charset=utf-8", "Too many management requests at once"});
+    send(request, {503, "text/plain; charset=utf-8",
+                   stopping ? "The server is stopping" : "Too many management requests at once"});
 }
 
 void ManagementServer::work() {

@@ -46,7 +46,9 @@ class ManagementServer {
 
     // Binds config.host:config.mgmtPort (0: any free port), records the
     // port in context.boundMgmtPort and starts serving; returns the port.
-    // Throws std::runtime_error if the address cannot be bound.
+    // With config.mgmtTlsPort (and context.tls) it also serves HTTPS
+    // there, recorded in context.boundMgmtTlsPort. Throws
+    // std::runtime_error if an address cannot be bound.
     std::uint16_t start();
     // Stops accepting and serving, and joins the threads: a request being
     // answered (a manifest change waiting for its fsync) finishes first,
@@ -67,11 +69,19 @@ class ManagementServer {
     };
 
     static void onRequest(evhttp_request* request, void* self);
+    // The HTTPS endpoint's connections: a TLS bufferevent each.
+    static bufferevent* newTlsConnection(event_base* base, void* self);
+    // Limits, callbacks and methods, the same for both endpoints.
+    void configure(evhttp* http);
+    // Binds `http` to host:port; throws naming `option`.
+    std::uint16_t bind(evhttp* http, std::uint16_t port, const char* option);
     static void onRepliesReady(evutil_socket_t, short, void* self);
     // Loop thread: queues the request for a worker, or answers it at once
     // (a bad path, a full queue, stopping).
     void accept(evhttp_request* request) EXCLUDES(mutex_);
     void work() EXCLUDES(mutex_);
+    // Tells the workers to stop once the queue is empty, and joins them.
+    void stopWorkers() EXCLUDES(mutex_);
     // Sends every reply the workers finished.
     void sendReplies() EXCLUDES(mutex_);
     static void send(evhttp_request* request, const HttpResponse& response);
@@ -79,6 +89,7 @@ class ManagementServer {
     ServerContext& context_;
     event_base* base_ = nullptr;
     evhttp* http_ = nullptr;
+    evhttp* https_ = nullptr;  // with --mgmt-tls-port
     event* repliesReady_ = nullptr;
     std::thread thread_;
     std::vector<std::thread> workers_;
