@@ -60,11 +60,7 @@ Server::~Server() {
             event_free(e);
         }
     }
-    for (auto* listener : {listener_, tlsListener_}) {
-        if (listener != nullptr) {
-            evconnlistener_free(listener);
-        }
-    }
+    forEachListener(&evconnlistener_free);
     context_.frontEnds.clear();
     frontEnds_.clear();
     event_base_free(base_);
@@ -77,15 +73,7 @@ evconnlistener* Server::listen(std::uint16_t port, const char* option) {
         base_, &Server::onAccept, this, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 1024,
         reinterpret_cast<sockaddr*>(&address), static_cast<int>(length));
     if (listener == nullptr) {
-        std::string why = "cannot listen on ";
-        why += context_.config.host;
-        why += ":";
-        why += std::to_string(port);
-        why += " (";
-        why += option;
-        why += "): ";
-        why += evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR());
-        throw std::runtime_error(why);
+        throw cannotListen(option, context_.config.host, port);
     }
     evconnlistener_set_error_cb(listener, &Server::onAcceptError);
     return listener;
@@ -156,11 +144,7 @@ void Server::run(std::ostream& ready) {
     // loops stop. The caller then destroys the bucket, which persists what
     // is dirty and closes its files.
     clusterNode_.reset();
-    for (auto* listener : {listener_, tlsListener_}) {
-        if (listener != nullptr) {
-            evconnlistener_disable(listener);
-        }
-    }
+    forEachListener(&evconnlistener_disable);
     event_del(acceptResume_);
     if (management_) {
         management_->stop();
@@ -238,12 +222,7 @@ void Server::onAcceptError(evconnlistener* listener, void* self) {
 }
 
 void Server::onAcceptResume(evutil_socket_t, short, void* self) {
-    auto* server = static_cast<Server*>(self);
-    for (auto* listener : {server->listener_, server->tlsListener_}) {
-        if (listener != nullptr) {
-            evconnlistener_enable(listener);
-        }
-    }
+    static_cast<Server*>(self)->forEachListener(&evconnlistener_enable);
 }
 
 }  // namespace kvexec::server

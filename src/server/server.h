@@ -57,6 +57,15 @@ class Server {
     // Binds host:port, accepting into onAccept; throws std::runtime_error
     // naming `option` when it cannot.
     evconnlistener* listen(std::uint16_t port, const char* option);
+    // `fn` on the plain listener and, with --tls-port, the TLS one.
+    template <class Fn>
+    void forEachListener(Fn fn) {
+        for (evconnlistener* listener : {listener_, tlsListener_}) {
+            if (listener != nullptr) {
+                fn(listener);
+            }
+        }
+    }
 
     ServerContext& context_;
     event_base* base_ = nullptr;

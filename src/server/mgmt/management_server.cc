@@ -156,14 +156,7 @@ std::uint16_t ManagementServer::bind(evhttp* http, std::uint16_t port, const cha
     const std::string& host = context_.config.host;
     evhttp_bound_socket* bound = evhttp_bind_socket_with_handle(http, host.c_str(), port);
     if (bound == nullptr) {
-        std::string why = option;
-        why += ": cannot listen on ";
-        why += host;
-        why += ":";
-        why += std::to_string(port);
-        why += ": ";
-        why += evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR());
-        throw std::runtime_error(why);
+        throw cannotListen(option, host, port);
     }
     return boundPort(evhttp_bound_socket_get_fd(bound));
 }
