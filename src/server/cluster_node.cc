@@ -81,12 +81,14 @@ std::shared_ptr<const ClusterTopology> topologyOf(const cluster::ClusterState& s
     return topology;
 }
 
-ClusterNode::ClusterNode(ServerContext& context) : context_(context) {
+ClusterNode::ClusterNode(ServerContext& context, const TlsClientContext* peerTls)
+    : context_(context) {
     // Until the first state, clients get this node alone, at revision 0.
     context_.clusterConfig.set(topologyOf({}, context_.config.node, address()));
     ReplicationSettings replication;
     replication.nodeName = context_.config.node;
     replication.bucket = context_.config.bucket;
+    replication.tls = peerTls;
     if (context_.config.nodePassword) {
         replication.user = std::string(kNodeUser);
         replication.password = context_.config.nodePassword;
@@ -287,6 +289,7 @@ void ClusterNode::updateReplication(const std::vector<cluster::VBucketChange>& c
         peer.node = active;
         peer.host = address->second.host;
         peer.port = address->second.kvPort;
+        peer.tlsPort = address->second.tlsPort;
         peer.vbuckets.push_back(change.vbid);
     }
     std::vector<ReplicationPeer> list;

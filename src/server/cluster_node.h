@@ -42,8 +42,10 @@ class ClusterNode {
   public:
     // Joins the cluster named by context.config (--cluster, --node,
     // --replicas) with this node's bound ports; throws cluster::EtcdError
-    // if etcd cannot be reached. The bucket must have warmed up.
-    explicit ClusterNode(ServerContext& context);
+    // if etcd cannot be reached. The bucket must have warmed up. With
+    // `peerTls` (--cluster-tls-ca; it must outlive the node), replicas
+    // stream from the peers' TLS ports.
+    ClusterNode(ServerContext& context, const TlsClientContext* peerTls);
     // Leaves the cluster (the lease is revoked, so the others remap at
     // once); no callback runs afterwards.
     ~ClusterNode();

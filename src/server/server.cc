@@ -89,6 +89,9 @@ void Server::run(std::ostream& ready) {
         tls_ = std::make_unique<TlsContext>(context_.config.tlsCert, context_.config.tlsKey);
         context_.tls = tls_.get();
     }
+    if (!context_.config.clusterTlsCa.empty()) {
+        clusterTls_ = std::make_unique<TlsClientContext>(context_.config.clusterTlsCa);
+    }
     if (context_.config.tlsPort) {
         tlsListener_ = listen(*context_.config.tlsPort, "--tls-port");
         const std::uint16_t tlsPort = boundPort(evconnlistener_get_fd(tlsListener_));
@@ -121,7 +124,7 @@ void Server::run(std::ostream& ready) {
         frontEnd->start();
     }
     if (context_.config.cluster) {
-        clusterNode_ = std::make_unique<ClusterNode>(context_);
+        clusterNode_ = std::make_unique<ClusterNode>(context_, clusterTls_.get());
     }
     sigterm_ = evsignal_new(base_, SIGTERM, &Server::onSignal, this);
     sigint_ = evsignal_new(base_, SIGINT, &Server::onSignal, this);

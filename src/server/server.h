@@ -72,6 +72,8 @@ class Server {
     evconnlistener* listener_ = nullptr;
     evconnlistener* tlsListener_ = nullptr;  // with --tls-port
     std::unique_ptr<TlsContext> tls_;        // with --tls-port
+    // With --cluster-tls-ca; outlives clusterNode_, whose replication uses it.
+    std::unique_ptr<TlsClientContext> clusterTls_;
     event* sigterm_ = nullptr;
     event* sigint_ = nullptr;
     event* stop_ = nullptr;

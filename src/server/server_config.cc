@@ -84,6 +84,10 @@ void checkTls(const ServerConfig& c) {
     if (c.mgmtTlsPort && !c.mgmtPort) {
         throw std::invalid_argument("--mgmt-tls-port goes with --mgmt-port");
     }
+    // Its peers, configured alike, stream from this node's TLS port.
+    if (!c.clusterTlsCa.empty() && (!c.cluster || !c.tlsPort)) {
+        throw std::invalid_argument("--cluster-tls-ca goes with --cluster and --tls-port");
+    }
 }
 
 }  // namespace
@@ -98,7 +102,7 @@ std::string usage() {
     return "usage: kvexec-server [--host 127.0.0.1] [--port 11210] (port 0: any free port)\n"
            "                     [--mgmt-port PORT] (0: any free port)\n"
            "                     [--tls-port PORT] [--mgmt-tls-port PORT]\n"
-           "                     [--tls-cert FILE --tls-key FILE]\n"
+           "                     [--tls-cert FILE --tls-key FILE] [--cluster-tls-ca FILE]\n"
            "                     [--data-dir DIR] [--bucket default] [--vbuckets 1024]\n"
            "                     [--shards 4] [--sync fdatasync|none] [--file-cache on|off]\n"
            "                     [--backend wheel|classic] [--frontend-threads N]\n"
@@ -126,6 +130,9 @@ std::string usage() {
            "  those PEM files. --port stays plain.\n"
            "--mgmt-tls-port: the management endpoint over HTTPS too (0: any free port),\n"
            "  with the same files; with --mgmt-port, which stays plain.\n"
+           "--cluster-tls-ca: with --cluster and --tls-port, replication between the nodes\n"
+           "  goes over TLS: the node streams from its peers' TLS ports and accepts only a\n"
+           "  certificate that this CA file (PEM) signed, issued to the peer's --host.\n"
            "--cluster: joins the cluster kept in that etcd (under /kvexec/BUCKET) as --node\n"
            "  NAME: registers under a lease, takes the vBucket states of the cluster's map\n"
            "  (computed by the elected node, with --replicas replicas per vBucket) and\n"
@@ -172,6 +179,8 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
             c.tlsCert = v;
         } else if (option == "--tls-key") {
             c.tlsKey = v;
+        } else if (option == "--cluster-tls-ca") {
+            c.clusterTlsCa = v;
         } else if (option == "--data-dir") {
             c.dataDir = v;
         } else if (option == "--bucket") {

@@ -31,6 +31,11 @@ struct ServerConfig {
     std::optional<std::uint16_t> mgmtTlsPort;
     std::string tlsCert;
     std::string tlsKey;
+    // With --cluster: the node streams its replicas from its peers' TLS
+    // ports (the map's kvSSL), accepting only certificates this CA file
+    // (PEM) signed, issued to the peer's address (--cluster-tls-ca).
+    // Empty: plain TCP to the peers' data ports.
+    std::string clusterTlsCa;
     std::string dataDir = "./kvexec-data";
     std::string bucket = "default";
     std::size_t vbuckets = 1024;

@@ -191,6 +191,25 @@ StatList slabs(const ServerContext& c) {
     return out;
 }
 
+// kvexec's own group: this node's DCP consumers towards its peers (none
+// for a single node).
+StatList replication(const ServerContext& c) {
+    StatList out;
+    const auto report = c.replicaPrepared.report();
+    if (!report) {
+        return out;
+    }
+    add(out, "replication_peers", report->peers);
+    add(out, "replication_tls", report->tls ? "yes" : "no");
+    add(out, "replication_streams_open", report->streamsOpen);
+    add(out, "replication_connections", report->counters.connections);
+    add(out, "replication_breaks", report->counters.breaks);
+    add(out, "replication_stream_requests", report->counters.streamRequests);
+    add(out, "replication_streams_closed", report->counters.streamsClosed);
+    add(out, "replication_last_break", report->lastBreak);
+    return out;
+}
+
 }  // namespace
 
 std::optional<StatList> collectStats(const ServerContext& context, const std::string& group) {
@@ -214,6 +233,9 @@ std::optional<StatList> collectStats(const ServerContext& context, const std::st
     }
     if (group == "slabs") {
         return slabs(context);
+    }
+    if (group == "replication") {
+        return replication(context);
     }
     return std::nullopt;
 }

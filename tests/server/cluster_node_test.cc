@@ -82,6 +82,24 @@ TEST(ServerConfigTest, TheTlsPortNeedsItsCertificateAndKeyAndTheyNeedIt) {
     EXPECT_NE(usage().find("--mgmt-tls-port"), std::string::npos);
 }
 
+// Replication over TLS is a cluster member's, and its peers (set up
+// alike) stream from its own TLS port.
+TEST(ClusterConfigTest, ReplicationOverTlsNeedsAClusterAndATlsPort) {
+    const std::vector<std::string> member = {"--cluster", "http://127.0.0.1:2379", "--node", "n1"};
+    const std::vector<std::string> tlsPort = {"--tls-port", "0",         "--tls-cert",
+                                              "c.pem",      "--tls-key", "k.pem"};
+    auto with = [](std::vector<std::string> args, const std::vector<std::string>& more) {
+        args.insert(args.end(), more.begin(), more.end());
+        return args;
+    };
+    const std::vector<std::string> ca = {"--cluster-tls-ca", "ca.pem"};
+    EXPECT_EQ(parse(with(with(member, tlsPort), ca)).clusterTlsCa, "ca.pem");
+    EXPECT_EQ(parse(with(member, tlsPort)).clusterTlsCa, "");
+    EXPECT_THROW(parse(with(member, ca)), std::invalid_argument);   // no TLS port
+    EXPECT_THROW(parse(with(tlsPort, ca)), std::invalid_argument);  // a single node
+    EXPECT_NE(usage().find("--cluster-tls-ca"), std::string::npos);
+}
+
 // With users, a cluster's members need their own password (DCP must not
 // open with a client's); without users nothing asks for one.
 TEST(ClusterConfigTest, AClusterWithUsersNeedsTheNodesOwnPassword) {

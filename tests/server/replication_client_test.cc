@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <ostream>
@@ -21,6 +22,8 @@
 #include "executor/test_support.h"
 #include "server/replication/replication_client.h"
 #include "server/server.h"
+#include "server/test_certificate.h"
+#include "server/tls_context.h"
 
 namespace kvexec::server {
 namespace {
@@ -230,11 +233,52 @@ TEST_F(ReplicationClientTest, APeerThatMovedGetsANewConnection) {
     peer.port = 1;  // nothing listens there: the link keeps retrying
     client_->setPeers({peer});
     ASSERT_TRUE(kvexec::test::waitFor([&] { return client_->counters().breaks >= 1; }));
+    EXPECT_EQ(client_->report().lastBreak, "connection to a lost: Connection refused");
     client_->setPeers({peerWith({0})});
     ASSERT_TRUE(kvexec::test::waitFor([&] { return streamsOpenAre({0}); }));
     write(0, "k", "v");
     EXPECT_TRUE(waitUntilReplicaHas(0, "k", "v"));
     EXPECT_EQ(connectionsToTheActive(), 1u);
+}
+
+// With --cluster-tls-ca a node streams only from a peer's TLS port: a
+// peer that advertises none (a node not yet set up for it) is retried,
+// and the report says why; the plain port is never used instead.
+TEST_F(ReplicationClientTest, APeerWithoutATlsPortIsNotStreamedFromInThePlain) {
+    engine::test::TempDir certificates;
+    ASSERT_TRUE(test::makeCertificate(certificates.path().string(), "ca", "IP:127.0.0.1"));
+    const TlsClientContext tls((certificates.path() / "ca.pem").string());
+    ReplicationSettings settings;
+    settings.nodeName = kReplica;
+    settings.reconnectDelay = std::chrono::milliseconds(50);
+    settings.tls = &tls;
+    client_ = std::make_unique<ReplicationClient>(replicaContext_, *replica_, settings);
+    activeHolds({0});
+    replicaHolds({0}, VBucketState::Replica);
+    client_->setPeers({peerWith({0})});  // no TLS port
+    ASSERT_TRUE(kvexec::test::waitFor([&] { return client_->counters().breaks >= 2; }));
+    const ReplicationReport report = client_->report();
+    EXPECT_TRUE(report.tls);
+    EXPECT_EQ(report.peers, 1u);
+    EXPECT_EQ(report.streamsOpen, 0u);
+    EXPECT_EQ(report.lastBreak, "a advertises no TLS port (kvSSL)");
+    EXPECT_EQ(connectionsToTheActive(), 0u);
+    client_->stop();
+    client_.reset();  // before `tls`
+}
+
+// A CA file that holds no certificate stops the start, naming the file.
+TEST(TlsClientContextTest, ACaFileWithoutACertificateIsRefusedByName) {
+    engine::test::TempDir dir;
+    const std::string empty = (dir.path() / "empty.pem").string();
+    std::ofstream(empty) << "not a certificate\n";
+    try {
+        TlsClientContext tls(empty);
+        FAIL() << "an empty CA file was accepted";
+    } catch (const std::runtime_error& error) {
+        EXPECT_EQ(std::string(error.what()).rfind("--cluster-tls-ca " + empty + ": ", 0), 0u)
+            << error.what();
+    }
 }
 
 }  // namespace

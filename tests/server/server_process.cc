@@ -72,9 +72,14 @@ ServerProcess::ServerProcess(const std::string& dataDir, const std::vector<std::
     }
 
     // The ready line, read byte by byte so nothing after it is consumed;
-    // with --mgmt-port, the management endpoint's line comes first.
+    // the TLS port's and the management endpoint's lines come first.
     const std::string prefix = "kvexec-server: ready on ";
     const std::string mgmtPrefix = "kvexec-server: mgmt on ";
+    const std::string tlsPrefix = "kvexec-server: tls on ";
+    const std::string mgmtTlsPrefix = "kvexec-server: mgmt tls on ";
+    const auto portIn = [](const std::string& text) {
+        return static_cast<std::uint16_t>(std::stoi(text.substr(text.rfind(':') + 1)));
+    };
     const auto until = Clock::now() + kSocketDeadline;
     std::string line;
     for (;;) {
@@ -87,10 +92,16 @@ ServerProcess::ServerProcess(const std::string& dataDir, const std::vector<std::
             }
             line.push_back(c);
         }
-        if (line.rfind(mgmtPrefix, 0) != 0 || line.back() != '\n') {
+        if (line.empty() || line.back() != '\n') {
             break;
         }
-        mgmtPort_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+        if (line.rfind(mgmtPrefix, 0) == 0) {
+            mgmtPort_ = portIn(line);
+        } else if (line.rfind(tlsPrefix, 0) == 0) {
+            tlsPort_ = portIn(line);
+        } else if (line.rfind(mgmtTlsPrefix, 0) != 0) {
+            break;
+        }
     }
     if (line.empty() || line.rfind(prefix, 0) != 0 || line.back() != '\n') {
         kill(pid_, SIGKILL);  // the destructor does not run for a throwing constructor
@@ -98,7 +109,7 @@ ServerProcess::ServerProcess(const std::string& dataDir, const std::vector<std::
         close(stdout_);
         throw std::runtime_error("kvexec-server printed no ready line; got '" + line + "'");
     }
-    port_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+    port_ = portIn(line);
 }
 
 ServerProcess::~ServerProcess() {

@@ -43,9 +43,9 @@ class TempDir {
 class ServerProcess {
   public:
     // Starts `binary --host 127.0.0.1 --port 0 --data-dir DIR args...` and
-    // waits for "kvexec-server: ready on HOST:PORT" (after "kvexec-server:
-    // mgmt on HOST:PORT" when args hold --mgmt-port); throws if it does
-    // not come before the deadline.
+    // waits for "kvexec-server: ready on HOST:PORT" (after the lines of the
+    // TLS port and the management endpoint when args ask for them);
+    // throws if it does not come before the deadline.
     ServerProcess(const std::string& dataDir, const std::vector<std::string>& args);
     // SIGKILLs the process if it still runs.
     ~ServerProcess();
@@ -54,6 +54,7 @@ class ServerProcess {
 
     std::uint16_t port() const { return port_; }
     std::uint16_t mgmtPort() const { return mgmtPort_; }  // 0: no --mgmt-port
+    std::uint16_t tlsPort() const { return tlsPort_; }    // 0: no --tls-port
     pid_t pid() const { return pid_; }
     // Sends `signal`; waits for the exit. Returns the exit code, or nullopt
     // if the process did not exit normally before the deadline.
@@ -64,6 +65,7 @@ class ServerProcess {
     int stdout_ = -1;
     std::uint16_t port_ = 0;
     std::uint16_t mgmtPort_ = 0;
+    std::uint16_t tlsPort_ = 0;
 };
 
 struct BinaryResponse {

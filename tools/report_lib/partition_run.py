@@ -47,6 +47,7 @@ from report_lib import kvclient, partition_check, testhosts
 
 NODES = ["n0", "n1", "n2"]
 KV_PORT = 11210
+TLS_PORT = 11207  # Couchbase's TLS data port
 ETCD_PORT = 2379
 # node: isolate a node drawn by the seed from the other nodes and etcd;
 # leader: the same for the node elected when it starts; active: for the node
@@ -172,11 +173,12 @@ class PartitionRun:
                 raise RuntimeError("etcd did not start at %s; see %s/etcd.log"
                                    % (etcd_address, self.out))
             time.sleep(0.1)
+        tls = self.tls_flags(data) if a.tls else []
         for name in NODES:
             argv = [a.server, "--host", self.net.address(name), "--port", str(KV_PORT),
                     "--data-dir", os.path.join(data, name), "--cluster", url, "--node", name,
                     "--replicas", "1", "--vbuckets", str(a.vbuckets), "--sync", "none"]
-            self.node_procs[name] = self.net.spawn(name, argv + list(a.server_flag),
+            self.node_procs[name] = self.net.spawn(name, argv + tls + list(a.server_flag),
                                                    os.path.join(self.out, name + ".log"))
         for name in NODES:
             self.wait_log_line(name, "kvexec-server: ready on ", 60)
@@ -188,6 +190,19 @@ class PartitionRun:
             raise RuntimeError("the cluster did not settle within %.0f s: %s"
                                % (a.settle_deadline, json.dumps(self.status())))
         self.log("cluster settled after %.1f s" % took)
+
+    def tls_flags(self, data):
+        """--tls: one self-signed certificate issued to every node's address,
+        which each node serves on its TLS port and trusts as its CA, so that
+        replication between the nodes goes over TLS (clients stay plain)."""
+        cert, key = os.path.join(data, "nodes.pem"), os.path.join(data, "nodes.key")
+        names = ",".join("IP:" + self.net.address(n) for n in NODES)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                        "-subj", "/CN=kvexec partition soak", "-addext",
+                        "subjectAltName=" + names, "-keyout", key, "-out", cert],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return ["--tls-port", str(TLS_PORT), "--tls-cert", cert, "--tls-key", key,
+                "--cluster-tls-ca", cert]
 
     def wait_log_line(self, name, prefix, deadline):
         path = os.path.join(self.out, name + ".log")
@@ -541,7 +556,7 @@ class PartitionRun:
         failovers = [p for p in self.partitions if p.get("failover_after") is not None]
         stale, stale_nodes, (stalest, stalest_read) = partition_check.stale_reads(self.records)
         return {
-            "seed": a.seed, "seconds": a.seconds, "schedule": schedule,
+            "seed": a.seed, "seconds": a.seconds, "tls": bool(a.tls), "schedule": schedule,
             "partitions": self.partitions,
             "partitions_by_kind": dict(Counter(p["kind"] for p in self.partitions)),
             "failovers_observed": len(failovers),
@@ -578,8 +593,9 @@ def render(summary, max_violations=10):
     def cell(value):
         return "-" if value is None else str(value)
 
-    lines = ["partition-soak seed %d: %d partitions (%s), %d healed"
-             % (summary["seed"], len(summary["partitions"]),
+    lines = ["partition-soak seed %d%s: %d partitions (%s), %d healed"
+             % (summary["seed"], ", replication over TLS" if summary.get("tls") else "",
+                len(summary["partitions"]),
                 ", ".join("%s %d" % kv for kv in sorted(summary["partitions_by_kind"].items())),
                 sum(1 for p in summary["partitions"] if "heal" in p)),
              "  (at: the cut, seconds into the run (the history's clock); actives: the "

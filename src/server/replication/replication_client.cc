@@ -2,7 +2,10 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include <algorithm>
 #include <iostream>
@@ -70,16 +73,28 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
     void connect() {
         shutdown();
         client_.connections_.fetch_add(1, std::memory_order_relaxed);
-        bev_ = bufferevent_socket_new(client_.loop_.base(), -1, BEV_OPT_CLOSE_ON_FREE);
+        const bool tls = client_.settings_.tls != nullptr;
+        const std::uint16_t port = tls ? peer_.tlsPort : peer_.port;
+        if (port == 0) {
+            return fail(peer_.node + " advertises no TLS port (kvSSL)");
+        }
+        bev_ = tls ? tlsBufferevent()
+                   : bufferevent_socket_new(client_.loop_.base(), -1, BEV_OPT_CLOSE_ON_FREE);
+        if (bev_ == nullptr) {
+            return fail("cannot make a connection to " + peer_.node);
+        }
         bufferevent_setcb(bev_, &Link::onRead, nullptr, &Link::onEvent, this);
         bufferevent_enable(bev_, EV_READ | EV_WRITE);
-        const std::string address = protocol::hostPort(peer_.host, peer_.port);
+        const std::string address = protocol::hostPort(peer_.host, port);
         sockaddr_storage storage{};
         int length = sizeof(storage);
         if (evutil_parse_sockaddr_port(address.c_str(), reinterpret_cast<sockaddr*>(&storage),
-                                       &length) != 0 ||
-            bufferevent_socket_connect(bev_, reinterpret_cast<sockaddr*>(&storage), length) != 0) {
-            fail("cannot connect to " + address);
+                                       &length) != 0) {
+            return fail("cannot connect to " + address + ": not an IP address");
+        }
+        if (bufferevent_socket_connect(bev_, reinterpret_cast<sockaddr*>(&storage), length) != 0) {
+            fail("cannot connect to " + address + ": " +
+                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
         }
     }
 
@@ -112,13 +127,53 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
   private:
     enum class Phase { Hello, Sasl, Dcp };
 
-    static void onEvent(bufferevent*, short what, void* self) {
+    // A client session that checks the peer's certificate against the
+    // node's CA and the peer's address; BEV_EVENT_CONNECTED comes once
+    // the handshake is done. Null if OpenSSL or libevent cannot make one.
+    bufferevent* tlsBufferevent() const {
+        SSL* session = client_.settings_.tls->newSession(peer_.host);
+        if (session == nullptr) {
+            return nullptr;
+        }
+        // With BEV_OPT_CLOSE_ON_FREE the bufferevent frees the session too.
+        bufferevent* bev = bufferevent_openssl_socket_new(
+            client_.loop_.base(), -1, session, BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
+        if (bev == nullptr) {
+            SSL_free(session);
+        }
+        return bev;
+    }
+
+    static void onEvent(bufferevent* bev, short what, void* self) {
         auto& link = *static_cast<Link*>(self);
         if ((what & BEV_EVENT_CONNECTED) != 0) {
             link.hello();
             return;
         }
-        link.fail("connection to " + link.peer_.node + " lost");
+        link.fail("connection to " + link.peer_.node + " lost" + reasonOf(bev, what));
+    }
+
+    // Why a connection failed: TLS's reason (a refused certificate, a
+    // handshake error), else the socket's error, else the peer's close.
+    static std::string reasonOf(bufferevent* bev, short what) {
+        const int socketError = EVUTIL_SOCKET_ERROR();
+        if (SSL* session = bufferevent_openssl_get_ssl(bev)) {
+            std::vector<unsigned long> errors;
+            while (const unsigned long error = bufferevent_get_openssl_error(bev)) {
+                // libevent also queues SSL_get_error's codes (no library):
+                // the socket's error or the close says more.
+                if (ERR_GET_LIB(error) != 0) {
+                    errors.push_back(error);
+                }
+            }
+            if (auto why = tlsFailure(session, errors); !why.empty()) {
+                return ": " + why;
+            }
+        }
+        if ((what & BEV_EVENT_ERROR) != 0 && socketError != 0) {
+            return std::string(": ") + evutil_socket_error_to_string(socketError);
+        }
+        return ": closed by the peer";
     }
 
     static void onRead(bufferevent* bev, void* self) {
@@ -250,7 +305,7 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
     // Drops the connection and tries again after the delay.
     void fail(const std::string& why) {
         std::cerr << "kvexec replication: " << why << "; retrying\n";
-        client_.breaks_.fetch_add(1, std::memory_order_relaxed);
+        client_.broke(why);
         shutdown();
         retry_ = evtimer_new(client_.loop_.base(), &Link::onRetry, this);
         const timeval after = delayOf(client_.settings_.reconnectDelay);
@@ -294,7 +349,8 @@ void ReplicationClient::setPeers(std::vector<ReplicationPeer> peers) {
         for (const auto& peer : peers) {
             const auto it = links_.find(peer.node);
             if (it != links_.end() && it->second->peer().host == peer.host &&
-                it->second->peer().port == peer.port) {
+                it->second->peer().port == peer.port &&
+                it->second->peer().tlsPort == peer.tlsPort) {
                 // Same node, same address: the connection stays, and the
                 // streams of the vBuckets it keeps go on.
                 if (it->second->peer() != peer) {
@@ -313,6 +369,8 @@ void ReplicationClient::setPeers(std::vector<ReplicationPeer> peers) {
             }
         }
         links_.swap(next);
+        kvexec::detail::MutexLock lock(mutex_);
+        peers_ = links_.size();
     });
 }
 
@@ -341,10 +399,35 @@ void PreparedForwarder::forward(engine::Vbid vbid, engine::Seqno seqno) {
     }
 }
 
+std::optional<ReplicationReport> PreparedForwarder::report() const {
+    kvexec::detail::MutexLock lock(mutex_);
+    if (client_ == nullptr) {
+        return std::nullopt;
+    }
+    return client_->report();
+}
+
 ReplicationCounters ReplicationClient::counters() const {
     return {connections_.load(std::memory_order_relaxed), breaks_.load(std::memory_order_relaxed),
             streamRequests_.load(std::memory_order_relaxed),
             streamsClosed_.load(std::memory_order_relaxed)};
+}
+
+void ReplicationClient::broke(const std::string& why) {
+    breaks_.fetch_add(1, std::memory_order_relaxed);
+    kvexec::detail::MutexLock lock(mutex_);
+    lastBreak_ = why;
+}
+
+ReplicationReport ReplicationClient::report() const {
+    ReplicationReport report;
+    report.counters = counters();
+    report.streamsOpen = openStreams();
+    report.tls = settings_.tls != nullptr;
+    kvexec::detail::MutexLock lock(mutex_);
+    report.peers = peers_;
+    report.lastBreak = lastBreak_;
+    return report;
 }
 
 std::size_t ReplicationClient::openStreams() const {

@@ -1,8 +1,10 @@
 // replication/replication_client.h: this node's DCP consumers: one
 // connection to each node that is active for some of this node's replica
-// vBuckets, opened, authenticated (SASL PLAIN with the node's credentials)
-// and kept open: a connection that fails or closes is opened again after
-// a short delay, its streams resuming from where the replicas stand.
+// vBuckets, opened (over TLS to the peer's TLS port, checking its
+// certificate, when the node has --cluster-tls-ca), authenticated (SASL
+// PLAIN with the node's credentials) and kept open: a connection that
+// fails or closes is opened again after a short delay, its streams
+// resuming from where the replicas stand.
 //
 // The connections run on a front end of their own (front_end.h: its loop
 // and inbox). setPeers() says which vBuckets to stream from which node (a
@@ -38,7 +40,9 @@
 #include "executor/thread_annotations.h"
 #include "kvexec/engine/bucket.h"
 #include "server/front_end.h"
+#include "server/replication/replication_report.h"
 #include "server/server_context.h"
+#include "server/tls_context.h"
 
 namespace kvexec::dcp {
 class DcpConsumer;
@@ -51,21 +55,15 @@ struct ReplicationPeer {
     std::string host;
     std::uint16_t port = 0;
     std::vector<engine::Vbid> vbuckets;  // this node's replicas it is active for
+    std::uint16_t tlsPort = 0;           // 0: it has none
     friend bool operator==(const ReplicationPeer&, const ReplicationPeer&) = default;
-};
-
-// Totals since the client started (any thread may read them).
-struct ReplicationCounters {
-    std::uint64_t connections = 0;     // connections opened to peers
-    std::uint64_t breaks = 0;          // connections that failed or broke off (then retried)
-    std::uint64_t streamRequests = 0;  // streams asked for (DCP_STREAM_REQ; not rollbacks')
-    std::uint64_t streamsClosed = 0;   // streams closed by a change of peers
 };
 
 struct ReplicationSettings {
     std::string nodeName;  // this node, as chains name it
     std::string bucket = "default";
     std::optional<std::string> user, password;  // SASL PLAIN towards the peers
+    const TlsClientContext* tls = nullptr;      // non-null: to the peers' TLS ports
     std::size_t bufferSize = std::size_t{10} << 20;
     std::chrono::milliseconds reconnectDelay{500};
 };
@@ -87,6 +85,7 @@ class ReplicationClient {
     // The vBuckets whose stream is open now.
     std::vector<engine::Vbid> openStreamVBuckets() const;
     ReplicationCounters counters() const;
+    ReplicationReport report() const EXCLUDES(mutex_);
     void stop();
 
     class Link;  // one peer's connection (replication_client.cc)
@@ -97,6 +96,7 @@ class ReplicationClient {
                const std::shared_ptr<dcp::DcpConsumer>& consumer) EXCLUDES(mutex_);
     void untrack(const std::vector<engine::Vbid>& vbuckets, const dcp::DcpConsumer* consumer)
         EXCLUDES(mutex_);
+    void broke(const std::string& why) EXCLUDES(mutex_);
 
     engine::Bucket& bucket_;
     const ReplicationSettings settings_;
@@ -104,6 +104,8 @@ class ReplicationClient {
     std::map<std::string, std::shared_ptr<Link>> links_;  // loop thread only
     mutable kvexec::detail::Mutex mutex_;
     std::map<engine::Vbid, std::shared_ptr<dcp::DcpConsumer>> consumers_ GUARDED_BY(mutex_);
+    std::size_t peers_ GUARDED_BY(mutex_) = 0;
+    std::string lastBreak_ GUARDED_BY(mutex_);
     std::atomic<std::uint64_t> connections_{0};
     std::atomic<std::uint64_t> breaks_{0};
     std::atomic<std::uint64_t> streamRequests_{0};
