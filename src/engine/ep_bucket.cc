@@ -373,6 +373,9 @@ BucketStats BucketImpl::stats() const {
     out.syncWritesAborted = syncWritesAborted_.load();
     out.streamsOpen = streamsOpen_.load();
     out.rangeScansOpen = rangeScans_.size();
+    out.compactions = compactions_.load();
+    out.autoCompactions = autoCompactions_.load();
+    out.compactionBytesReclaimed = compactionBytesReclaimed_.load();
     out.streamNotifies = streamNotifies_.load();
     out.streamNotifyNs = streamNotifyNs_.load();
     for (const auto* h : {&commitMajority_, &commitMajorityPersistActive_, &commitPersistMajority_,

@@ -203,6 +203,13 @@ class BucketImpl final : public Bucket {
     bool flushVBucket(VBucket& vb) EXCLUDES(vb.mutex);
     void takeBatchLocked(VBucket& vb, std::vector<storage::Document>& items) REQUIRES(vb.mutex);
     bool savePurgeSeqno(VBucket& vb) EXCLUDES(vb.mutex);
+    // Queues an automatic compaction of the vBucket's file if enough of it
+    // is stale (BucketConfig::compactionFragmentationPercent).
+    void maybeCompact(VBucket& vb);
+    // The compaction task; `purgeTombstones`: those below the persisted
+    // seqno go (compact()), else every tombstone stays (automatic).
+    void scheduleCompaction(Vbid vbid, bool purgeTombstones, StatusCallback done);
+    void countCompaction(const storage::CompactionResult& result, bool automatic);
     // durability.cc
     void trackSyncWriteLocked(VBucket& vb, Seqno seqno, SyncWrite write) REQUIRES(vb.mutex);
     void resolveLocked(VBucket& vb, SyncWrite& write) REQUIRES(vb.mutex);
@@ -368,6 +375,7 @@ class BucketImpl final : public Bucket {
     std::atomic<std::uint64_t> flusherBatches_{0}, flushFailures_{0}, tempFailures_{0};
     std::atomic<std::uint64_t> expired_{0}, syncWritesCommitted_{0}, syncWritesAborted_{0};
     std::atomic<std::uint64_t> streamsOpen_{0};
+    std::atomic<std::uint64_t> compactions_{0}, autoCompactions_{0}, compactionBytesReclaimed_{0};
     // Only with config_.measureStreamNotify (notifyStream).
     std::atomic<std::uint64_t> streamNotifies_{0}, streamNotifyNs_{0};
 

@@ -257,6 +257,7 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     if (moreDirty) {
         notifyFlusher(vb);
     }
+    maybeCompact(vb);
     return true;
 }
 
@@ -272,15 +273,43 @@ void BucketImpl::compact(Vbid vbid, StatusCallback done) {
         done(Status::NotMyVbucket);
         return;
     }
+    scheduleCompaction(vbid, true, std::move(done));
+}
+
+// On the flusher, after a save: two numbers the store keeps, no I/O.
+void BucketImpl::maybeCompact(VBucket& vb) {
+    const std::uint64_t percent = config_.compactionFragmentationPercent;
+    if (percent == 0 || vb.autoCompacting.load(std::memory_order_relaxed)) {
+        return;
+    }
+    std::uint64_t size = 0, live = 0;
+    try {
+        size = store_->fileSize(vb.id);
+        live = store_->liveBytes(vb.id);
+    } catch (const std::exception&) {
+        return;  // deleted meanwhile: nothing to compact
+    }
+    if (size < config_.compactionMinFileBytes ||
+        (size - std::min(size, live)) * 100 < percent * size) {
+        return;
+    }
+    if (vb.autoCompacting.exchange(true, std::memory_order_acq_rel)) {
+        return;
+    }
+    scheduleCompaction(
+        vb.id, false, [&vb](Status) { vb.autoCompacting.store(false, std::memory_order_release); });
+}
+
+void BucketImpl::scheduleCompaction(Vbid vbid, bool purgeTombstones, StatusCallback done) {
     if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete ||
         shuttingDown_.load()) {
         done(Status::TempFail);
         return;
     }
-    auto body = [this, vbid, done = std::move(done)](LambdaTask&) {
+    auto body = [this, vbid, purgeTombstones, done = std::move(done)](LambdaTask&) {
         Seqno purgeBefore = 0;
         bool purgeMoved = false;
-        {
+        if (purgeTombstones) {
             auto& vb = vbucket(vbid);
             kvexec::detail::MutexLock lock(vb.mutex);
             purgeBefore = vb.persistedSeqno;
@@ -295,7 +324,7 @@ void BucketImpl::compact(Vbid vbid, StatusCallback done) {
                 persistVBucketStates(false);
             }
             if (store_->exists(vbid)) {
-                store_->compact(vbid, purgeBefore);
+                countCompaction(store_->compact(vbid, purgeBefore), !purgeTombstones);
             }
         } catch (const std::exception& error) {
             std::cerr << "kvexec engine: compaction of vb:" << vbid << " failed: " << error.what()
@@ -307,6 +336,20 @@ void BucketImpl::compact(Vbid vbid, StatusCallback done) {
     };
     pool_.schedule(std::make_shared<LambdaTask>(
         *this, TaskType::AuxIO, "Compaction vb:" + std::to_string(vbid), std::move(body)));
+}
+
+void BucketImpl::countCompaction(const storage::CompactionResult& result, bool automatic) {
+    if (result.aborted) {
+        return;
+    }
+    compactions_.fetch_add(1, std::memory_order_relaxed);
+    if (automatic) {
+        autoCompactions_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (result.bytesBefore > result.bytesAfter) {
+        compactionBytesReclaimed_.fetch_add(result.bytesBefore - result.bytesAfter,
+                                            std::memory_order_relaxed);
+    }
 }
 
 }  // namespace kvexec::engine

@@ -27,6 +27,9 @@ std::vector<Counter> countersOf(const BucketStats& s) {
             {"sync_writes_aborted", s.syncWritesAborted},
             {"streams_open", s.streamsOpen},
             {"range_scans_open", s.rangeScansOpen},
+            {"compactions", s.compactions},
+            {"auto_compactions", s.autoCompactions},
+            {"compaction_bytes_reclaimed", s.compactionBytesReclaimed},
             {"stream_notifies", s.streamNotifies},
             {"stream_notify_ns", s.streamNotifyNs}};
 }

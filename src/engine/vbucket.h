@@ -156,6 +156,8 @@ class VBucket {
     const Vbid id;
     // Set while the vBucket sits in its shard's ready queue (flusher.h).
     std::atomic<bool> inReadyQueue{false};
+    // Set while an automatic compaction of its file is queued or runs.
+    std::atomic<bool> autoCompacting{false};
     // Set while the vBucket is queued for the completion task.
     bool inCompletionQueue GUARDED_BY(mutex) = false;
 

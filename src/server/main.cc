@@ -26,6 +26,8 @@ std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, server::ServerCon
     config.numShards = c.shards;
     config.syncMode = c.sync;
     config.fileCacheEnabled = c.fileCache;
+    config.compactionFragmentationPercent = c.compactionThreshold;
+    config.compactionMinFileBytes = c.compactionMinFileBytes;
     config.maxItemSize = c.maxValueBytes;
     if (c.cluster) {
         config.nodeName = c.node;       // the name vBucket chains know this node by

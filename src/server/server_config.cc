@@ -105,6 +105,8 @@ std::string usage() {
            "                     [--tls-cert FILE --tls-key FILE] [--cluster-tls-ca FILE]\n"
            "                     [--data-dir DIR] [--bucket default] [--vbuckets 1024]\n"
            "                     [--shards 4] [--sync fdatasync|none] [--file-cache on|off]\n"
+           "                     [--compaction-threshold 30] [--compaction-min-file-bytes "
+           "1048576]\n"
            "                     [--backend wheel|classic] [--frontend-threads N]\n"
            "                     [--user NAME --password PW [--node-password PW]]\n"
            "                     [--max-connections 4096] [--max-value-bytes 20971520]\n"
@@ -122,6 +124,9 @@ std::string usage() {
            "  bigger one gets E2BIG from its header and its bytes are dropped as they\n"
            "  arrive. At least --max-value-bytes + 64 KiB (the default when only\n"
            "  --max-value-bytes is given and above 30 MiB).\n"
+           "--compaction-threshold: a vBucket file of at least --compaction-min-file-bytes\n"
+           "  whose stale part (older versions of documents) reaches this percent of it is\n"
+           "  compacted in the background, tombstones kept (0: never).\n"
            "--mgmt-port: serves the management REST API the Couchbase SDKs' bucket and\n"
            "  collection managers call (scopes, collections, flush; HTTP Basic auth with\n"
            "  --user/--password) on --host; none without it.\n"
@@ -154,17 +159,23 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
     bool nodeGiven = false;
     bool clusterOptionGiven = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& option = args[i];
+        std::string option = args[i];
         if (option == "--help" || option == "-h") {
             help = true;
             return c;
         }
-        if (i + 1 >= args.size()) {
+        std::string v;
+        if (const auto equals = option.find('=');
+            option.rfind("--", 0) == 0 && equals != std::string::npos) {
+            v = option.substr(equals + 1);  // --option=value
+            option.resize(equals);
+        } else if (i + 1 < args.size()) {
+            v = args[++i];
+        } else {
             throw std::invalid_argument(option.rfind("--", 0) == 0
                                             ? option + ": missing value"
                                             : "unexpected argument '" + option + "'");
         }
-        const std::string& v = args[++i];
         if (option == "--host") {
             c.host = v;
         } else if (option == "--port") {
@@ -196,6 +207,10 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
             c.sync = v == "none" ? storage::SyncMode::None : storage::SyncMode::Fdatasync;
         } else if (option == "--file-cache") {
             c.fileCache = onOff(option, v);
+        } else if (option == "--compaction-threshold") {
+            c.compactionThreshold = number<std::uint32_t>(option, v, 0, 99);
+        } else if (option == "--compaction-min-file-bytes") {
+            c.compactionMinFileBytes = number<std::uint64_t>(option, v, 0, std::uint64_t{1} << 40);
         } else if (option == "--backend") {
             if (v != "wheel" && v != "classic") {
                 throw std::invalid_argument("--backend: expected wheel or classic, got '" + v +

@@ -42,6 +42,10 @@ struct ServerConfig {
     std::size_t shards = 4;
     storage::SyncMode sync = storage::SyncMode::Fdatasync;
     bool fileCache = true;
+    // Automatic compaction (--compaction-threshold PERCENT, 0: off;
+    // --compaction-min-file-bytes): engine::BucketConfig's.
+    std::uint32_t compactionThreshold = 30;
+    std::uint64_t compactionMinFileBytes = std::uint64_t{1} << 20;
     Backend backend = Backend::Wheel;
     std::size_t frontendThreads = 2;
     // The client user (--user/--password) and the password the members of

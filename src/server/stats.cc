@@ -132,6 +132,11 @@ StatList fileCache(const ServerContext& c) {
     add(out, "sync", c.config.sync == storage::SyncMode::None ? "none" : "fdatasync");
     add(out, "flusher_batches", bucket.flusherBatches);
     add(out, "flush_failures", bucket.flushFailures);
+    add(out, "compaction_threshold", c.config.compactionThreshold);
+    add(out, "compaction_min_file_bytes", c.config.compactionMinFileBytes);
+    add(out, "compactions", bucket.compactions);
+    add(out, "auto_compactions", bucket.autoCompactions);
+    add(out, "compaction_bytes_reclaimed", bucket.compactionBytesReclaimed);
     return out;
 }
 

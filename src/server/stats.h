@@ -1,7 +1,8 @@
 // stats.h: the STAT groups kvexec-server answers (both protocols): the
 // default memcached group, "timings" (the engine's histograms, cbstats
 // style: <name>_count, _mean, _p50 ... _max, and <name>_histogram, the
-// buckets as JSON), "tasks" and "executor" (the pool), "file_cache",
+// buckets as JSON), "tasks" and "executor" (the pool), "file_cache" (the
+// store: file handles, flushes, compactions),
 // "replication" (a cluster node's streams from its peers), and
 // memcached's "settings", "items" and "slabs" as far as kvexec has their
 // figures (stats.cc says what each means here). "conns" and "cachedump"

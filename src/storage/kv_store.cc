@@ -417,6 +417,13 @@ std::uint64_t KVStore::fileSize(Vbid vbid) const {
     return vb.committedEnd;
 }
 
+std::uint64_t KVStore::liveBytes(Vbid vbid) const {
+    auto& vb = impl_->vb(vbid);
+    detail::ReaderLock state(vb.stateMutex);
+    impl_->requireUsable(vbid, vb);
+    return vb.index.liveBytes();
+}
+
 std::size_t KVStore::numVBuckets() const noexcept {
     return impl_->vbuckets.size();
 }

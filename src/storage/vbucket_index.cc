@@ -7,12 +7,14 @@ namespace kvexec::storage {
 
 void VBucketIndex::apply(const std::string& key, const IndexEntry& entry) {
     auto [it, inserted] = seqnoByKey_.try_emplace(key, entry.seqno);
+    liveBytes_ += entry.size;
     if (inserted) {
         bySeqno_[entry.seqno] = entry;
         return;
     }
     // Move the key's node to its new seqno: no allocation on the hot path.
     auto node = bySeqno_.extract(it->second);
+    liveBytes_ -= node.mapped().size;
     node.key() = entry.seqno;
     node.mapped() = entry;
     bySeqno_.insert(std::move(node));
@@ -35,6 +37,7 @@ std::vector<IndexEntry> VBucketIndex::fromSeqno(Seqno from) const {
 void VBucketIndex::clear() {
     seqnoByKey_.clear();
     bySeqno_.clear();
+    liveBytes_ = 0;
 }
 
 }  // namespace kvexec::storage

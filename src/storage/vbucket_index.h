@@ -31,11 +31,15 @@ class VBucketIndex {
     // Every entry whose seqno is >= from, in seqno order.
     std::vector<IndexEntry> fromSeqno(Seqno from) const;
     std::size_t size() const noexcept { return bySeqno_.size(); }
+    // The bytes of the latest version's record of every key: what a
+    // compaction that purges no tombstone keeps of the file's documents.
+    std::uint64_t liveBytes() const noexcept { return liveBytes_; }
     void clear();
 
   private:
     std::unordered_map<std::string, Seqno> seqnoByKey_;
     std::map<Seqno, IndexEntry> bySeqno_;
+    std::uint64_t liveBytes_ = 0;
 };
 
 }  // namespace kvexec::storage

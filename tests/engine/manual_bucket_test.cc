@@ -435,6 +435,58 @@ TEST_F(ManualBucketTest, CompactionRunsOnAuxIOAndKeepsLiveDocuments) {
     EXPECT_EQ(bucket->observeSeqno(0).purgeSeqno, 22u);
 }
 
+// A file that is mostly old versions of its keys is compacted by itself,
+// on AuxIO after a save, once: the live documents and every tombstone
+// stay (no purge seqno: a replica behind must not have to start again).
+TEST_F(ManualBucketTest, AFileMostlyOfOldVersionsIsCompactedByItselfKeepingTombstones) {
+    config.compactionMinFileBytes = 8192;
+    config.compactionFragmentationPercent = 50;
+    reopen();
+    storeNow(*bucket, setRequest(0, "gone", "x"));
+    bucket->remove(RemoveRequest{0, "gone", 0, {}}, [](const MutationResult&) {});
+    settle();
+    const std::string value(200, 'v');
+    int saves = 0;
+    while (bucket->stats().autoCompactions == 0 && saves < 200) {
+        storeNow(*bucket, setRequest(0, "k", value + std::to_string(saves++)));
+        settle();  // one save each: the file grows by a version of "k"
+    }
+    const auto stats = bucket->stats();
+    ASSERT_EQ(stats.autoCompactions, 1u) << "after " << saves << " saves";
+    EXPECT_EQ(stats.compactions, 1u);
+    EXPECT_GE(saves, 20) << "compacted before half the file was stale";
+    EXPECT_GT(stats.compactionBytesReclaimed, 4096u);
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "0.kv.1"));
+    EXPECT_LT(std::filesystem::file_size(dir.path() / "0.kv.2"), 4096u);
+    EXPECT_EQ(bucket->observeSeqno(0).purgeSeqno, 0u);
+    reopen();
+    EXPECT_EQ(getNow(*bucket, 0, "k").item.value, value + std::to_string(saves - 1));
+    auto tombstone = pending<GetResult>();
+    bucket->getIncludingDeleted(0, DocKey{"gone"}, tombstone->callback());
+    ASSERT_TRUE(tombstone->done());
+    EXPECT_EQ(tombstone->result().status, Status::Success);
+    EXPECT_TRUE(tombstone->result().item.meta.deleted);
+}
+
+// Off (0), or below the minimum size, a file is never compacted by itself.
+TEST_F(ManualBucketTest, AutomaticCompactionOffOrBelowTheMinimumLeavesTheFile) {
+    config.compactionMinFileBytes = 8192;
+    config.compactionFragmentationPercent = 0;
+    reopen();
+    for (int i = 0; i < 100; ++i) {
+        storeNow(*bucket, setRequest(0, "k", std::string(200, 'v')));
+        settle();
+    }
+    EXPECT_GT(std::filesystem::file_size(dir.path() / "0.kv.1"), 8192u);
+    config.compactionFragmentationPercent = 50;
+    config.compactionMinFileBytes = std::uint64_t{1} << 30;
+    reopen();
+    storeNow(*bucket, setRequest(0, "k", "last"));
+    settle();
+    EXPECT_EQ(bucket->stats().compactions, 0u);
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "0.kv.1"));
+}
+
 TEST_F(ManualBucketTest, WarmupRestoresValuesCasSeqnosAndTombstones) {
     const auto a = storeNow(*bucket, setRequest(1, "a", "va"));
     storeNow(*bucket, setRequest(1, "gone", "x"));

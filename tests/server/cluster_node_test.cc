@@ -58,6 +58,17 @@ TEST(ClusterConfigTest, BadCombinationsAndValuesAreRefused) {
     }
 }
 
+TEST(ServerConfigTest, AnOptionTakesItsValueAfterItOrAfterAnEqualsSign) {
+    const ServerConfig c = parse({"--port=0", "--vbuckets", "8", "--compaction-threshold=0"});
+    EXPECT_EQ(c.port, 0);
+    EXPECT_EQ(c.vbuckets, 8u);
+    EXPECT_EQ(c.compactionThreshold, 0u);
+    EXPECT_EQ(parse({"--data-dir=/tmp/a=b"}).dataDir, "/tmp/a=b");
+    EXPECT_THROW(parse({"--port="}), std::invalid_argument);
+    EXPECT_THROW(parse({"--compaction-threshold=100"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--no-such-option=1"}), std::invalid_argument);
+}
+
 TEST(ServerConfigTest, TheTlsPortNeedsItsCertificateAndKeyAndTheyNeedIt) {
     EXPECT_FALSE(parse({}).tlsPort);
     const ServerConfig tls =

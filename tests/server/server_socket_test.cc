@@ -55,9 +55,10 @@ void expectServed(Client& client, const std::string& key) {
     EXPECT_EQ(got->value, "v-" + key);
 }
 
-// One counter of the text protocol's "stats".
-std::optional<std::uint64_t> statOf(Client& client, const std::string& name) {
-    if (!client.send("stats\r\n")) {
+// One counter of the text protocol's "stats" (of `group`; "": the default).
+std::optional<std::uint64_t> statOf(Client& client, const std::string& name,
+                                    const std::string& group = "") {
+    if (!client.send(group.empty() ? "stats\r\n" : "stats " + group + "\r\n")) {
         return std::nullopt;
     }
     std::optional<std::uint64_t> value;
@@ -96,6 +97,33 @@ class ServerSocketTest : public ::testing::Test {
     TempDir dir_;
     std::unique_ptr<ServerProcess> server_;
 };
+
+// A document written over and over leaves its old versions in its
+// vBucket's file; once they are --compaction-threshold percent of it, the
+// server compacts the file by itself: `stats file_cache` counts it, and
+// the document reads back, before and after a restart.
+TEST_F(ServerSocketTest, AFileOfOldVersionsIsCompactedInTheBackground) {
+    const std::vector<std::string> args = {"--compaction-threshold", "50",
+                                           "--compaction-min-file-bytes", "65536"};
+    start(args);
+    Client client(port());
+    const std::string value(1000, 'c');
+    int writes = 0;
+    const auto compactions = [&] { return statOf(client, "auto_compactions", "file_cache"); };
+    while (compactions() == 0u && writes < 5000) {
+        ASSERT_EQ(client.call(setRequest("doc", value + std::to_string(++writes)))->status,
+                  kSuccess);
+    }
+    ASSERT_GE(compactions().value_or(0), 1u) << "after " << writes << " writes";
+    EXPECT_GE(writes, 64) << "compacted below the minimum size";
+    EXPECT_GT(statOf(client, "compaction_bytes_reclaimed", "file_cache").value_or(0), 32768u);
+    const std::string last = value + std::to_string(writes);
+    EXPECT_EQ(client.call(request(Opcode::Get, "doc"))->value, last);
+    ASSERT_EQ(server_->stop(SIGTERM), 0);
+    start(args);
+    Client again(port());
+    EXPECT_EQ(again.call(request(Opcode::Get, "doc"))->value, last);
+}
 
 TEST_F(ServerSocketTest, UnknownMagicGetsInvalidArgumentsThenClose) {
     start();

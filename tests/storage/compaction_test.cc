@@ -94,6 +94,28 @@ TEST_F(CompactionTest, KeepsLatestVersionsAndPurgesOldTombstones) {
     EXPECT_EQ(reopened.highSeqno(0), 111u);
 }
 
+// liveBytes() is what a compaction that purges nothing keeps of the
+// file's records: the rest of fileSize() is old versions, commit records
+// and the header. It holds after a reopen, and the compacted file is
+// almost all of it.
+TEST_F(CompactionTest, LiveBytesAreWhatACompactionKeeps) {
+    KVStore store(config());
+    store.createVBucket(0);
+    fill(store);  // 20 keys, 5 versions each, 10 then deleted
+    const std::uint64_t live = store.liveBytes(0);
+    EXPECT_GT(live, 0u);
+    EXPECT_LT(live, store.fileSize(0) / 3) << "four of five versions are stale";
+    EXPECT_EQ(KVStore(config()).liveBytes(0), live);  // rebuilt by the loader
+
+    const auto result = store.compact(0);  // purges no tombstone
+    EXPECT_EQ(result.documentsKept, 20u);
+    EXPECT_EQ(store.liveBytes(0), live);
+    EXPECT_LT(store.fileSize(0) - live, store.fileSize(0) / 10)
+        << "left: the header and one commit record";
+    store.saveDocs(0, std::vector<Document>{doc(test::keyOf(12, "key"), "x", 111)});
+    EXPECT_LT(store.liveBytes(0), live) << "a shorter version replaces a longer one";
+}
+
 TEST_F(CompactionTest, HighSeqnoSurvivesPurgingEverything) {
     {
         KVStore store(config());

@@ -43,6 +43,7 @@ import zlib
 OK, FAILED, AMBIGUOUS = "ok", "failed", "ambiguous"
 
 OP_GET, OP_SET, OP_HELLO, OP_GET_REPLICA, OP_GET_CLUSTER_CONFIG = 0x00, 0x01, 0x1f, 0x83, 0xb5
+OP_STAT = 0x10
 
 STATUS_NAMES = {
     0x00: "SUCCESS", 0x01: "KEY_ENOENT", 0x02: "KEY_EEXISTS", 0x03: "E2BIG", 0x04: "EINVAL",
@@ -165,6 +166,21 @@ class Connection:
             extras = body[framing_len:framing_len + extras_len]
             value = body[framing_len + extras_len + key_len:]
             return status, extras, value, cas
+
+    def stats(self, group, timeout):
+        """One STAT group as {name: value}: responses until the empty key."""
+        self.opaque += 1
+        self.sock.settimeout(timeout)
+        self.sock.sendall(encode_request(OP_STAT, key=group.encode(), opaque=self.opaque))
+        out = {}
+        while True:
+            _, status, framing_len, key_len, extras_len, body_len, _, _ = \
+                decode_header(self._read(24))
+            body = self._read(body_len)
+            key = body[framing_len + extras_len:framing_len + extras_len + key_len]
+            if status != 0 or not key:
+                return out
+            out[key.decode()] = body[framing_len + extras_len + key_len:].decode()
 
     def close(self):
         try:

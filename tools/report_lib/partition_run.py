@@ -477,10 +477,31 @@ class PartitionRun:
                     self.log("NOT settled after the last heal: %s" % json.dumps(self.status()))
                 self.final_status = self.status()
                 self.finals, self.replica_mismatches = self.final_reads()
+                self.node_stats = self.collect_node_stats()
                 self.stop_cluster()
         finally:
             self.net = None
             shutil.rmtree(data, ignore_errors=True)
+
+    def collect_node_stats(self):
+        """What each node did besides answering: its compactions and its
+        replication links (kvexec's stats groups file_cache and replication)."""
+        out = {}
+        for name in NODES:
+            try:
+                conn = kvclient.Connection(self.node_address(name), 2.0)
+                try:
+                    stats = conn.stats("file_cache", 5.0)
+                    stats.update(conn.stats("replication", 5.0))
+                finally:
+                    conn.close()
+            except (OSError, kvclient.ProtocolError) as error:
+                stats = {"error": str(error)}
+            out[name] = {k: stats.get(k) for k in (
+                "compactions", "auto_compactions", "compaction_bytes_reclaimed",
+                "replication_tls", "replication_connections", "replication_breaks", "error")
+                if k in stats}
+        return out
 
     def final_reads(self):
         """Each key from its active (retried for up to 10 s), then from
@@ -557,6 +578,7 @@ class PartitionRun:
         stale, stale_nodes, (stalest, stalest_read) = partition_check.stale_reads(self.records)
         return {
             "seed": a.seed, "seconds": a.seconds, "tls": bool(a.tls), "schedule": schedule,
+            "node_stats": getattr(self, "node_stats", {}),
             "partitions": self.partitions,
             "partitions_by_kind": dict(Counter(p["kind"] for p in self.partitions)),
             "failovers_observed": len(failovers),
@@ -625,6 +647,17 @@ def render(summary, max_violations=10):
                                      summary["failovers_observed"], summary["leader_changes"],
                                      summary["vbucket_active_moves"],
                                      summary["map_updates_seen_by_clients"]))
+    nodes = summary.get("node_stats", {})
+    if nodes:
+        lines.append("nodes at the end: " + "; ".join(
+            "%s %s compactions (%s automatic, %s bytes back), replication tls %s, %s "
+            "connections, %s breaks" % (name, n.get("compactions", "?"),
+                                        n.get("auto_compactions", "?"),
+                                        n.get("compaction_bytes_reclaimed", "?"),
+                                        n.get("replication_tls", "?"),
+                                        n.get("replication_connections", "?"),
+                                        n.get("replication_breaks", "?"))
+            for name, n in sorted(nodes.items())))
     stale = summary["stale_reads"]
     if stale["count"]:
         r = stale["stalest"]

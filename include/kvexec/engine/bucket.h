@@ -126,6 +126,14 @@ struct BucketConfig {
     // beyond gets Busy); one not continued for the timeout is closed.
     std::size_t maxRangeScans = 128;
     std::chrono::milliseconds rangeScanIdleTimeout{60'000};
+    // Automatic compaction, as Couchbase's auto-compaction: after a save,
+    // a vBucket file of at least compactionMinFileBytes whose stale part
+    // (older versions of keys, commit records) is at least this percent of
+    // it is compacted on an AuxIO task, one at a time per vBucket. It
+    // keeps every tombstone: only compact() purges them, since a replica
+    // or DCP client behind the purge must then start again from 0. 0: off.
+    std::uint32_t compactionFragmentationPercent = 30;
+    std::uint64_t compactionMinFileBytes = std::uint64_t{1} << 20;
     // Seconds since the Unix epoch, for expiry and locks; null: the system
     // clock. Tests substitute their own.
     std::function<std::uint32_t()> unixTime;

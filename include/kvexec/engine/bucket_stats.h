@@ -49,6 +49,12 @@ struct BucketStats {
     std::uint64_t syncWritesAborted = 0;  // timeouts, flush failures, shutdown
     std::uint64_t streamsOpen = 0;
     std::uint64_t rangeScansOpen = 0;  // range_scan.h: created, not yet closed
+    // Compactions done (compact() and automatic; not those given up
+    // because the vBucket changed under them), the automatic ones among
+    // them, and the file bytes they gave back.
+    std::uint64_t compactions = 0;
+    std::uint64_t autoCompactions = 0;
+    std::uint64_t compactionBytesReclaimed = 0;
     // Only with BucketConfig::measureStreamNotify (0 otherwise): wakes of
     // stream tasks from the write path, and the nanoseconds spent in them.
     std::uint64_t streamNotifies = 0;

@@ -133,6 +133,10 @@ class KVStore {
     Revision revision(Vbid vbid) const;
     std::filesystem::path filePath(Vbid vbid) const;  // current revision's file
     std::uint64_t fileSize(Vbid vbid) const;          // bytes committed
+    // Bytes of the latest version of each key (tombstones included): the
+    // rest of fileSize() is older versions, commit records and the
+    // header, what a compaction gives back.
+    std::uint64_t liveBytes(Vbid vbid) const;
 
     std::size_t numVBuckets() const noexcept;
     SyncMode syncMode() const noexcept;
