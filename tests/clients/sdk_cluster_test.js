@@ -11,6 +11,8 @@
 // three nodes: its staged inserts (tombstones with xattrs) and their
 // revival reach the replicas.
 //   node sdk_cluster_test.js PORT0 PORT1 PORT2
+// With KVEXEC_TLS_CA set (sdk_cluster_tls_test.sh), the ports are the
+// nodes' TLS ports: couchbases://, trusting that certificate.
 // Prints one "N passed, M failed" line; exits non-zero on any failure.
 'use strict';
 const assert = require('assert');
@@ -21,11 +23,15 @@ const ports = process.argv.slice(2).map(Number);
 const KEYS = 200;
 const TIMEOUTS = { connectTimeout: 20000, kvTimeout: 10000 };
 
+const TLS_CA = process.env.KVEXEC_TLS_CA;
+
 async function connect(port) {
-  const cluster = await couchbase.connect(`couchbase://127.0.0.1:${port}`, {
+  const scheme = TLS_CA ? 'couchbases' : 'couchbase';
+  const cluster = await couchbase.connect(`${scheme}://127.0.0.1:${port}`, {
     username: process.env.KVEXEC_USER || 'Administrator',
     password: process.env.KVEXEC_PASSWORD || 'password',
     timeouts: TIMEOUTS,
+    ...(TLS_CA ? { security: { trustStorePath: TLS_CA } } : {}),
   });
   const bucket = cluster.bucket('default');
   return { cluster, bucket, collection: bucket.defaultCollection() };
