@@ -70,7 +70,10 @@ void DcpConsumer::open() {
     // The flag asks the other end to be the producer of this connection;
     // the consumer names itself with DCP_CONTROL consumer_name (DCP_OPEN's
     // value may carry a name only on a consumer's own open).
-    wire::encodeOpen(bytes, {kOpenOpaque, wire::kOpenProducer, options_.connectionName, {}});
+    // Xattrs are part of the document a replica keeps.
+    wire::encodeOpen(
+        bytes,
+        {kOpenOpaque, wire::kOpenProducer | wire::kOpenIncludeXattrs, options_.connectionName, {}});
     const std::string bufferSize = std::to_string(options_.bufferSize);
     const std::string noopInterval = std::to_string(options_.noopInterval.count());
     const std::pair<std::string_view, std::string_view> controls[] = {

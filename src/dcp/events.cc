@@ -1,5 +1,7 @@
 #include "dcp/events.h"
 
+#include <utility>
+
 #include "kvexec/engine/collections.h"
 #include "kvexec/engine/xattrs.h"
 #include "protocol/dcp.h"
@@ -22,6 +24,27 @@ std::optional<std::string> wireKey(const engine::Item& item, bool collections) {
     return item.key;
 }
 
+// The value and datatype a document travels with on this connection: its
+// xattrs only if asked for, its body unless NoValue. Both are views of
+// the item's value (the blob is its front, the body the rest).
+std::pair<std::string_view, std::uint8_t> valueFor(const engine::Item& item,
+                                                   const EncodeOptions& o) {
+    const std::uint8_t datatype = item.meta.datatype;
+    const std::string_view blob =
+        o.xattrs ? engine::xattrBlob(item.value, datatype) : std::string_view{};
+    std::uint8_t sent = blob.empty() ? datatype & ~engine::kDatatypeXattr : datatype;
+    if (o.body == BodyMode::Whole) {
+        if (blob.empty()) {
+            return {engine::documentBody(item.value, datatype), sent};
+        }
+        return {item.value, sent};
+    }
+    if (o.body == BodyMode::None) {
+        sent = blob.empty() ? 0 : engine::kDatatypeXattr;
+    }
+    return {blob, sent};
+}
+
 // The fields a mutation and a prepare share: a whole document.
 template <typename Message>
 Message documentMessage(const StreamEvent& event, const EncodeOptions& o, const std::string& key) {
@@ -30,21 +53,24 @@ Message documentMessage(const StreamEvent& event, const EncodeOptions& o, const 
     message.vbucket = o.vbucket;
     message.opaque = o.opaque;
     message.cas = meta.cas;
-    message.datatype = meta.datatype;
     message.bySeqno = meta.seqno;
     message.revSeqno = 1;
     message.flags = meta.flags;
     message.expiration = meta.expiry;
     message.key = key;
-    message.value = event.item.value;
+    const auto [value, datatype] = valueFor(event.item, o);
+    message.value = value;
+    message.datatype = datatype;
     return message;
 }
 
 // A tombstone's xattrs (the system ones a deletion or an expiry kept, or a
-// staged transaction's) travel with it, as Couchbase's do.
+// staged transaction's) travel with it, as Couchbase's do, to a consumer
+// that asked for xattrs.
 template <class Message>
-void attachTombstoneXattrs(Message& message, const StreamEvent& event) {
-    if ((event.item.meta.datatype & engine::kDatatypeXattr) != 0 && !event.item.value.empty()) {
+void attachTombstoneXattrs(Message& message, const StreamEvent& event, const EncodeOptions& o) {
+    if (o.xattrs && (event.item.meta.datatype & engine::kDatatypeXattr) != 0 &&
+        !event.item.value.empty()) {
         message.datatype = engine::kDatatypeXattr;
         message.value = event.item.value;
     }
@@ -55,13 +81,14 @@ void encodeDocument(std::string& out, const StreamEvent& event, const EncodeOpti
     const auto& meta = event.item.meta;
     if (meta.deleted) {
         wire::Deletion message;
+        message.format = o.deleteTimes ? wire::DeletionFormat::V2 : wire::DeletionFormat::V1;
         message.vbucket = o.vbucket;
         message.opaque = o.opaque;
         message.cas = meta.cas;
         message.bySeqno = meta.seqno;
         message.revSeqno = 1;
         message.key = key;
-        attachTombstoneXattrs(message, event);
+        attachTombstoneXattrs(message, event, o);
         wire::encodeDeletion(out, message);
         return;
     }
@@ -80,7 +107,7 @@ void encodeExpiration(std::string& out, const StreamEvent& event, const EncodeOp
     message.bySeqno = event.item.meta.seqno;
     message.revSeqno = 1;
     message.key = key;
-    attachTombstoneXattrs(message, event);
+    attachTombstoneXattrs(message, event, o);
     wire::encodeExpiration(out, message);
 }
 
@@ -106,11 +133,22 @@ void encodePrepare(std::string& out, const StreamEvent& event, const EncodeOptio
     message.deleted = event.item.meta.deleted;
     message.level = static_cast<protocol::DurabilityLevel>(event.level);
     message.key = key;
-    message.value = event.item.value;
     wire::encodePrepare(out, message);
 }
 
 }  // namespace
+
+EncodeOptions valueOptionsOf(std::uint32_t openFlags) {
+    EncodeOptions options;
+    options.xattrs = (openFlags & wire::kOpenIncludeXattrs) != 0;
+    options.deleteTimes = (openFlags & wire::kOpenIncludeDeleteTimes) != 0;
+    if ((openFlags & wire::kOpenNoValue) != 0) {
+        options.body = BodyMode::None;
+    } else if ((openFlags & wire::kOpenNoValueWithUnderlyingDatatype) != 0) {
+        options.body = BodyMode::NoneKeepDatatype;
+    }
+    return options;
+}
 
 bool encodeEvent(std::string& out, const StreamEvent& event, const EncodeOptions& options) {
     if (event.kind == StreamEventKind::Snapshot) {

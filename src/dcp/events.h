@@ -20,6 +20,11 @@
 
 namespace kvexec::dcp {
 
+// What of a document's value a message carries (DCP_OPEN's flags): the
+// body (the value without its xattrs), or none of it (NoValue: raw
+// datatype; NoValueWithUnderlyingDatatype: the document's datatype).
+enum class BodyMode : std::uint8_t { Whole, None, NoneKeepDatatype };
+
 struct EncodeOptions {
     std::uint16_t vbucket = 0;
     std::uint32_t opaque = 0;  // the stream's
@@ -27,7 +32,20 @@ struct EncodeOptions {
     bool syncWrites = true;    // prepares and aborts as such (else commits as mutations)
     bool expirations = false;  // expirations as DCP_EXPIRATION (else as deletions)
     bool markersV2_2 = false;  // disk snapshot markers in the v2.2 form (with the purge seqno)
+    // DCP_OPEN IncludeXattrs: documents' (and tombstones') xattrs travel,
+    // at the front of the value with the XATTR datatype bit; without, they
+    // are cut off. With no body, a value of xattrs alone, as kv_engine.
+    bool xattrs = true;
+    BodyMode body = BodyMode::Whole;
+    // DCP_OPEN IncludeDeleteTimes: deletions in the v2 form, with a delete
+    // time (0: this engine keeps none).
+    bool deleteTimes = false;
 };
+
+// The options DCP_OPEN's flags ask for (IncludeXattrs, NoValue,
+// NoValueWithUnderlyingDatatype, IncludeDeleteTimes); the other fields
+// keep their defaults.
+EncodeOptions valueOptionsOf(std::uint32_t openFlags);
 
 // Appends the message for `event`; false (nothing appended) when the
 // event is not for this connection (another collection without

@@ -291,8 +291,11 @@ void DcpProducer::onEvent(std::uint16_t vbucket, std::uint64_t generation,
     }
     auto& stream = *it->second;
     std::string bytes;
-    const EncodeOptions options{vbucket,     stream.opaque, options_.collections,
-                                syncWrites_, expirations_,  markersV2_2_};
+    EncodeOptions options{vbucket,     stream.opaque, options_.collections,
+                          syncWrites_, expirations_,  markersV2_2_};
+    options.xattrs = options_.xattrs;
+    options.body = options_.body;
+    options.deleteTimes = options_.deleteTimes;
     if (encodeEvent(bytes, event, options)) {
         unacked_ += bytes.size();
         appendLocked(std::move(bytes));

@@ -51,6 +51,7 @@
 #include <optional>
 #include <string>
 
+#include "dcp/events.h"
 #include "executor/thread_annotations.h"
 #include "kvexec/engine/bucket.h"
 #include "protocol/binary_request.h"
@@ -62,6 +63,12 @@ struct ProducerOptions {
     std::string connectionName;  // DCP_OPEN's key
     std::string consumerName;    // from DCP_OPEN's value; DCP_CONTROL may set it
     bool collections = true;     // the connection negotiated collections
+    // What of a document travels (DCP_OPEN's IncludeXattrs and NoValue
+    // flags, dcp::valueOptionsOf): by default all of it, as replication
+    // asks.
+    bool xattrs = true;
+    BodyMode body = BodyMode::Whole;
+    bool deleteTimes = false;  // DCP_OPEN IncludeDeleteTimes
 };
 
 class DcpProducer : public std::enable_shared_from_this<DcpProducer> {

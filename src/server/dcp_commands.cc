@@ -6,6 +6,7 @@
 
 #include <iostream>
 
+#include "dcp/events.h"
 #include "dcp/producer.h"
 #include "protocol/client_codec.h"
 #include "protocol/dcp.h"
@@ -30,6 +31,15 @@ std::string consumerNameOf(std::string_view json) {
         return {};
     }
     return doc["consumer_name"].get<std::string>();
+}
+
+// The producer a DCP_OPEN asks for: its names, and what of a document
+// its flags say travels.
+dcp::ProducerOptions producerOptions(const protocol::dcp::Open& open, bool collections) {
+    const auto values = dcp::valueOptionsOf(open.flags);
+    return {
+        std::string(open.name), consumerNameOf(open.json), collections, values.xattrs, values.body,
+        values.deleteTimes};
 }
 
 }  // namespace
@@ -66,9 +76,7 @@ void Connection::binaryDcpOpen(const Request& request) {
     std::weak_ptr<Connection> self = weak_from_this();
     FrontEnd* frontEnd = &frontEnd_;
     dcpProducer_ = std::make_shared<dcp::DcpProducer>(
-        *context_.bucket,
-        dcp::ProducerOptions{std::string(open->name), consumerNameOf(open->json), collections_},
-        [self, frontEnd] {
+        *context_.bucket, producerOptions(*open, collections_), [self, frontEnd] {
             frontEnd->post([self] {
                 if (const auto connection = self.lock()) {
                     connection->flushDcp();

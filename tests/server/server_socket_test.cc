@@ -21,6 +21,7 @@
 #include "kvexec/engine/vbucket_state.h"
 #include "protocol/binary_response.h"
 #include "protocol/client_codec.h"
+#include "protocol/dcp.h"
 #include "protocol/keys.h"
 #include "server_process.h"
 
@@ -587,10 +588,76 @@ TEST_F(ServerSocketTest, WithCredentialsOnlyTheHandshakeRunsBeforeAuthentication
 }
 
 // DCP_OPEN with the producer flag (DCP's 4-byte seqno 0 and flags).
-RawRequest dcpOpen(const std::string& name) {
+RawRequest dcpOpen(const std::string& name, std::uint32_t flags = protocol::dcp::kOpenProducer) {
     std::string extras(4, '\0');
-    extras += std::string("\0\0\0\x01", 4);
+    protocol::appendBe32(extras, flags);
     return request(Opcode::DcpOpen, name, extras);
+}
+
+// The DCP_MUTATION of seqno `seqno` from a producer opened with `flags`,
+// streaming the key's vBucket from 0; nullopt if none comes before the
+// deadline.
+std::optional<BinaryResponse> dcpMutation(std::uint16_t port, std::uint32_t flags,
+                                          const std::string& key, std::uint64_t seqno) {
+    Client dcp(port);
+    const auto opened = dcp.call(dcpOpen("observer:test", flags));
+    if (!opened || opened->status != kSuccess) {
+        return std::nullopt;
+    }
+    std::string streamRequest;
+    protocol::dcp::encodeStreamRequest(streamRequest, {protocol::vbucketOfKey(key, kVBuckets), 1, 0,
+                                                       0, ~std::uint64_t{0}, 0, 0, 0});
+    if (!dcp.send(streamRequest)) {
+        return std::nullopt;
+    }
+    while (auto message = dcp.readResponse()) {
+        if (message->opcode == static_cast<std::uint8_t>(Opcode::DcpMutation) &&
+            message->extras.size() >= 8 && protocol::readBe64(message->extras, 0) == seqno) {
+            return message;
+        }
+    }
+    return std::nullopt;
+}
+
+// A DCP client gets a document's xattrs only if its DCP_OPEN asked for
+// them (IncludeXattrs), and no value with NoValue, as from kv_engine:
+// without the flag, the mutation carries the body alone, and no XATTR
+// datatype bit that would make the client read it as a blob.
+TEST_F(ServerSocketTest, DcpSendsAsMuchOfADocumentAsDcpOpenAskedFor) {
+    start();
+    Client client(port());
+    std::string features;
+    protocol::appendBe16(features, 0x06);  // Xattr
+    ASSERT_EQ(client.call(request(Opcode::Hello, "xattrs", "", features))->status, kSuccess);
+    // Seqno 1 makes the document with an xattr (mkdoc); seqno 2 sets its
+    // body, which keeps the xattr.
+    RawRequest upsert =
+        request(Opcode::SubdocDictUpsert, "doc", std::string{0, 8, 0x04 | 0x01, 0x01}, "meta.rev1");
+    upsert.vbucket = protocol::vbucketOfKey("doc", kVBuckets);
+    ASSERT_EQ(client.call(upsert)->status, kSuccess);
+    RawRequest set = setRequest("doc", R"({"a":1})");
+    set.vbucket = upsert.vbucket;
+    ASSERT_EQ(client.call(set)->status, kSuccess);
+
+    namespace wire = protocol::dcp;
+    const auto whole =
+        dcpMutation(port(), wire::kOpenProducer | wire::kOpenIncludeXattrs, "doc", 2);
+    ASSERT_TRUE(whole.has_value());
+    EXPECT_NE(whole->datatype & 0x04, 0) << "no XATTR bit";
+    EXPECT_NE(whole->value.find("meta"), std::string::npos);
+    EXPECT_TRUE(whole->value.ends_with(R"({"a":1})"));
+
+    const auto body = dcpMutation(port(), wire::kOpenProducer, "doc", 2);
+    ASSERT_TRUE(body.has_value());
+    EXPECT_EQ(body->value, R"({"a":1})");
+    EXPECT_EQ(body->datatype, whole->datatype & ~0x04);
+
+    const auto none = dcpMutation(port(), wire::kOpenProducer | wire::kOpenNoValue, "doc", 2);
+    ASSERT_TRUE(none.has_value());
+    EXPECT_EQ(none->value, "");
+    EXPECT_EQ(none->datatype, 0);
+    EXPECT_EQ(none->key, "doc");
+    EXPECT_EQ(none->cas, whole->cas);
 }
 
 TEST_F(ServerSocketTest, DcpOpenNeedsTheNodesCredentialsAndMalformedDcpClosesOnlyThatConnection) {
