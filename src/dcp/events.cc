@@ -41,6 +41,8 @@ std::pair<std::string_view, std::uint8_t> valueFor(const engine::Item& item,
     }
     if (o.body == BodyMode::None) {
         sent = blob.empty() ? 0 : engine::kDatatypeXattr;
+    } else {
+        sent = datatype;  // NoneKeepDatatype: the document's, as kv_engine (MB-31967)
     }
     return {blob, sent};
 }

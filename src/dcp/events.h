@@ -22,7 +22,8 @@ namespace kvexec::dcp {
 
 // What of a document's value a message carries (DCP_OPEN's flags): the
 // body (the value without its xattrs), or none of it (NoValue: raw
-// datatype; NoValueWithUnderlyingDatatype: the document's datatype).
+// datatype; NoValueWithUnderlyingDatatype: the document's datatype, its
+// XATTR bit included whether or not the xattrs travel).
 enum class BodyMode : std::uint8_t { Whole, None, NoneKeepDatatype };
 
 struct EncodeOptions {

@@ -16,6 +16,10 @@
 namespace kvexec::engine {
 namespace {
 
+// After a failed automatic compaction (a full or failing disk), the
+// vBucket's next one waits this long rather than start at every save.
+constexpr std::chrono::seconds kCompactionRetryAfterFailure{10};
+
 // Items per saveDocs; the rest of a long dirty queue goes in the next one,
 // so one vBucket does not hold the lock (copying) or the flusher for long.
 constexpr std::size_t kMaxBatchItems = 10'000;
@@ -279,7 +283,9 @@ void BucketImpl::compact(Vbid vbid, StatusCallback done) {
 // On the flusher, after a save: two numbers the store keeps, no I/O.
 void BucketImpl::maybeCompact(VBucket& vb) {
     const std::uint64_t percent = config_.compactionFragmentationPercent;
-    if (percent == 0 || vb.autoCompacting.load(std::memory_order_relaxed)) {
+    if (percent == 0 || vb.autoCompacting.load(std::memory_order_relaxed) ||
+        steadyNow().time_since_epoch().count() <
+            vb.autoCompactionNotBefore.load(std::memory_order_relaxed)) {
         return;
     }
     std::uint64_t size = 0, live = 0;
@@ -296,8 +302,15 @@ void BucketImpl::maybeCompact(VBucket& vb) {
     if (vb.autoCompacting.exchange(true, std::memory_order_acq_rel)) {
         return;
     }
-    scheduleCompaction(
-        vb.id, false, [&vb](Status) { vb.autoCompacting.store(false, std::memory_order_release); });
+    scheduleCompaction(vb.id, false, [this, &vb](Status status) {
+        if (status == Status::Internal) {
+            // A disk that is full or failing: not again at every save.
+            vb.autoCompactionNotBefore.store(
+                (steadyNow() + kCompactionRetryAfterFailure).time_since_epoch().count(),
+                std::memory_order_relaxed);
+        }
+        vb.autoCompacting.store(false, std::memory_order_release);
+    });
 }
 
 void BucketImpl::scheduleCompaction(Vbid vbid, bool purgeTombstones, StatusCallback done) {
@@ -306,7 +319,7 @@ void BucketImpl::scheduleCompaction(Vbid vbid, bool purgeTombstones, StatusCallb
         done(Status::TempFail);
         return;
     }
-    auto body = [this, vbid, purgeTombstones, done = std::move(done)](LambdaTask&) {
+    auto body = [this, vbid, purgeTombstones, done](LambdaTask&) {
         Seqno purgeBefore = 0;
         bool purgeMoved = false;
         if (purgeTombstones) {
@@ -334,8 +347,14 @@ void BucketImpl::scheduleCompaction(Vbid vbid, bool purgeTombstones, StatusCallb
         done(status);
         return false;
     };
-    pool_.schedule(std::make_shared<LambdaTask>(
-        *this, TaskType::AuxIO, "Compaction vb:" + std::to_string(vbid), std::move(body)));
+    try {
+        pool_.schedule(std::make_shared<LambdaTask>(
+            *this, TaskType::AuxIO, "Compaction vb:" + std::to_string(vbid), std::move(body)));
+    } catch (const std::logic_error&) {
+        // The bucket began to shut down after the check above: the pool
+        // takes no more of its tasks (a flusher must not die of it).
+        done(Status::TempFail);
+    }
 }
 
 void BucketImpl::countCompaction(const storage::CompactionResult& result, bool automatic) {

@@ -156,8 +156,10 @@ class VBucket {
     const Vbid id;
     // Set while the vBucket sits in its shard's ready queue (flusher.h).
     std::atomic<bool> inReadyQueue{false};
-    // Set while an automatic compaction of its file is queued or runs.
+    // Set while an automatic compaction of its file is queued or runs;
+    // after one failed, none starts before this time (steady clock, ns).
     std::atomic<bool> autoCompacting{false};
+    std::atomic<std::int64_t> autoCompactionNotBefore{0};
     // Set while the vBucket is queued for the completion task.
     bool inCompletionQueue GUARDED_BY(mutex) = false;
 

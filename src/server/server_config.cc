@@ -24,6 +24,14 @@ T number(const std::string& option, const std::string& text, T min, T max) {
     return value;
 }
 
+// An empty file name would read as "not given" (TLS silently off).
+std::string fileName(const std::string& option, const std::string& text) {
+    if (text.empty()) {
+        throw std::invalid_argument(option + ": expected a file name, got an empty one");
+    }
+    return text;
+}
+
 bool onOff(const std::string& option, const std::string& text) {
     if (text == "on") {
         return true;
@@ -187,11 +195,11 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
         } else if (option == "--mgmt-tls-port") {
             c.mgmtTlsPort = number<std::uint16_t>(option, v, 0, 65535);
         } else if (option == "--tls-cert") {
-            c.tlsCert = v;
+            c.tlsCert = fileName(option, v);
         } else if (option == "--tls-key") {
-            c.tlsKey = v;
+            c.tlsKey = fileName(option, v);
         } else if (option == "--cluster-tls-ca") {
-            c.clusterTlsCa = v;
+            c.clusterTlsCa = fileName(option, v);
         } else if (option == "--data-dir") {
             c.dataDir = v;
         } else if (option == "--bucket") {
@@ -210,7 +218,9 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
         } else if (option == "--compaction-threshold") {
             c.compactionThreshold = number<std::uint32_t>(option, v, 0, 99);
         } else if (option == "--compaction-min-file-bytes") {
-            c.compactionMinFileBytes = number<std::uint64_t>(option, v, 0, std::uint64_t{1} << 40);
+            // Smaller, a file's header and commit record alone look stale.
+            c.compactionMinFileBytes =
+                number<std::uint64_t>(option, v, 4096, std::uint64_t{1} << 40);
         } else if (option == "--backend") {
             if (v != "wheel" && v != "classic") {
                 throw std::invalid_argument("--backend: expected wheel or classic, got '" + v +

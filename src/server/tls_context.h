@@ -43,7 +43,8 @@ class TlsContext {
 
 // The client side: peers must present a certificate that the CA file
 // (PEM, one or more certificates) signed, issued to the address the
-// node dials (an IP address in its subjectAltName, or a DNS name).
+// node dials (an IP address in its subjectAltName; a DNS name is checked
+// and sent as SNI, though the replication client dials IP addresses only).
 class TlsClientContext {
   public:
     // Throws std::runtime_error naming the file and OpenSSL's reason when

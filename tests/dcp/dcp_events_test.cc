@@ -90,7 +90,8 @@ TEST(DcpEventsTest, NoValueSendsNothingOrTheXattrsAloneAndSaysSoInTheDatatype) {
     const auto underlying =
         sent(event, valueOptionsOf(wire::kOpenProducer | wire::kOpenNoValueWithUnderlyingDatatype));
     EXPECT_EQ(underlying.item.value, "");
-    EXPECT_EQ(underlying.item.meta.datatype, kDatatypeJson);
+    EXPECT_EQ(underlying.item.meta.datatype, kDatatypeXattr | kDatatypeJson)
+        << "the document's datatype, as kv_engine";
     const auto xattrsOnly = sent(
         event, valueOptionsOf(wire::kOpenProducer | wire::kOpenNoValue | wire::kOpenIncludeXattrs));
     EXPECT_EQ(xattrsOnly.item.value, kBlob);

@@ -128,5 +128,40 @@ TEST_F(FaultInjectionTest, FailedFdatasyncAcknowledgesNothing) {
     ops->clear();
 }
 
+// An automatic compaction that fails (the disk refuses its switch) leaves
+// the file as it was, and the vBucket's next one waits 10 s instead of
+// starting again at every save; then it runs and succeeds.
+TEST_F(FaultInjectionTest, AFailedAutomaticCompactionWaitsBeforeTheNextOne) {
+    Clock::time_point now{};
+    config.steadyTime = [&now] { return now; };
+    config.compactionMinFileBytes = 4096;
+    config.compactionFragmentationPercent = 50;
+    bucket.reset();
+    open();
+    const auto save = [&](int i) {
+        storeNow(*bucket, setRequest(0, "k", std::string(300, 'v') + std::to_string(i)));
+        pool.runReady(TaskType::Writer);
+    };
+    ops->failNext(FaultyFileOps::Op::Rename, ENOSPC);  // the compaction's switch
+    int i = 0;
+    std::size_t ran = 0;
+    while (ran == 0 && i < 100) {
+        save(i++);
+        ran = pool.runReady(TaskType::AuxIO);
+    }
+    ASSERT_EQ(ran, 1u) << "no compaction after " << i << " saves";
+    EXPECT_EQ(bucket->stats().compactions, 0u) << "the switch should have failed";
+    EXPECT_EQ(ops->calls(FaultyFileOps::Op::Rename), 1u);
+    for (int more = 0; more < 5; ++more) {
+        save(i++);
+        EXPECT_EQ(pool.runReady(TaskType::AuxIO), 0u) << "compacting again at once";
+    }
+    now += std::chrono::seconds(11);
+    save(i++);
+    EXPECT_EQ(pool.runReady(TaskType::AuxIO), 1u);
+    EXPECT_EQ(bucket->stats().autoCompactions, 1u);
+    EXPECT_EQ(getNow(*bucket, 0, "k").item.value, std::string(300, 'v') + std::to_string(i - 1));
+}
+
 }  // namespace
 }  // namespace kvexec::engine

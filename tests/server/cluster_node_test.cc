@@ -66,6 +66,7 @@ TEST(ServerConfigTest, AnOptionTakesItsValueAfterItOrAfterAnEqualsSign) {
     EXPECT_EQ(parse({"--data-dir=/tmp/a=b"}).dataDir, "/tmp/a=b");
     EXPECT_THROW(parse({"--port="}), std::invalid_argument);
     EXPECT_THROW(parse({"--compaction-threshold=100"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--compaction-min-file-bytes=0"}), std::invalid_argument);
     EXPECT_THROW(parse({"--no-such-option=1"}), std::invalid_argument);
 }
 
@@ -108,6 +109,10 @@ TEST(ClusterConfigTest, ReplicationOverTlsNeedsAClusterAndATlsPort) {
     EXPECT_EQ(parse(with(member, tlsPort)).clusterTlsCa, "");
     EXPECT_THROW(parse(with(member, ca)), std::invalid_argument);   // no TLS port
     EXPECT_THROW(parse(with(tlsPort, ca)), std::invalid_argument);  // a single node
+    // Empty, as from an unset shell variable: refused, never TLS silently off.
+    EXPECT_THROW(parse(with(with(member, tlsPort), {"--cluster-tls-ca="})), std::invalid_argument);
+    EXPECT_THROW(parse(with(member, {"--tls-port", "0", "--tls-cert", "", "--tls-key", "k.pem"})),
+                 std::invalid_argument);
     EXPECT_NE(usage().find("--cluster-tls-ca"), std::string::npos);
 }
 

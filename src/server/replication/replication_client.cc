@@ -72,12 +72,12 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
 
     void connect() {
         shutdown();
-        client_.connections_.fetch_add(1, std::memory_order_relaxed);
         const bool tls = client_.settings_.tls != nullptr;
         const std::uint16_t port = tls ? peer_.tlsPort : peer_.port;
         if (port == 0) {
             return fail(peer_.node + " advertises no TLS port (kvSSL)");
         }
+        client_.connections_.fetch_add(1, std::memory_order_relaxed);
         bev_ = tls ? tlsBufferevent()
                    : bufferevent_socket_new(client_.loop_.base(), -1, BEV_OPT_CLOSE_ON_FREE);
         if (bev_ == nullptr) {
@@ -85,6 +85,11 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
         }
         bufferevent_setcb(bev_, &Link::onRead, nullptr, &Link::onEvent, this);
         bufferevent_enable(bev_, EV_READ | EV_WRITE);
+        // Until DCP runs (and its noops tell a silent peer), a peer that
+        // accepts and then answers nothing (the TLS handshake, HELLO, SASL)
+        // is given up on after the handshake timeout.
+        const timeval handshake = delayOf(client_.settings_.handshakeTimeout);
+        bufferevent_set_timeouts(bev_, &handshake, nullptr);
         const std::string address = protocol::hostPort(peer_.host, port);
         sockaddr_storage storage{};
         int length = sizeof(storage);
@@ -135,13 +140,10 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
         if (session == nullptr) {
             return nullptr;
         }
-        // With BEV_OPT_CLOSE_ON_FREE the bufferevent frees the session too.
-        bufferevent* bev = bufferevent_openssl_socket_new(
-            client_.loop_.base(), -1, session, BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
-        if (bev == nullptr) {
-            SSL_free(session);
-        }
-        return bev;
+        // With BEV_OPT_CLOSE_ON_FREE the bufferevent owns the session from
+        // here, even when it cannot be made (libevent frees it then).
+        return bufferevent_openssl_socket_new(client_.loop_.base(), -1, session,
+                                              BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
     }
 
     static void onEvent(bufferevent* bev, short what, void* self) {
@@ -157,6 +159,9 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
     // handshake error), else the socket's error, else the peer's close.
     static std::string reasonOf(bufferevent* bev, short what) {
         const int socketError = EVUTIL_SOCKET_ERROR();
+        if ((what & BEV_EVENT_TIMEOUT) != 0) {
+            return ": no answer before the handshake timeout";
+        }
         if (SSL* session = bufferevent_openssl_get_ssl(bev)) {
             std::vector<unsigned long> errors;
             while (const unsigned long error = bufferevent_get_openssl_error(bev)) {
@@ -235,6 +240,8 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
 
     void startDcp() {
         phase_ = Phase::Dcp;
+        bufferevent_set_timeouts(bev_, nullptr, nullptr);  // the noops watch the peer now
+        lastLogged_.clear();                               // a new failure is news again
         std::weak_ptr<Link> self = weak_from_this();
         FrontEnd* loop = &client_.loop_;
         const auto& settings = client_.settings_;
@@ -304,7 +311,10 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
 
     // Drops the connection and tries again after the delay.
     void fail(const std::string& why) {
-        std::cerr << "kvexec replication: " << why << "; retrying\n";
+        if (why != lastLogged_) {  // a peer that keeps failing alike is logged once
+            std::cerr << "kvexec replication: " << why << "; retrying\n";
+            lastLogged_ = why;
+        }
         client_.broke(why);
         shutdown();
         retry_ = evtimer_new(client_.loop_.base(), &Link::onRetry, this);
@@ -320,6 +330,7 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
     event* retry_ = nullptr;
     event* streamRetry_ = nullptr;
     Phase phase_ = Phase::Hello;
+    std::string lastLogged_;  // the last failure written to stderr
     std::shared_ptr<dcp::DcpConsumer> consumer_;
 };
 
@@ -414,9 +425,12 @@ ReplicationCounters ReplicationClient::counters() const {
 }
 
 void ReplicationClient::broke(const std::string& why) {
-    breaks_.fetch_add(1, std::memory_order_relaxed);
-    kvexec::detail::MutexLock lock(mutex_);
-    lastBreak_ = why;
+    {
+        kvexec::detail::MutexLock lock(mutex_);
+        lastBreak_ = why;
+    }
+    breaks_.fetch_add(1,
+                      std::memory_order_relaxed);  // after: a reader of the count finds the reason
 }
 
 ReplicationReport ReplicationClient::report() const {

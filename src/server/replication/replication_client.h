@@ -66,6 +66,9 @@ struct ReplicationSettings {
     const TlsClientContext* tls = nullptr;      // non-null: to the peers' TLS ports
     std::size_t bufferSize = std::size_t{10} << 20;
     std::chrono::milliseconds reconnectDelay{500};
+    // How long a new connection may take to finish its TLS handshake,
+    // HELLO and SASL before it is dropped and made again.
+    std::chrono::milliseconds handshakeTimeout{10'000};
 };
 
 class ReplicationClient {
