@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <random>
 #include <thread>
@@ -50,12 +51,21 @@ BucketConfig crashConfig(const test::TempDir& dir) {
     return config;
 }
 
-// The child: writes keys first, first+1, ... keeping kInFlight pending, and
+// What a child writes: write n sets key(n) to value(n), PersistToMajority,
+// in a bucket of config(dir).
+struct Workload {
+    BucketConfig (*config)(const test::TempDir&);
+    std::string (*key)(std::uint64_t);
+    std::string (*value)(std::uint64_t);
+};
+
+// The child: writes n = first, first+1, ... keeping kInFlight pending, and
 // writes an Ack for each success. Never returns.
-[[noreturn]] void runChild(const test::TempDir& dir, int ackFd, std::uint64_t first) {
+[[noreturn]] void runChild(const Workload& workload, const test::TempDir& dir, int ackFd,
+                           std::uint64_t first) {
     try {
         auto pool = ExecutorPool::create(Backend::Wheel);
-        auto bucket = Bucket::open(*pool, crashConfig(dir));
+        auto bucket = Bucket::open(*pool, workload.config(dir));
         while (bucket->warmupProgress().state == WarmupState::Running) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
@@ -65,20 +75,51 @@ BucketConfig crashConfig(const test::TempDir& dir) {
                 std::this_thread::sleep_for(std::chrono::microseconds(100));
             }
             inFlight.fetch_add(1);
-            bucket->store(
-                test::setRequest(vbOf(n), keyOf(n), valueOf(n), DurabilityLevel::PersistToMajority),
-                [&inFlight, ackFd, n](const MutationResult& r) {
-                    if (r.status == Status::Success) {
-                        const Ack ack{n, r.cas};
-                        if (::write(ackFd, &ack, sizeof ack) != sizeof ack) {
-                            ::_exit(3);
-                        }
-                    }
-                    inFlight.fetch_sub(1);
-                });
+            bucket->store(test::setRequest(vbOf(n), workload.key(n), workload.value(n),
+                                           DurabilityLevel::PersistToMajority),
+                          [&inFlight, ackFd, n](const MutationResult& r) {
+                              if (r.status == Status::Success) {
+                                  const Ack ack{n, r.cas};
+                                  if (::write(ackFd, &ack, sizeof ack) != sizeof ack) {
+                                      ::_exit(3);
+                                  }
+                              }
+                              inFlight.fetch_sub(1);
+                          });
         }
     } catch (...) {
         ::_exit(2);
+    }
+}
+
+// kRounds rounds over one directory, seeded by `seed`: the workload's
+// child is killed after 1 to maxReports acknowledgements (at once, or
+// within 5 ms), each Ack goes to `acknowledged`, then `verify` checks the
+// directory. Stops at the first failure, naming the seed and round.
+void crashRounds(const Workload& workload, const test::TempDir& dir, std::uint64_t seed,
+                 std::size_t maxReports, const std::function<void(const Ack&)>& acknowledged,
+                 const std::function<void()>& verify) {
+    std::mt19937_64 rng(seed);
+    std::uint64_t next = 1;
+    for (int round = 0; round < kRounds; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        const auto crash =
+            kvexec::test::crashRound<Ack>(rng, maxReports, std::chrono::microseconds(5000),
+                                          [&](int fd) { runChild(workload, dir, fd, next); });
+        ASSERT_TRUE(crash.forked);
+        ASSERT_TRUE(crash.aliveAtKill && WIFSIGNALED(crash.status))
+            << "child ended early, status " << crash.status;
+        for (const auto& ack : crash.reports) {
+            acknowledged(ack);
+            next = std::max(next, ack.number + 1);
+        }
+        next += kInFlight;  // writes that may be on disk unacknowledged: not reused
+        verify();
+        if (::testing::Test::HasFailure()) {
+            std::fprintf(stderr, "engine crash test failed: KVEXEC_CRASH_SEED=%llu round %d\n",
+                         static_cast<unsigned long long>(seed), round);
+            return;
+        }
     }
 }
 
@@ -103,29 +144,13 @@ TEST(EngineCrashTest, EveryAcknowledgedDurableWriteSurvivesSigkill) {
 #endif
     const std::uint64_t seed = kvexec::test::crashSeed();
     SCOPED_TRACE("KVEXEC_CRASH_SEED=" + std::to_string(seed));
-    std::mt19937_64 rng(seed);
     test::TempDir dir;
     std::map<std::uint64_t, std::uint64_t> acked;  // key number -> CAS
-    std::uint64_t next = 1;
-    for (int round = 0; round < kRounds; ++round) {
-        SCOPED_TRACE("round " + std::to_string(round));
-        // Killed at a random moment: at once, or within 5 ms.
-        const auto crash = kvexec::test::crashRound<Ack>(rng, 60, std::chrono::microseconds(5000),
-                                                         [&](int fd) { runChild(dir, fd, next); });
-        ASSERT_TRUE(crash.forked);
-        ASSERT_TRUE(crash.aliveAtKill && WIFSIGNALED(crash.status))
-            << "child ended early, status " << crash.status;
-        for (const auto& ack : crash.reports) {
-            acked[ack.number] = ack.cas;
-            next = std::max(next, ack.number + 1);
-        }
-        next += kInFlight;  // keys that may be on disk unacknowledged: not reused
-        verify(dir, acked);
-        if (HasFailure()) {
-            std::fprintf(stderr, "engine crash test failed: KVEXEC_CRASH_SEED=%llu round %d\n",
-                         static_cast<unsigned long long>(seed), round);
-            return;
-        }
+    crashRounds(
+        {crashConfig, keyOf, valueOf}, dir, seed, 60,
+        [&](const Ack& ack) { acked[ack.number] = ack.cas; }, [&] { verify(dir, acked); });
+    if (HasFailure()) {
+        return;
     }
     std::printf("engine crash test: seed %llu, %d rounds, %zu acknowledged writes verified\n",
                 static_cast<unsigned long long>(seed), kRounds, acked.size());
@@ -145,36 +170,6 @@ BucketConfig compactingConfig(const test::TempDir& dir) {
     config.compactionMinFileBytes = 16 << 10;
     config.compactionFragmentationPercent = 30;
     return config;
-}
-
-[[noreturn]] void runOverwritingChild(const test::TempDir& dir, int ackFd, std::uint64_t first) {
-    try {
-        auto pool = ExecutorPool::create(Backend::Wheel);
-        auto bucket = Bucket::open(*pool, compactingConfig(dir));
-        while (bucket->warmupProgress().state == WarmupState::Running) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-        std::atomic<std::size_t> inFlight{0};
-        for (std::uint64_t n = first;; ++n) {
-            while (inFlight.load() >= kInFlight) {
-                std::this_thread::sleep_for(std::chrono::microseconds(100));
-            }
-            inFlight.fetch_add(1);
-            bucket->store(test::setRequest(vbOf(n), versionedKey(n), versionedValue(n),
-                                           DurabilityLevel::PersistToMajority),
-                          [&inFlight, ackFd, n](const MutationResult& r) {
-                              if (r.status == Status::Success) {
-                                  const Ack ack{n, r.cas};
-                                  if (::write(ackFd, &ack, sizeof ack) != sizeof ack) {
-                                      ::_exit(3);
-                                  }
-                              }
-                              inFlight.fetch_sub(1);
-                          });
-        }
-    } catch (...) {
-        ::_exit(2);
-    }
 }
 
 // Each key holds its last acknowledged version, with its CAS, or a later
@@ -220,32 +215,19 @@ TEST(EngineCrashTest, AcknowledgedOverwritesSurviveSigkillWhileFilesAreCompacted
 #endif
     const std::uint64_t seed = kvexec::test::crashSeed();
     SCOPED_TRACE("KVEXEC_CRASH_SEED=" + std::to_string(seed));
-    std::mt19937_64 rng(seed);
     test::TempDir dir;
     std::map<Vbid, Ack> latest;  // each key's last acknowledged version
-    std::uint64_t next = 1;
-    for (int round = 0; round < kRounds; ++round) {
-        SCOPED_TRACE("round " + std::to_string(round));
-        const auto crash =
-            kvexec::test::crashRound<Ack>(rng, 400, std::chrono::microseconds(5000),
-                                          [&](int fd) { runOverwritingChild(dir, fd, next); });
-        ASSERT_TRUE(crash.forked);
-        ASSERT_TRUE(crash.aliveAtKill && WIFSIGNALED(crash.status))
-            << "child ended early, status " << crash.status;
-        for (const auto& ack : crash.reports) {
+    crashRounds(
+        {compactingConfig, versionedKey, versionedValue}, dir, seed, 400,
+        [&](const Ack& ack) {
             auto& held = latest[vbOf(ack.number)];
             if (ack.number >= held.number) {
                 held = ack;
             }
-            next = std::max(next, ack.number + 1);
-        }
-        next += kInFlight;  // versions that may be on disk unacknowledged: not reused
-        verifyLatest(dir, latest);
-        if (HasFailure()) {
-            std::fprintf(stderr, "engine crash test failed: KVEXEC_CRASH_SEED=%llu round %d\n",
-                         static_cast<unsigned long long>(seed), round);
-            return;
-        }
+        },
+        [&] { verifyLatest(dir, latest); });
+    if (HasFailure()) {
+        return;
     }
     EXPECT_GE(highestRevision(dir), 2u) << "no compaction switched a file: the test proved little";
     std::printf("engine overwrite crash test: seed %llu, %d rounds, highest file revision %llu\n",
