@@ -122,7 +122,7 @@ void Connection::respondError(const Request& request, Status status, std::string
 }
 
 void Connection::respondUnknown(const Request& request, Status status) {
-    nlohmann::json body = {{"manifest_uid", engine::hexId(context_.bucket->manifestUid())}};
+    nlohmann::json body = {{"manifest_uid", engine::hexId(bucket().manifestUid())}};
     if (xerror_) {
         body["error"] = {
             {"context", status == Status::UnknownScope ? "unknown scope" : "unknown collection"}};
@@ -293,8 +293,8 @@ void Connection::executeBinary(const Request& request) {
         case Opcode::UnlockKey:
             return binaryUnlock(request);
         case Opcode::GetCollectionsManifest:
-            return respond(request, Status::Success, {}, {}, context_.bucket->manifest().toJson(),
-                           0, protocol::kDatatypeJson);
+            return respond(request, Status::Success, {}, {}, bucket().manifest().toJson(), 0,
+                           protocol::kDatatypeJson);
         case Opcode::GetCollectionId:
             return binaryCollectionId(request);
         case Opcode::GetScopeId:
@@ -329,7 +329,7 @@ void Connection::binaryGet(const Request& request) {
     // `request`, and it is small enough for std::function to hold without
     // allocating.
     callEngine([&] {
-        context_.bucket->get(vbid, std::move(key), [this, &request](const engine::GetResult& r) {
+        bucket().get(vbid, std::move(key), [this, &request](const engine::GetResult& r) {
             assert(inEngineCall_ && "kvexec/engine/bucket.h: reads complete inline");
             answerGet(request, r);
         });
@@ -371,7 +371,7 @@ void Connection::binaryGetReplica(const Request& request) {
         respond(request, Status::Success, be32(r.item.meta.flags), "", documentBody(r.item),
                 r.item.meta.cas, clientDatatype(r.item));
     });
-    callEngine([&] { context_.bucket->getReplica(vbid, std::move(key), std::move(done)); });
+    callEngine([&] { bucket().getReplica(vbid, std::move(key), std::move(done)); });
 }
 
 void Connection::binaryStore(const Request& request) {
@@ -405,7 +405,7 @@ void Connection::binaryStore(const Request& request) {
                 respond(request, Status::Success, mutationExtras(r.token), {}, {}, r.cas);
             }
         });
-    callEngine([&] { context_.bucket->store(std::move(store), std::move(done)); });
+    callEngine([&] { bucket().store(std::move(store), std::move(done)); });
 }
 
 void Connection::binaryDelete(const Request& request) {
@@ -431,7 +431,7 @@ void Connection::binaryDelete(const Request& request) {
                 respond(request, Status::Success, mutationExtras(r.token));
             }
         });
-    callEngine([&] { context_.bucket->remove(std::move(remove), std::move(done)); });
+    callEngine([&] { bucket().remove(std::move(remove), std::move(done)); });
 }
 
 void Connection::binaryArithmetic(const Request& request) {
@@ -461,7 +461,7 @@ void Connection::binaryArithmetic(const Request& request) {
                 respond(request, Status::Success, mutationExtras(r.token), {}, value, r.cas);
             }
         });
-    callEngine([&] { context_.bucket->arithmetic(std::move(arithmetic), std::move(done)); });
+    callEngine([&] { bucket().arithmetic(std::move(arithmetic), std::move(done)); });
 }
 
 void Connection::binaryTouch(const Request& request) {
@@ -485,7 +485,7 @@ void Connection::binaryTouch(const Request& request) {
         respond(request, Status::Success, be32(r.item.meta.flags), {}, documentBody(r.item),
                 r.item.meta.cas, clientDatatype(r.item));
     });
-    callEngine([&] { context_.bucket->touch(vbid, std::move(key), expiry, std::move(done)); });
+    callEngine([&] { bucket().touch(vbid, std::move(key), expiry, std::move(done)); });
 }
 
 void Connection::binaryFlush(const Request& request) {
@@ -494,7 +494,7 @@ void Connection::binaryFlush(const Request& request) {
     }
     counters_.cmdFlush.fetch_add(1, std::memory_order_relaxed);
     engine::Status status = engine::Status::Success;
-    context_.bucket->flush([&status](engine::Status s) { status = s; });  // inline
+    bucket().flush([&status](engine::Status s) { status = s; });  // inline
     if (status != engine::Status::Success) {
         return respondEngine(request, status);
     }
@@ -504,7 +504,7 @@ void Connection::binaryFlush(const Request& request) {
 }
 
 void Connection::binaryStat(const Request& request) {
-    auto stats = collectStats(context_, std::string(request.key));
+    auto stats = collectStats(context_, bucket(), std::string(request.key));
     if (!stats) {
         return respondError(request, Status::KeyNotFound, "unknown stat group");
     }
@@ -555,11 +555,17 @@ void Connection::binarySasl(const Request& request) {
 }
 
 void Connection::binarySelectBucket(const Request& request) {
-    if (request.key != context_.config.bucket) {
+    const ServedBucket* wanted = context_.findBucket(request.key);
+    if (wanted == nullptr) {
         // Couchbase's answer: a user has no access to a bucket that does not
         // exist (no privileges on it), and the SDKs report BucketNotFound.
         return respondError(request, Status::NoAccess, "no such bucket");
     }
+    if (dcpProducer_ != nullptr && wanted != bucket_) {
+        // The producer streams the bucket it was opened on.
+        return respondError(request, Status::NotSupported, "a DCP connection stays on its bucket");
+    }
+    bucket_ = wanted;
     bucketSelected_ = true;
     respond(request, Status::Success);
 }
@@ -590,14 +596,14 @@ void Connection::binaryGetMeta(const Request& request) {
             }
             respond(request, Status::Success, extras, {}, {}, meta.cas);
         });
-    callEngine([&] { context_.bucket->getMeta(vbid, std::move(key), std::move(done)); });
+    callEngine([&] { bucket().getMeta(vbid, std::move(key), std::move(done)); });
 }
 
 void Connection::binaryObserveSeqno(const Request& request) {
     if (request.vbucket >= context_.config.vbuckets) {
         return respondError(request, Status::NotMyVbucket, {});
     }
-    const auto r = context_.bucket->observeSeqno(request.vbucket);
+    const auto r = bucket().observeSeqno(request.vbucket);
     if (r.status != engine::Status::Success) {
         return respondEngine(request, r.status);
     }
@@ -625,8 +631,7 @@ void Connection::binaryGetLocked(const Request& request) {
         respond(request, Status::Success, be32(r.item.meta.flags), {}, documentBody(r.item),
                 r.item.meta.cas, clientDatatype(r.item));
     });
-    callEngine(
-        [&] { context_.bucket->getLocked(vbid, std::move(key), lockTime, std::move(done)); });
+    callEngine([&] { bucket().getLocked(vbid, std::move(key), lockTime, std::move(done)); });
 }
 
 void Connection::binaryUnlock(const Request& request) {
@@ -636,8 +641,8 @@ void Connection::binaryUnlock(const Request& request) {
         return;
     }
     engine::Status status = engine::Status::Internal;
-    context_.bucket->unlock(vbid, std::move(key), request.cas,
-                            [&status](engine::Status s) { status = s; });  // inline
+    bucket().unlock(vbid, std::move(key), request.cas,
+                    [&status](engine::Status s) { status = s; });  // inline
     if (status != engine::Status::Success) {
         return respondEngine(request, status);
     }
@@ -653,7 +658,7 @@ void Connection::binaryCollectionId(const Request& request) {
         return respondError(request, Status::InvalidArguments,
                             "the path must be scope.collection, with valid names");
     }
-    const engine::Manifest manifest = context_.bucket->manifest();
+    const engine::Manifest manifest = bucket().manifest();
     if (manifest.findScope(path->scope) == nullptr) {
         return respondUnknown(request, Status::UnknownScope);
     }
@@ -672,7 +677,7 @@ void Connection::binaryScopeId(const Request& request) {
     if (!path) {
         return respondError(request, Status::InvalidArguments, "the path must name a valid scope");
     }
-    const engine::Manifest manifest = context_.bucket->manifest();
+    const engine::Manifest manifest = bucket().manifest();
     const auto* scope = manifest.findScope(*path);
     if (scope == nullptr) {
         return respondUnknown(request, Status::UnknownScope);

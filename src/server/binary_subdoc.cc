@@ -159,11 +159,11 @@ void Connection::binarySubdoc(const Request& request) {
 void Connection::subdocLookup(const Request& request, engine::Vbid vbid, engine::DocKey key,
                               const subdoc::DecodedRequest& decoded) {
     counters_.cmdGet.fetch_add(1, std::memory_order_relaxed);
-    const engine::GetResult read = readFor(*context_.bucket, vbid, key, decoded.docFlags);
+    const engine::GetResult read = readFor(bucket(), vbid, key, decoded.docFlags);
     if (read.status != engine::Status::Success) {
         return respondEngine(request, read.status);
     }
-    const auto vattrs = vattrsIfAsked(*context_.bucket, vbid, decoded.specs);
+    const auto vattrs = vattrsIfAsked(bucket(), vbid, decoded.specs);
     const auto outcome =
         subdoc::lookup(read.item.value, metaOf(read.item, vattrs), decoded.specs, decoded.docFlags);
     const std::uint64_t cas = read.item.meta.cas;
@@ -187,11 +187,11 @@ void Connection::subdocLookup(const Request& request, engine::Vbid vbid, engine:
 }
 
 void Connection::subdocMutate(const Request& request, const std::shared_ptr<SubdocWrite>& write) {
-    const auto vattrs = vattrsIfAsked(*context_.bucket, write->vbid, write->decoded.specs);
+    const auto vattrs = vattrsIfAsked(bucket(), write->vbid, write->decoded.specs);
     while (true) {
         ++write->attempts;
         const engine::GetResult read =
-            readFor(*context_.bucket, write->vbid, write->key, write->decoded.docFlags);
+            readFor(bucket(), write->vbid, write->key, write->decoded.docFlags);
         if (read.status != engine::Status::Success && read.status != engine::Status::KeyNotFound) {
             return respondEngine(request, read.status);
         }
@@ -272,7 +272,7 @@ bool Connection::storeSubdoc(const Request& request, const std::shared_ptr<Subdo
         };
     }
     counters_.cmdSet.fetch_add(1, std::memory_order_relaxed);
-    callEngine([&] { context_.bucket->store(std::move(store), std::move(done)); });
+    callEngine([&] { bucket().store(std::move(store), std::move(done)); });
     return *retry;
 }
 

@@ -87,14 +87,14 @@ ClusterNode::ClusterNode(ServerContext& context, const TlsClientContext* peerTls
     context_.clusterConfig.set(topologyOf({}, context_.config.node, address()));
     ReplicationSettings replication;
     replication.nodeName = context_.config.node;
-    replication.bucket = context_.config.bucket;
+    replication.bucket = context_.buckets.front().name;
     replication.tls = peerTls;
     if (context_.config.nodePassword) {
         replication.user = std::string(kNodeUser);
         replication.password = context_.config.nodePassword;
     }
-    replication_ =
-        std::make_unique<ReplicationClient>(context_, *context_.bucket, std::move(replication));
+    replication_ = std::make_unique<ReplicationClient>(context_, context_.firstBucket(),
+                                                       std::move(replication));
     context_.replicaPrepared.set(replication_.get());
     agent_ = std::make_unique<cluster::NodeAgent>(
         agentConfig(context_.config, address()),
@@ -102,7 +102,7 @@ ClusterNode::ClusterNode(ServerContext& context, const TlsClientContext* peerTls
         [this](const std::string& why) { stopActing(why); },
         [this] {
             return cluster::NodeAgent::NodeReport{replicationStatus(),
-                                                  context_.bucket->manifestUid(), flushed_};
+                                                  context_.firstBucket().manifestUid(), flushed_};
         });
 }
 
@@ -162,7 +162,7 @@ bool ClusterNode::adoptManifest(const cluster::ClusterState& state) {
         reportManifestOnce(*state.manifest, std::string("it does not decode: ") + error.what());
         return true;
     }
-    const auto adopted = context_.bucket->adoptManifest(wanted);
+    const auto adopted = context_.firstBucket().adoptManifest(wanted);
     if (adopted.outcome == engine::ManifestOutcome::Success) {
         return true;
     }
@@ -202,7 +202,8 @@ void ClusterNode::carryOutFlushes(const cluster::ClusterState& state) {
     }
     flushTried_ = state.flushes;
     auto outcome = engine::Status::TempFail;
-    context_.bucket->flush([&outcome](engine::Status status) { outcome = status; });  // inline
+    context_.firstBucket().flush(
+        [&outcome](engine::Status status) { outcome = status; });  // inline
     if (outcome != engine::Status::Success) {
         std::cerr << "kvexec-server: the cluster's flush " << state.flushes
                   << " is not done in full here: " << engine::to_string(outcome) << "\n";
@@ -242,14 +243,14 @@ bool ClusterNode::applyStates(const std::vector<cluster::VBucketChange>& changes
     for (const cluster::VBucketChange& change : changes) {
         engine::VBucketStateChange wanted{change.vbid, engineState(change.role),
                                           engine::Topology{change.chain}, change.handingOver};
-        if (!alreadyHeld(*context_.bucket, wanted)) {
+        if (!alreadyHeld(context_.firstBucket(), wanted)) {
             differing.push_back(std::move(wanted));
         }
     }
     if (differing.empty()) {
         return true;
     }
-    const engine::Status status = context_.bucket->setVBucketStates(differing);
+    const engine::Status status = context_.firstBucket().setVBucketStates(differing);
     if (status != engine::Status::Success) {
         std::cerr << "kvexec-server: could not apply the cluster map's vBucket states: "
                   << engine::to_string(status) << "\n";
@@ -312,12 +313,12 @@ void ClusterNode::stopActing(const std::string& why) {
     std::vector<engine::VBucketStateChange> dead;
     for (std::size_t vb = 0; vb < context_.config.vbuckets; ++vb) {
         const auto vbid = static_cast<engine::Vbid>(vb);
-        const auto held = context_.bucket->vbucketAssignment(vbid);
+        const auto held = context_.firstBucket().vbucketAssignment(vbid);
         if (held && held->state != engine::VBucketState::Dead) {
             dead.push_back({vbid, engine::VBucketState::Dead, {}});
         }
     }
-    if (!dead.empty() && context_.bucket->setVBucketStates(dead) != engine::Status::Success) {
+    if (!dead.empty() && context_.firstBucket().setVBucketStates(dead) != engine::Status::Success) {
         std::cerr << "kvexec-server: could not set the vBuckets dead\n";
     }
 }
@@ -327,10 +328,10 @@ void ClusterNode::stopActing(const std::string& why) {
 // copy promoted there may lack older versions the snapshot left out.
 std::optional<engine::Seqno> ClusterNode::publishedSeqno(engine::Vbid vbid, bool active) const {
     if (!active) {
-        const auto point = context_.bucket->replicaResumePoint(vbid);
+        const auto point = context_.firstBucket().replicaResumePoint(vbid);
         return point ? std::optional(point->snapStart) : std::nullopt;
     }
-    const engine::ObserveSeqnoResult seqnos = context_.bucket->observeSeqno(vbid);
+    const engine::ObserveSeqnoResult seqnos = context_.firstBucket().observeSeqno(vbid);
     if (seqnos.status != engine::Status::Success) {
         return std::nullopt;
     }
@@ -352,7 +353,7 @@ std::optional<cluster::ReplicationStatus> ClusterNode::replicationStatus() {
     }
     for (std::size_t vb = 0; vb < context_.config.vbuckets; ++vb) {
         const auto vbid = static_cast<engine::Vbid>(vb);
-        const auto held = context_.bucket->vbucketAssignment(vbid);
+        const auto held = context_.firstBucket().vbucketAssignment(vbid);
         const bool active = held && held->state == engine::VBucketState::Active;
         const bool replica =
             held && held->state == engine::VBucketState::Replica && streamedFrom_.contains(vbid);

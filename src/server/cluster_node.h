@@ -42,7 +42,8 @@ class ClusterNode {
   public:
     // Joins the cluster named by context.config (--cluster, --node,
     // --replicas) with this node's bound ports; throws cluster::EtcdError
-    // if etcd cannot be reached. The bucket must have warmed up. With
+    // if etcd cannot be reached. The bucket (a cluster node's one, the
+    // context's first) must have warmed up. With
     // `peerTls` (--cluster-tls-ca; it must outlive the node), replicas
     // stream from the peers' TLS ports.
     ClusterNode(ServerContext& context, const TlsClientContext* peerTls);

@@ -74,7 +74,8 @@ Connection::Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket
       limits_(framingLimits(context.config)),
       tls_(tls != nullptr),
       peerAddress_(socketAddress(fd, true)),
-      localAddress_(socketAddress(fd, false, &localHost_)) {
+      localAddress_(socketAddress(fd, false, &localHost_)),
+      bucket_(&context.buckets.front()) {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     evutil_make_socket_nonblocking(fd);
@@ -622,7 +623,7 @@ void Connection::pushClusterMap(const ClusterTopology& topology) {
         return;
     }
     sentRevision_ = topology.revision;
-    protocol::appendClustermapNotification(out_, context_.config.bucket, protocol::kRevisionEpoch,
+    protocol::appendClustermapNotification(out_, bucket_->name, protocol::kRevisionEpoch,
                                            topology.revision, clusterMapOf(&topology), json_);
     flushOutput();
 }
@@ -642,13 +643,13 @@ bool Connection::clientHasClusterMap() const {
 
 std::string Connection::clusterMapOf(const ClusterTopology* topology) const {
     protocol::ClusterMapInfo info;
-    info.bucket = context_.config.bucket;
+    info.bucket = bucket_->name;
     info.host = localHost_;
     info.kvPort = context_.boundPort.load(std::memory_order_relaxed);
     info.mgmtPort = context_.boundMgmtPort.load(std::memory_order_relaxed);
     info.tlsPort = context_.boundTlsPort.load(std::memory_order_relaxed);
     info.mgmtTlsPort = context_.boundMgmtTlsPort.load(std::memory_order_relaxed);
-    info.manifestUid = engine::hexId(context_.bucket->manifestUid());
+    info.manifestUid = engine::hexId(bucket().manifestUid());
     info.vbucketCount = static_cast<std::uint16_t>(context_.config.vbuckets);
     if (topology != nullptr) {
         info.nodes = topology->nodes;

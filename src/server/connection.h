@@ -80,6 +80,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void pushClusterMap(const ClusterTopology& topology);
 
   private:
+    engine::Bucket& bucket() const { return *bucket_->bucket; }
     // Plain, reading goes around the bufferevent, which only writes: its
     // reads cost an ioctl(FIONREAD) each, to size the read (a third more
     // system calls per request than read and send alone). Over TLS the
@@ -320,6 +321,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool authenticated_ = false;
     protocol::auth::Role role_ = protocol::auth::Role::Client;  // once authenticated
     std::optional<protocol::auth::SaslSession> sasl_;
+    // The bucket requests go to: the first until SELECT_BUCKET moves it
+    // (never null); bucketSelected_ once one was selected.
+    const ServedBucket* bucket_;
     bool bucketSelected_ = false;
     std::shared_ptr<dcp::DcpProducer> dcpProducer_;  // after DCP_OPEN
 };

@@ -76,7 +76,7 @@ void Connection::binaryDcpOpen(const Request& request) {
     std::weak_ptr<Connection> self = weak_from_this();
     FrontEnd* frontEnd = &frontEnd_;
     dcpProducer_ = std::make_shared<dcp::DcpProducer>(
-        *context_.bucket, producerOptions(*open, collections_), [self, frontEnd] {
+        bucket(), producerOptions(*open, collections_), [self, frontEnd] {
             frontEnd->post([self] {
                 if (const auto connection = self.lock()) {
                     connection->flushDcp();

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
+#include "engine/vbucket_state_file.h"
 #include "kvexec/engine/bucket.h"
 #include "server/server.h"
 
@@ -17,11 +19,12 @@ namespace {
 
 using namespace kvexec;
 
-std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, server::ServerContext& context) {
+std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, server::ServerContext& context,
+                                           const std::string& name) {
     const server::ServerConfig& c = context.config;
     engine::BucketConfig config;
-    config.name = c.bucket;
-    config.dataDir = c.dataDir;
+    config.name = name;
+    config.dataDir = server::bucketDataDir(c, name);
     config.numVBuckets = c.vbuckets;
     config.numShards = c.shards;
     config.syncMode = c.sync;
@@ -70,6 +73,32 @@ void waitForWarmup(const engine::Bucket& bucket) {
             throw std::runtime_error("warmup failed: " + progress.error);
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
+// One bucket keeps its files in --data-dir, several each in --data-dir/NAME
+// (server::bucketDataDir). Going from one to several, or back, would
+// serve an empty bucket beside the files that hold its documents: refuse
+// to start instead, saying where they are.
+void checkDataDirLayout(const server::ServerConfig& config) {
+    namespace fs = std::filesystem;
+    const fs::path dir = config.dataDir;
+    const bool single = config.buckets.size() == 1;
+    const bool topLevelFiles = fs::exists(dir / engine::kVBucketStateFileName);
+    if (!single && topLevelFiles) {
+        throw std::runtime_error(
+            "--data-dir " + config.dataDir +
+            " holds the files of a single bucket; with several buckets each keeps its files "
+            "in --data-dir/NAME: move them to the directory of the bucket they belong to");
+    }
+    if (single && !topLevelFiles) {
+        const std::string& name = config.buckets.front();
+        if (fs::exists(dir / name / engine::kVBucketStateFileName)) {
+            throw std::runtime_error("--data-dir " + config.dataDir + " holds bucket " + name +
+                                     "'s files in " + (dir / name).string() +
+                                     " (from a run with several buckets): give every --bucket "
+                                     "again, or move them up to --data-dir");
+        }
     }
 }
 
@@ -131,19 +160,26 @@ int main(int argc, char** argv) {
             context.users.add({std::string(server::kNodeUser), *context.config.nodePassword},
                               protocol::auth::Role::Node);
         }
+        checkDataDirLayout(context.config);
         auto pool = ExecutorPool::create(context.config.backend);
-        auto bucket = openBucket(*pool, context);
-        waitForWarmup(*bucket);
-        if (!context.config.cluster) {
-            activateEveryVBucket(*bucket, context.config.vbuckets);
+        // The buckets share the pool: each is a taskable of its own.
+        std::vector<std::unique_ptr<engine::Bucket>> buckets;
+        for (const auto& name : context.config.buckets) {
+            buckets.push_back(openBucket(*pool, context, name));
+        }
+        for (auto& bucket : buckets) {
+            waitForWarmup(*bucket);
+            if (!context.config.cluster) {
+                activateEveryVBucket(*bucket, context.config.vbuckets);
+            }
+            context.buckets.push_back({bucket->config().name, bucket.get()});
         }
         context.pool = pool.get();
-        context.bucket = bucket.get();
         {
             server::Server server(context);
             server.run(std::cout);
         }
-        bucket.reset();  // persists what is dirty, closes files, unregisters
+        buckets.clear();  // each persists what is dirty, closes files, unregisters
         pool.reset();
     } catch (const std::exception& e) {
         std::cerr << "kvexec-server: " << e.what() << "\n";

@@ -218,7 +218,7 @@ void Connection::metaGet(std::shared_ptr<const MetaRequest> r, bool mayVivify) {
             out_ += statusLine("EN", *r);
         }
     });
-    callEngine([&] { context_.bucket->get(textVbid(r->key), r->key, std::move(done)); });
+    callEngine([&] { bucket().get(textVbid(r->key), r->key, std::move(done)); });
 }
 
 void Connection::metaGetHit(std::shared_ptr<const MetaRequest> r, const engine::Item& item) {
@@ -247,7 +247,7 @@ void Connection::metaGetHit(std::shared_ptr<const MetaRequest> r, const engine::
             out_ += foundReply(*r, found);
         });
     callEngine([&] {
-        context_.bucket->touch(textVbid(r->key), r->key, absoluteExpiry(*r->ttl), std::move(done));
+        bucket().touch(textVbid(r->key), r->key, absoluteExpiry(*r->ttl), std::move(done));
     });
 }
 
@@ -272,7 +272,7 @@ void Connection::metaVivify(std::shared_ptr<const MetaRequest> r) {
             // The stub keeps N's TTL: a T in the same mg is not applied to it.
             out_ += foundReply(*r, Found{{}, 0, stored.cas, 0, expiry, true, expiry});
         });
-    callEngine([&] { context_.bucket->store(std::move(add), std::move(done)); });
+    callEngine([&] { bucket().store(std::move(add), std::move(done)); });
 }
 
 void Connection::metaSet(const TextCommand& command) {
@@ -312,7 +312,7 @@ void Connection::metaSet(const TextCommand& command) {
             }
             out_ += line + "\r\n";
         });
-    callEngine([&] { context_.bucket->store(std::move(store), std::move(done)); });
+    callEngine([&] { bucket().store(std::move(store), std::move(done)); });
 }
 
 void Connection::metaDelete(const MetaRequest& request) {
@@ -341,7 +341,7 @@ void Connection::metaDelete(const MetaRequest& request) {
                     out_ += textServerError(result.status);
             }
         });
-    callEngine([&] { context_.bucket->remove(std::move(remove), std::move(done)); });
+    callEngine([&] { bucket().remove(std::move(remove), std::move(done)); });
 }
 
 // ma: the counter first; on a miss with N, a second call creates it (so
@@ -378,7 +378,7 @@ void Connection::metaArithmetic(std::shared_ptr<const MetaRequest> r, bool creat
                     out_ += textServerError(a.status);
             }
         });
-    callEngine([&] { context_.bucket->arithmetic(std::move(arithmetic), std::move(done)); });
+    callEngine([&] { bucket().arithmetic(std::move(arithmetic), std::move(done)); });
 }
 
 void Connection::metaCounterExpiry(std::shared_ptr<const MetaRequest> r,
@@ -406,9 +406,9 @@ void Connection::metaCounterExpiry(std::shared_ptr<const MetaRequest> r,
     callEngine([&] {
         const auto vbid = textVbid(key);
         if (r->ttl) {
-            context_.bucket->touch(vbid, key, absoluteExpiry(*r->ttl), std::move(done));
+            bucket().touch(vbid, key, absoluteExpiry(*r->ttl), std::move(done));
         } else {
-            context_.bucket->getMeta(vbid, key, std::move(done));
+            bucket().getMeta(vbid, key, std::move(done));
         }
     });
 }
@@ -432,7 +432,7 @@ void Connection::metaDebug(const MetaRequest& request) {
                     " flags=" + std::to_string(meta.flags) +
                     " value_bytes=" + std::to_string(got.item.value.size()) + "\r\n";
         });
-    callEngine([&] { context_.bucket->get(textVbid(request.key), request.key, std::move(done)); });
+    callEngine([&] { bucket().get(textVbid(request.key), request.key, std::move(done)); });
 }
 
 void Connection::textGetAndTouch(const TextCommand& command) {
@@ -450,9 +450,8 @@ void Connection::textGetAndTouch(const TextCommand& command) {
                         (withCas ? " " + std::to_string(r.item.meta.cas) : "") + "\r\n" +
                         std::string(documentBody(r.item)) + "\r\n";
             });
-        callEngine([&] {
-            context_.bucket->touch(textVbid(key), std::string(key), expiry, std::move(done));
-        });
+        callEngine(
+            [&] { bucket().touch(textVbid(key), std::string(key), expiry, std::move(done)); });
     }
     out_ += "END\r\n";
 }

@@ -51,7 +51,7 @@ void Connection::binaryRangeScanCreate(const Request& request) {
             }
             respond(request, Status::Success, {}, {}, idBytes(created.id));
         });
-    callEngine([&] { context_.bucket->createRangeScan(*scan, std::move(done)); });
+    callEngine([&] { bucket().createRangeScan(*scan, std::move(done)); });
 }
 
 void Connection::binaryRangeScanContinue(const Request& request) {
@@ -61,7 +61,7 @@ void Connection::binaryRangeScanContinue(const Request& request) {
     }
     auto& limits = scan->limits;
     limits.bytes = limits.bytes == 0 ? kContinueBytes : std::min(limits.bytes, kContinueBytes);
-    const auto batch = context_.bucket->continueRangeScan(request.vbucket, scan->id, limits);
+    const auto batch = bucket().continueRangeScan(request.vbucket, scan->id, limits);
     if (batch.status != engine::Status::Success && batch.items.empty()) {
         return respondEngine(request, batch.status);
     }
@@ -105,7 +105,7 @@ void Connection::binaryRangeScanCancel(const Request& request) {
     if (!id) {
         return respondError(request, Status::InvalidArguments, "extras must be 16 bytes");
     }
-    const auto status = context_.bucket->cancelRangeScan(request.vbucket, *id);
+    const auto status = bucket().cancelRangeScan(request.vbucket, *id);
     if (status != engine::Status::Success) {
         return respondEngine(request, status);
     }

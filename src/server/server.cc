@@ -102,7 +102,7 @@ void Server::run(std::ostream& ready) {
         // Before the management endpoint, which sends changes to it.
         clusterAdmin_ =
             std::make_unique<ClusterAdmin>(cluster::parseEtcdUrl(*context_.config.cluster),
-                                           clusterRoot(context_.config), *context_.bucket);
+                                           clusterRoot(context_.config), context_.firstBucket());
         context_.clusterAdmin = clusterAdmin_.get();
     }
     if (context_.config.mgmtPort) {

@@ -1,6 +1,7 @@
 #include "server/server_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <stdexcept>
 
@@ -42,12 +43,32 @@ bool onOff(const std::string& option, const std::string& text) {
     throw std::invalid_argument(option + ": expected on or off, got '" + text + "'");
 }
 
+// The first --bucket replaces the default bucket, the others add to it.
+void addBucket(ServerConfig& c, const std::string& name, bool bucketGiven) {
+    if (!validBucketName(name)) {
+        throw std::invalid_argument("--bucket: '" + name +
+                                    "' is not a bucket name (1-100 of A-Z a-z 0-9 _ - . %, "
+                                    "not starting with '.')");
+    }
+    if (!bucketGiven) {
+        c.buckets.clear();
+    }
+    if (std::find(c.buckets.begin(), c.buckets.end(), name) != c.buckets.end()) {
+        throw std::invalid_argument("--bucket: '" + name + "' is given twice");
+    }
+    c.buckets.push_back(name);
+}
+
 // --node, --replicas and --failover-timeout only mean something with
 // --cluster, and --cluster needs a name for the node.
 void checkCluster(const ServerConfig& c, bool nodeGiven, bool clusterOptionGiven) {
     if (c.cluster) {
         if (c.node.empty()) {
             throw std::invalid_argument("--cluster needs --node NAME");
+        }
+        if (c.buckets.size() != 1) {
+            throw std::invalid_argument(
+                "--cluster serves one bucket; a cluster of several is not built yet");
         }
         return;
     }
@@ -102,8 +123,23 @@ void checkTls(const ServerConfig& c) {
 
 std::string clusterRoot(const ServerConfig& config) {
     std::string root = "/kvexec/";
-    root += config.bucket;
+    root += config.buckets.front();
     return root;
+}
+
+std::string bucketDataDir(const ServerConfig& config, const std::string& name) {
+    return config.buckets.size() == 1 ? config.dataDir : config.dataDir + "/" + name;
+}
+
+bool validBucketName(std::string_view name) {
+    constexpr std::size_t kMaxBucketName = 100;  // Couchbase's limit
+    if (name.empty() || name.size() > kMaxBucketName || name.front() == '.') {
+        return false;
+    }
+    return std::all_of(name.begin(), name.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '-' ||
+               ch == '.' || ch == '%';
+    });
 }
 
 std::string usage() {
@@ -111,7 +147,7 @@ std::string usage() {
            "                     [--mgmt-port PORT] (0: any free port)\n"
            "                     [--tls-port PORT] [--mgmt-tls-port PORT]\n"
            "                     [--tls-cert FILE --tls-key FILE] [--cluster-tls-ca FILE]\n"
-           "                     [--data-dir DIR] [--bucket default] [--vbuckets 1024]\n"
+           "                     [--data-dir DIR] [--bucket default]... [--vbuckets 1024]\n"
            "                     [--shards 4] [--sync fdatasync|none] [--file-cache on|off]\n"
            "                     [--compaction-threshold 30] [--compaction-min-file-bytes "
            "1048576]\n"
@@ -132,6 +168,9 @@ std::string usage() {
            "  bigger one gets E2BIG from its header and its bytes are dropped as they\n"
            "  arrive. At least --max-value-bytes + 64 KiB (the default when only\n"
            "  --max-value-bytes is given and above 30 MiB).\n"
+           "--bucket: once per bucket served (default: one named default); a connection\n"
+           "  starts on the first and SELECT_BUCKET moves it. One bucket keeps its files in\n"
+           "  --data-dir, several each in --data-dir/NAME. --cluster serves one.\n"
            "--compaction-threshold: a vBucket file of at least --compaction-min-file-bytes\n"
            "  whose stale part (older versions of documents) reaches this percent of it is\n"
            "  compacted in the background, tombstones kept (0: never).\n"
@@ -165,6 +204,7 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
     help = false;
     bool bodyLimitGiven = false;
     bool nodeGiven = false;
+    bool bucketGiven = false;
     bool clusterOptionGiven = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         std::string option = args[i];
@@ -203,7 +243,8 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
         } else if (option == "--data-dir") {
             c.dataDir = v;
         } else if (option == "--bucket") {
-            c.bucket = v;
+            addBucket(c, v, bucketGiven);
+            bucketGiven = true;
         } else if (option == "--vbuckets") {
             c.vbuckets = number<std::size_t>(option, v, 1, 65535);
         } else if (option == "--shards") {

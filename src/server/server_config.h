@@ -37,7 +37,11 @@ struct ServerConfig {
     // Empty: plain TCP to the peers' data ports.
     std::string clusterTlsCa;
     std::string dataDir = "./kvexec-data";
-    std::string bucket = "default";
+    // The buckets served (--bucket, once per bucket), in that order: a new
+    // connection starts on the first. One bucket keeps its files in
+    // dataDir itself, several each in dataDir/NAME (bucketDataDir). A
+    // cluster serves exactly one.
+    std::vector<std::string> buckets{"default"};
     std::size_t vbuckets = 1024;
     std::size_t shards = 4;
     storage::SyncMode sync = storage::SyncMode::Fdatasync;
@@ -79,8 +83,15 @@ struct ServerConfig {
 // '@' starts no user name a client is given (as Couchbase's "@ns_server").
 inline constexpr std::string_view kNodeUser = "@kvexec-node";
 
-// Where a cluster of buckets named `bucket` lives in etcd.
+// Where a cluster of buckets named `buckets.front()` lives in etcd.
 std::string clusterRoot(const ServerConfig& config);
+
+// The directory the bucket `name` (one of config.buckets) keeps its files in.
+std::string bucketDataDir(const ServerConfig& config, const std::string& name);
+
+// Whether `name` is a bucket name Couchbase accepts: 1 to 100 of
+// A-Z a-z 0-9 _ - . %, not starting with '.'.
+bool validBucketName(std::string_view name);
 
 // Parses argv; on a bad or missing value throws std::invalid_argument with
 // a message naming the option. `--help` sets `help`.

@@ -1,5 +1,5 @@
 // server_context.h: what every connection of kvexec-server shares: the
-// configuration, the bucket and pool, the credentials, the connection
+// configuration, the buckets and pool, the credentials, the connection
 // counters behind STAT, and the front ends (stats conns asks each about its
 // connections; the cluster node pushes new maps through them; each keeps
 // the counters its requests move, and the count of engine operations in
@@ -8,8 +8,8 @@
 // Thread safety: built before the front-end threads start and destroyed
 // after they stop; its members are atomics, thread-safe holders
 // (clusterConfig), or are not written once the front ends start (frontEnds
-// is filled before the first starts), so any thread may use it meanwhile. The bucket and pool are
-// safe from any thread (their own headers say so).
+// is filled before the first starts), so any thread may use it meanwhile. The buckets and pool
+// are safe from any thread (their own headers say so).
 #pragma once
 
 #include <atomic>
@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvexec/engine/bucket.h"
@@ -44,10 +45,18 @@ struct ServerCounters {
     std::atomic<std::uint64_t> listenDisabled{0};  // accept() failed: accepting paused
 };
 
+// A bucket kvexec-server serves, by the name clients select it with.
+struct ServedBucket {
+    std::string name;
+    engine::Bucket* bucket = nullptr;  // owned by main()
+};
+
 struct ServerContext {
     ServerConfig config;
     ExecutorPool* pool = nullptr;
-    engine::Bucket* bucket = nullptr;
+    // In config.buckets' order: a connection starts on the first, which is
+    // the only one of a cluster node (--cluster).
+    std::vector<ServedBucket> buckets;
     protocol::auth::Users users;  // none: no authentication asked
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     ServerCounters counters;
@@ -75,6 +84,18 @@ struct ServerContext {
     ClusterAdmin* clusterAdmin = nullptr;
     // The bucket's replica acknowledgements, to this node's DCP consumers.
     PreparedForwarder replicaPrepared;
+
+    // The bucket named `name`; null if none is.
+    const ServedBucket* findBucket(std::string_view name) const {
+        for (const auto& served : buckets) {
+            if (served.name == name) {
+                return &served;
+            }
+        }
+        return nullptr;
+    }
+    // The first bucket: where a connection starts, a cluster node's only one.
+    engine::Bucket& firstBucket() const { return *buckets.front().bucket; }
 };
 
 }  // namespace kvexec::server

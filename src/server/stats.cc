@@ -34,9 +34,9 @@ double seconds(const timeval& tv) {
     return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
-StatList defaults(const ServerContext& c) {
+StatList defaults(const ServerContext& c, const engine::Bucket& b) {
     StatList out;
-    const auto bucket = c.bucket->stats();
+    const auto bucket = b.stats();
     const auto& n = c.counters;
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
@@ -75,9 +75,9 @@ StatList defaults(const ServerContext& c) {
     return out;
 }
 
-StatList timings(const ServerContext& c) {
+StatList timings(const engine::Bucket& b) {
     StatList out;
-    for (const auto& h : c.bucket->stats().histograms) {
+    for (const auto& h : b.stats().histograms) {
         const auto& s = h.summary;
         const auto ns = [&](std::chrono::nanoseconds d) {
             return h.isDuration ? formatDuration(d) : std::to_string(d.count());
@@ -125,9 +125,9 @@ StatList executor(const ServerContext& c, bool tasks) {
     return out;
 }
 
-StatList fileCache(const ServerContext& c) {
+StatList fileCache(const ServerContext& c, const engine::Bucket& b) {
     StatList out;
-    const auto bucket = c.bucket->stats();
+    const auto bucket = b.stats();
     add(out, "file_cache_enabled", c.config.fileCache ? "on" : "off");
     add(out, "sync", c.config.sync == storage::SyncMode::None ? "none" : "fdatasync");
     add(out, "flusher_batches", bucket.flusherBatches);
@@ -142,9 +142,9 @@ StatList fileCache(const ServerContext& c) {
 
 // memcached's "stats settings", for the settings kvexec has, under
 // memcached's names where the meaning is the same.
-StatList settings(const ServerContext& c) {
+StatList settings(const ServerContext& c, const engine::Bucket& b) {
     StatList out;
-    add(out, "maxbytes", c.bucket->config().memoryQuota);
+    add(out, "maxbytes", b.config().memoryQuota);
     add(out, "maxconns", c.config.maxConnections);
     add(out, "tcpport", c.boundPort.load(std::memory_order_relaxed));
     add(out, "udpport", 0);  // no UDP
@@ -158,7 +158,7 @@ StatList settings(const ServerContext& c) {
     add(out, "tcp_backlog", 1024);                   // Server::run's listen backlog
     add(out, "binding_protocol", "auto-negotiate");  // text or binary by the first byte
     add(out, "auth_enabled_sasl", c.users.empty() ? "no" : "yes");
-    add(out, "item_size_max", c.bucket->config().maxItemSize);
+    add(out, "item_size_max", b.config().maxItemSize);
     add(out, "idle_time",
         std::chrono::duration_cast<std::chrono::seconds>(c.config.idleTimeout).count());
     return out;
@@ -168,9 +168,9 @@ StatList settings(const ServerContext& c) {
 // has none. Every document is counted in class 1 (where stats cachedump
 // lists them), and only figures kvexec has are given: like memcached, an
 // empty cache reports no class at all.
-StatList items(const ServerContext& c) {
+StatList items(const engine::Bucket& b) {
     StatList out;
-    const auto bucket = c.bucket->stats();
+    const auto bucket = b.stats();
     if (bucket.currItems == 0) {
         return out;
     }
@@ -182,9 +182,9 @@ StatList items(const ServerContext& c) {
     return out;
 }
 
-StatList slabs(const ServerContext& c) {
+StatList slabs(const ServerContext& c, const engine::Bucket& b) {
     StatList out;
-    const auto bucket = c.bucket->stats();
+    const auto bucket = b.stats();
     if (bucket.currItems != 0) {
         add(out, "1:used_chunks", bucket.currItems);  // one "chunk" per document
         add(out, "1:get_hits", total(c, &RequestCounters::getHits));
@@ -217,27 +217,28 @@ StatList replication(const ServerContext& c) {
 
 }  // namespace
 
-std::optional<StatList> collectStats(const ServerContext& context, const std::string& group) {
+std::optional<StatList> collectStats(const ServerContext& context, const engine::Bucket& bucket,
+                                     const std::string& group) {
     if (group.empty()) {
-        return defaults(context);
+        return defaults(context, bucket);
     }
     if (group == "timings") {
-        return timings(context);
+        return timings(bucket);
     }
     if (group == "tasks" || group == "executor") {
         return executor(context, group == "tasks");
     }
     if (group == "file_cache") {
-        return fileCache(context);
+        return fileCache(context, bucket);
     }
     if (group == "settings") {
-        return settings(context);
+        return settings(context, bucket);
     }
     if (group == "items") {
-        return items(context);
+        return items(bucket);
     }
     if (group == "slabs") {
-        return slabs(context);
+        return slabs(context, bucket);
     }
     if (group == "replication") {
         return replication(context);

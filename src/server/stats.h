@@ -23,7 +23,9 @@ namespace kvexec::server {
 
 using StatList = std::vector<std::pair<std::string, std::string>>;
 
-// nullopt for an unknown group.
-std::optional<StatList> collectStats(const ServerContext& context, const std::string& group);
+// `bucket`'s figures (the connection's) and the server's; nullopt for an
+// unknown group.
+std::optional<StatList> collectStats(const ServerContext& context, const engine::Bucket& bucket,
+                                     const std::string& group);
 
 }  // namespace kvexec::server

@@ -114,7 +114,7 @@ void Connection::textStats(const TextCommand& command) {
     if (command.statsGroup == "cachedump") {
         return textStatsCachedump(command);
     }
-    auto stats = collectStats(context_, std::string(command.statsGroup));
+    auto stats = collectStats(context_, bucket(), std::string(command.statsGroup));
     if (!stats) {
         out_ += "ERROR\r\n";
         return;
@@ -150,7 +150,7 @@ void Connection::textGet(const TextCommand& command) {
                 out_ += documentBody(r.item);
                 out_ += "\r\n";
             });
-        callEngine([&] { context_.bucket->get(textVbid(key), std::string(key), std::move(done)); });
+        callEngine([&] { bucket().get(textVbid(key), std::string(key), std::move(done)); });
     }
     out_ += "END\r\n";
 }
@@ -186,7 +186,7 @@ void Connection::textStore(const TextCommand& command) {
     auto done = completion<engine::MutationResult>([this, header](const engine::MutationResult& r) {
         textReply(header, storeReply(header, r.status));
     });
-    callEngine([&] { context_.bucket->store(std::move(store), std::move(done)); });
+    callEngine([&] { bucket().store(std::move(store), std::move(done)); });
 }
 
 void Connection::textDelete(const TextCommand& command) {
@@ -207,7 +207,7 @@ void Connection::textDelete(const TextCommand& command) {
                     return textReply(header, textServerError(r.status));
             }
         });
-    callEngine([&] { context_.bucket->remove(std::move(remove), std::move(done)); });
+    callEngine([&] { bucket().remove(std::move(remove), std::move(done)); });
 }
 
 void Connection::textArithmetic(const TextCommand& command) {
@@ -233,7 +233,7 @@ void Connection::textArithmetic(const TextCommand& command) {
                     return textReply(header, textServerError(r.status));
             }
         });
-    callEngine([&] { context_.bucket->arithmetic(std::move(arithmetic), std::move(done)); });
+    callEngine([&] { bucket().arithmetic(std::move(arithmetic), std::move(done)); });
 }
 
 void Connection::textTouch(const TextCommand& command) {
@@ -247,8 +247,7 @@ void Connection::textTouch(const TextCommand& command) {
         textReply(header, r.status == engine::Status::Success ? "TOUCHED\r\n" : "NOT_FOUND\r\n");
     });
     callEngine([&] {
-        context_.bucket->touch(vbid, std::move(key), absoluteExpiry(command.exptime),
-                               std::move(done));
+        bucket().touch(vbid, std::move(key), absoluteExpiry(command.exptime), std::move(done));
     });
 }
 
@@ -259,7 +258,7 @@ void Connection::textFlush(const TextCommand& command) {
     }
     counters_.cmdFlush.fetch_add(1, std::memory_order_relaxed);
     engine::Status status = engine::Status::Success;
-    context_.bucket->flush([&status](engine::Status s) { status = s; });  // inline
+    bucket().flush([&status](engine::Status s) { status = s; });  // inline
     textReply(command, status == engine::Status::Success ? "OK\r\n" : textServerError(status));
 }
 

@@ -79,7 +79,7 @@ void Connection::textStatsCachedump(const protocol::TextCommand& command) {
         std::size_t listed = 0;
         for (std::size_t vb = 0; vb < context_.config.vbuckets && listed < limit; ++vb) {
             const auto vbid = static_cast<engine::Vbid>(vb);
-            for (const auto& item : context_.bucket->listKeys(vbid, limit - listed)) {
+            for (const auto& item : bucket().listKeys(vbid, limit - listed)) {
                 if (item.collection != engine::kDefaultCollection) {
                     continue;  // a text client reaches the default collection only
                 }

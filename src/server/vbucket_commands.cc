@@ -104,7 +104,7 @@ void Connection::binarySetVbucket(const Request& request) {
     }
     // On the loop thread: the engine persists the states file before it
     // returns (an administrative command, rarely sent).
-    const auto status = context_.bucket->setVBucketState(request.vbucket, *state);
+    const auto status = bucket().setVBucketState(request.vbucket, *state);
     if (status != engine::Status::Success) {
         return respondEngine(request, status);
     }
@@ -115,7 +115,7 @@ void Connection::binaryGetVbucket(const Request& request) {
     if (!knownVbucket(request)) {
         return;
     }
-    const auto assignment = context_.bucket->vbucketAssignment(request.vbucket);
+    const auto assignment = bucket().vbucketAssignment(request.vbucket);
     if (!assignment) {
         return respondEngine(request, engine::Status::NotMyVbucket);
     }

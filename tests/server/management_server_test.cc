@@ -108,20 +108,25 @@ class WatchedOutput : public std::streambuf {
     std::string failure_;
 };
 
-// A real Server with --mgmt-port 0 over a fresh bucket named "default".
+// A real Server with --mgmt-port 0 over two fresh buckets, "default" (the
+// first) and "travel".
 class RunningServer {
   public:
     explicit RunningServer(bool withCredentials) : output_(&watched_) {
-        engine::BucketConfig bucketConfig;
-        bucketConfig.name = "default";
-        bucketConfig.dataDir = dir_.path();
-        bucketConfig.numVBuckets = 16;
-        bucketConfig.numShards = 2;
-        bucketConfig.syncMode = storage::SyncMode::None;
-        bucketConfig.memoryQuota = std::size_t{64} << 20;
         pool_ = ExecutorPool::create(Backend::Wheel);
-        bucket_ = engine::Bucket::open(*pool_, bucketConfig);
-        waitForWarmup();
+        for (const std::string name : {"default", "travel"}) {
+            engine::BucketConfig bucketConfig;
+            bucketConfig.name = name;
+            bucketConfig.dataDir = dir_.path() + "/" + name;
+            bucketConfig.numVBuckets = 16;
+            bucketConfig.numShards = 2;
+            bucketConfig.syncMode = storage::SyncMode::None;
+            bucketConfig.memoryQuota = std::size_t{64} << 20;
+            buckets_.push_back(engine::Bucket::open(*pool_, bucketConfig));
+            waitForWarmup(*buckets_.back());
+            context_.buckets.push_back({name, buckets_.back().get()});
+            context_.config.buckets.push_back(name);
+        }
         context_.config.host = "127.0.0.1";
         context_.config.port = 0;
         context_.config.mgmtPort = 0;
@@ -132,7 +137,6 @@ class RunningServer {
             context_.users.add({"admin", "s3cret", 64}, protocol::auth::Role::Client);
         }
         context_.pool = pool_.get();
-        context_.bucket = bucket_.get();
         server_ = std::make_unique<Server>(context_);
         thread_ = std::thread([this] {
             try {
@@ -150,17 +154,18 @@ class RunningServer {
 
     std::uint16_t mgmtPort() const { return context_.boundMgmtPort.load(); }
     std::uint16_t kvPort() const { return context_.boundPort.load(); }
-    engine::Bucket& bucket() { return *bucket_; }
+    engine::Bucket& bucket() { return *buckets_.front(); }
+    engine::Bucket& travel() { return *buckets_.back(); }
     std::string output() const { return watched_.written(); }
 
   private:
-    void waitForWarmup() {
+    static void waitForWarmup(const engine::Bucket& bucket) {
         const auto until = Clock::now() + kDeadline;
-        while (bucket_->warmupProgress().state == engine::WarmupState::Running &&
+        while (bucket.warmupProgress().state == engine::WarmupState::Running &&
                Clock::now() < until) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
-        if (bucket_->warmupProgress().state != engine::WarmupState::Complete) {
+        if (bucket.warmupProgress().state != engine::WarmupState::Complete) {
             throw std::runtime_error("warmup did not complete");
         }
     }
@@ -173,7 +178,7 @@ class RunningServer {
 
     TempDir dir_;
     std::unique_ptr<ExecutorPool> pool_;
-    std::unique_ptr<engine::Bucket> bucket_;
+    std::vector<std::unique_ptr<engine::Bucket>> buckets_;
     ServerContext context_;
     WatchedOutput watched_;
     std::ostream output_;
@@ -420,9 +425,10 @@ TEST_F(ManagementServerTest, AnotherBucketIs404) {
 
 // Every field couchbase-cxx-client reads with .at() (a missing one, or one
 // of another JSON type, throws inside the SDK).
-void expectSdkBucketFields(const json& bucket, std::uint16_t kvPort, std::uint16_t mgmtPort) {
-    EXPECT_EQ(bucket.at("name"), "default");
-    EXPECT_EQ(bucket.at("uuid"), "kvexec-default");
+void expectSdkBucketFields(const json& bucket, const std::string& name, std::uint16_t kvPort,
+                           std::uint16_t mgmtPort) {
+    EXPECT_EQ(bucket.at("name"), name);
+    EXPECT_EQ(bucket.at("uuid"), "kvexec-" + name);
     EXPECT_TRUE(bucket.at("quota").at("ram").is_number_unsigned());
     EXPECT_TRUE(bucket.at("quota").at("rawRAM").is_number_unsigned());
     EXPECT_EQ(bucket["quota"]["rawRAM"], std::size_t{64} << 20);
@@ -430,7 +436,7 @@ void expectSdkBucketFields(const json& bucket, std::uint16_t kvPort, std::uint16
     EXPECT_EQ(bucket.at("bucketType"), "membase");
     EXPECT_EQ(bucket.at("evictionPolicy"), "valueOnly");
     EXPECT_EQ(bucket.at("conflictResolutionType"), "seqno");
-    EXPECT_EQ(bucket.at("controllers").at("flush"), kBuckets + "/default/controller/doFlush");
+    EXPECT_EQ(bucket.at("controllers").at("flush"), kBuckets + "/" + name + "/controller/doFlush");
     EXPECT_TRUE(bucket.at("maxTTL").is_number_unsigned());
     EXPECT_EQ(bucket.at("numVBuckets"), 16);
     EXPECT_EQ(bucket.at("compressionMode"), "off");
@@ -459,14 +465,34 @@ TEST_F(ManagementServerTest, BucketListHasEveryFieldTheSdkReads) {
     EXPECT_TRUE(contains(reply.contentType, "application/json"));
     const json body = reply.parsed();
     ASSERT_TRUE(body.is_array());
-    ASSERT_EQ(body.size(), 1u);
-    expectSdkBucketFields(body[0], server_.kvPort(), server_.mgmtPort());
+    ASSERT_EQ(body.size(), 2u);  // in the order the server was given them
+    expectSdkBucketFields(body[0], "default", server_.kvPort(), server_.mgmtPort());
+    expectSdkBucketFields(body[1], "travel", server_.kvPort(), server_.mgmtPort());
 }
 
-TEST_F(ManagementServerTest, GetBucketAnswersTheServedBucket) {
-    const Reply reply = get(kBuckets + "/default");
-    ASSERT_EQ(reply.status, 200) << reply.body;
-    expectSdkBucketFields(reply.parsed(), server_.kvPort(), server_.mgmtPort());
+TEST_F(ManagementServerTest, GetBucketAnswersTheNamedBucket) {
+    for (const std::string name : {"default", "travel"}) {
+        const Reply reply = get(kBuckets + "/" + name);
+        ASSERT_EQ(reply.status, 200) << reply.body;
+        expectSdkBucketFields(reply.parsed(), name, server_.kvPort(), server_.mgmtPort());
+    }
+}
+
+TEST_F(ManagementServerTest, EachBucketHasItsOwnScopes) {
+    ASSERT_EQ(post(kBuckets + "/travel/scopes", "name=inventory").status, 200);
+    const auto hasScope = [&](const std::string& bucket) {
+        const json manifest = get(kBuckets + "/" + bucket + "/scopes").parsed();
+        for (const auto& scope : manifest.at("scopes")) {
+            if (scope.at("name") == "inventory") {
+                return true;
+            }
+        }
+        return false;
+    };
+    EXPECT_TRUE(hasScope("travel"));
+    EXPECT_FALSE(hasScope("default"));
+    EXPECT_TRUE(server_.travel().manifest().findScope("inventory") != nullptr);
+    EXPECT_TRUE(server_.bucket().manifest().findScope("inventory") == nullptr);
 }
 
 TEST_F(ManagementServerTest, CreateBucketIsRefusedWithJsonErrors) {
@@ -477,7 +503,7 @@ TEST_F(ManagementServerTest, CreateBucketIsRefusedWithJsonErrors) {
     EXPECT_TRUE(contains(exists.at("errors").at("name").get<std::string>(),
                          "Bucket with given name already exists"));
 
-    const Reply another = post(kBuckets, "name=travel&bucketType=couchbase&ramQuotaMB=100");
+    const Reply another = post(kBuckets, "name=beer-sample&bucketType=couchbase&ramQuotaMB=100");
     EXPECT_EQ(another.status, 400);
     const json errors = another.parsed().at("errors");
     ASSERT_TRUE(errors.is_object());
@@ -494,25 +520,33 @@ TEST_F(ManagementServerTest, DroppingTheServedBucketIsRefused) {
     EXPECT_TRUE(contains(reply.body, "cannot drop")) << reply.body;
 }
 
-TEST_F(ManagementServerTest, DoFlushDeletesEveryDocument) {
-    auto& bucket = server_.bucket();
-    for (engine::Vbid vb = 0; vb < 4; ++vb) {
-        engine::StoreRequest store;
-        store.vbid = vb;
-        store.key = "key-" + std::to_string(vb);
-        store.value = "value";
-        std::optional<engine::Status> stored;
-        bucket.store(store, [&](const engine::MutationResult& r) { stored = r.status; });
-        ASSERT_EQ(stored, engine::Status::Success);
-    }
+TEST_F(ManagementServerTest, DoFlushDeletesEveryDocumentOfThatBucketOnly) {
+    const auto storeKeys = [](engine::Bucket& bucket) {
+        for (engine::Vbid vb = 0; vb < 4; ++vb) {
+            engine::StoreRequest store;
+            store.vbid = vb;
+            store.key = "key-" + std::to_string(vb);
+            store.value = "value";
+            std::optional<engine::Status> stored;
+            bucket.store(store, [&](const engine::MutationResult& r) { stored = r.status; });
+            ASSERT_EQ(stored, engine::Status::Success);
+        }
+    };
+    const auto keysFound = [](engine::Bucket& bucket) {
+        std::size_t found = 0;
+        for (engine::Vbid vb = 0; vb < 4; ++vb) {
+            bucket.get(vb, "key-" + std::to_string(vb), [&](const engine::GetResult& r) {
+                found += r.status == engine::Status::Success ? 1 : 0;
+            });
+        }
+        return found;
+    };
+    storeKeys(server_.bucket());
+    storeKeys(server_.travel());
     const Reply reply = post(kBuckets + "/default/controller/doFlush");
     ASSERT_EQ(reply.status, 200) << reply.body;
-    for (engine::Vbid vb = 0; vb < 4; ++vb) {
-        std::optional<engine::Status> found;
-        bucket.get(vb, "key-" + std::to_string(vb),
-                   [&](const engine::GetResult& r) { found = r.status; });
-        EXPECT_EQ(found, engine::Status::KeyNotFound);
-    }
+    EXPECT_EQ(keysFound(server_.bucket()), 0u);
+    EXPECT_EQ(keysFound(server_.travel()), 4u);
 }
 
 // ---- Routing --------------------------------------------------------------------

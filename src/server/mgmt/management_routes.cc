@@ -117,9 +117,9 @@ json nodeJson(const std::string& host, std::uint16_t mgmtPort, std::uint16_t kvP
 }
 
 // On a cluster, the nodes and replicas of the map this node serves.
-json bucketJson(const ServerContext& context) {
-    const auto& config = context.bucket->config();
-    const std::string& name = context.config.bucket;
+json bucketJson(const ServerContext& context, const ServedBucket& served) {
+    const auto& config = served.bucket->config();
+    const std::string& name = served.name;
     const std::string uri = "/pools/default/buckets/" + percentEncoded(name);
     json nodes = json::array();
     std::uint32_t replicas = 0;
@@ -152,24 +152,32 @@ json bucketJson(const ServerContext& context) {
     };
 }
 
+json bucketList(const ServerContext& context) {
+    json list = json::array();
+    for (const auto& served : context.buckets) {
+        list.push_back(bucketJson(context, served));
+    }
+    return list;
+}
+
 HttpResponse createBucket(const HttpRequest& request, const ServerContext& context) {
     const auto form = parseForm(request.body);
     const std::string* name = form ? field(*form, "name") : nullptr;
-    if (name != nullptr && *name == context.config.bucket) {
+    if (name != nullptr && context.findBucket(*name) != nullptr) {
         return jsonReply(400, {{"errors", {{"name", "Bucket with given name already exists"}}}});
     }
     return jsonReply(
-        400, {{"errors", {{"_", "kvexec-server serves one bucket, chosen at start (--bucket)"}}}});
+        400, {{"errors", {{"_", "kvexec-server serves the buckets chosen at start (--bucket)"}}}});
 }
 
 HttpResponse dropBucket() {
     return text(400,
-                "kvexec-server cannot drop the bucket it serves: stop the server and remove its "
-                "data directory instead");
+                "kvexec-server cannot drop a bucket it serves: stop the server, and start it "
+                "without that --bucket");
 }
 
 // On a cluster, every node flushes (cluster_admin.h).
-HttpResponse flushBucket(ServerContext& context) {
+HttpResponse flushBucket(ServerContext& context, const ServedBucket& served) {
     if (context.clusterAdmin != nullptr) {
         const auto flushed = context.clusterAdmin->flush();
         if (flushed.status == engine::Status::Success) {
@@ -181,7 +189,7 @@ HttpResponse flushBucket(ServerContext& context) {
     // explicit should that ever change.
     auto done = std::make_shared<std::promise<engine::Status>>();
     auto outcome = done->get_future();
-    context.bucket->flush([done](engine::Status status) { done->set_value(status); });
+    served.bucket->flush([done](engine::Status status) { done->set_value(status); });
     const engine::Status status = outcome.get();
     if (status == engine::Status::Success) {
         return text(200, "");
@@ -193,12 +201,13 @@ HttpResponse flushBucket(ServerContext& context) {
 // ---- Scopes and collections -----------------------------------------------
 
 // A change goes to the cluster's manifest on a cluster's node
-// (cluster_admin.h), else to the bucket's.
-engine::ManifestChange changeManifest(ServerContext& context, const engine::ManifestEdit& edit) {
+// (cluster_admin.h; a cluster's only bucket), else to the bucket's.
+engine::ManifestChange changeManifest(ServerContext& context, const ServedBucket& served,
+                                      const engine::ManifestEdit& edit) {
     if (context.clusterAdmin != nullptr) {
         return context.clusterAdmin->change(edit);
     }
-    return context.bucket->changeManifest(edit);
+    return served.bucket->changeManifest(edit);
 }
 
 // The reply to a manifest change, in Couchbase's words where the SDKs
@@ -247,14 +256,16 @@ std::variant<std::string, HttpResponse> formName(const HttpRequest& request, For
     return *name;
 }
 
-HttpResponse createScope(const HttpRequest& request, ServerContext& context) {
+HttpResponse createScope(const HttpRequest& request, ServerContext& context,
+                         const ServedBucket& served) {
     Form form;
     auto name = formName(request, form);
     if (auto* refusal = std::get_if<HttpResponse>(&name)) {
         return *refusal;
     }
     const auto& scope = std::get<std::string>(name);
-    return manifestReply(changeManifest(context, engine::ManifestEdit::createScope(scope)), scope);
+    return manifestReply(changeManifest(context, served, engine::ManifestEdit::createScope(scope)),
+                         scope);
 }
 
 // maxTTL as the SDKs send it: seconds, -1 or 0 for none.
@@ -269,7 +280,7 @@ std::optional<std::uint32_t> parseMaxTtl(const std::string& text) {
 }
 
 HttpResponse createCollection(const HttpRequest& request, ServerContext& context,
-                              const std::string& scope) {
+                              const ServedBucket& served, const std::string& scope) {
     Form form;
     auto name = formName(request, form);
     if (auto* refusal = std::get_if<HttpResponse>(&name)) {
@@ -295,13 +306,14 @@ HttpResponse createCollection(const HttpRequest& request, ServerContext& context
     }
     const auto& collection = std::get<std::string>(name);
     return manifestReply(
-        changeManifest(context, engine::ManifestEdit::createCollection(scope, collection, maxTtl)),
+        changeManifest(context, served,
+                       engine::ManifestEdit::createCollection(scope, collection, maxTtl)),
         scope, collection);
 }
 
-HttpResponse updateCollection(const ServerContext& context, const std::string& scope,
+HttpResponse updateCollection(const ServedBucket& served, const std::string& scope,
                               const std::string& collection) {
-    const auto manifest = context.bucket->manifest();
+    const auto manifest = served.bucket->manifest();
     if (manifest.findScope(scope) == nullptr) {
         return manifestReply({engine::ManifestOutcome::UnknownScope, manifest.uid, {}}, scope);
     }
@@ -317,8 +329,9 @@ HttpResponse updateCollection(const ServerContext& context, const std::string& s
 // ---- Routing ----------------------------------------------------------------
 
 // .../buckets/{b}/scopes[/...]; `rest` follows "scopes".
-HttpResponse routeScopes(const HttpRequest& request, ServerContext& context, Segments rest) {
-    auto& bucket = *context.bucket;
+HttpResponse routeScopes(const HttpRequest& request, ServerContext& context,
+                         const ServedBucket& served, Segments rest) {
+    auto& bucket = *served.bucket;
     const Method method = request.method;
     if (rest.empty()) {
         return byMethod(
@@ -326,57 +339,61 @@ HttpResponse routeScopes(const HttpRequest& request, ServerContext& context, Seg
                       [&] {
                           return HttpResponse{200, std::string(kJson), bucket.manifest().toJson()};
                       }},
-                     {Method::Post, [&] { return createScope(request, context); }}});
+                     {Method::Post, [&] { return createScope(request, context, served); }}});
     }
     const std::string& scope = rest[0];
     if (rest.size() == 1) {
-        return byMethod(method,
-                        {{Method::Delete, [&] {
-                              return manifestReply(
-                                  changeManifest(context, engine::ManifestEdit::dropScope(scope)),
-                                  scope);
-                          }}});
+        return byMethod(method, {{Method::Delete, [&] {
+                                      return manifestReply(
+                                          changeManifest(context, served,
+                                                         engine::ManifestEdit::dropScope(scope)),
+                                          scope);
+                                  }}});
     }
     if (rest[1] != "collections" || rest.size() > 3) {
         return notFound();
     }
     if (rest.size() == 2) {
         return byMethod(
-            method, {{Method::Post, [&] { return createCollection(request, context, scope); }}});
+            method,
+            {{Method::Post, [&] { return createCollection(request, context, served, scope); }}});
     }
     const std::string& collection = rest[2];
     return byMethod(
-        method,
-        {{Method::Delete,
-          [&] {
-              return manifestReply(
-                  changeManifest(context, engine::ManifestEdit::dropCollection(scope, collection)),
-                  scope, collection);
-          }},
-         {Method::Patch, [&] { return updateCollection(context, scope, collection); }}});
+        method, {{Method::Delete,
+                  [&] {
+                      return manifestReply(
+                          changeManifest(context, served,
+                                         engine::ManifestEdit::dropCollection(scope, collection)),
+                          scope, collection);
+                  }},
+                 {Method::Patch, [&] { return updateCollection(served, scope, collection); }}});
 }
 
 // .../buckets/{b}[/...]; `rest` starts with {b}.
 HttpResponse routeBucket(const HttpRequest& request, ServerContext& context, Segments rest) {
-    const bool served = rest[0] == context.config.bucket;
+    const ServedBucket* served = context.findBucket(rest[0]);
     const Segments below = rest.subspan(1);
     if (below.empty()) {
         return byMethod(
             request.method,
             {{Method::Get,
-              [&] { return served ? jsonReply(200, bucketJson(context)) : bucketNotFound(); }},
+              [&] {
+                  return served ? jsonReply(200, bucketJson(context, *served)) : bucketNotFound();
+              }},
              {Method::Delete, [&] { return served ? dropBucket() : bucketNotFound(); }}});
     }
     if (below[0] == "scopes") {
         if (!served) {
             return bucketNotFound();
         }
-        return routeScopes(request, context, below.subspan(1));
+        return routeScopes(request, context, *served, below.subspan(1));
     }
     if (below.size() == 2 && below[0] == "controller" && below[1] == "doFlush") {
-        return byMethod(
-            request.method,
-            {{Method::Post, [&] { return served ? flushBucket(context) : bucketNotFound(); }}});
+        return byMethod(request.method, {{Method::Post, [&] {
+                                              return served ? flushBucket(context, *served)
+                                                            : bucketNotFound();
+                                          }}});
     }
     return notFound();
 }
@@ -435,10 +452,9 @@ HttpResponse handle(const HttpRequest& request, ServerContext& context) {
     }
     const Segments rest = Segments(path).subspan(3);
     if (rest.empty()) {
-        return byMethod(
-            request.method,
-            {{Method::Get, [&] { return jsonReply(200, json::array({bucketJson(context)})); }},
-             {Method::Post, [&] { return createBucket(request, context); }}});
+        return byMethod(request.method,
+                        {{Method::Get, [&] { return jsonReply(200, bucketList(context)); }},
+                         {Method::Post, [&] { return createBucket(request, context); }}});
     }
     return routeBucket(request, context, rest);
 }

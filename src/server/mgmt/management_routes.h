@@ -1,11 +1,11 @@
 // mgmt/management_routes.h: what the management (REST) endpoint answers:
 // the part of Couchbase's cluster manager API (port 8091) that the
-// Couchbase SDKs' collection and bucket managers call, served for the one
-// bucket of kvexec-server.
+// Couchbase SDKs' collection and bucket managers call, served for the
+// buckets of kvexec-server.
 //
-// Routes (paths under /pools/default/buckets; {b} the served bucket):
-//   GET    /pools/default/buckets                      [bucket]
-//   POST   /pools/default/buckets                      400 (one bucket, fixed at start)
+// Routes (paths under /pools/default/buckets; {b} a served bucket):
+//   GET    /pools/default/buckets                      [bucket...]
+//   POST   /pools/default/buckets                      400 (buckets fixed at start)
 //   GET    .../{b}                                     bucket
 //   DELETE .../{b}                                     400 (not supported)
 //   POST   .../{b}/controller/doFlush                  flush

@@ -1,0 +1,188 @@
+// Several buckets in one kvexec-server (--bucket, once each), against the
+// real binary: a connection starts on the first bucket and SELECT_BUCKET
+// moves it; the same key is a different document in each bucket, each
+// bucket's STAT figures are its own, each keeps its documents in its own
+// directory across a restart, and a data directory laid out for one
+// bucket is refused for several (and back) instead of serving an empty
+// bucket beside the files of the real one.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "protocol/binary_response.h"
+#include "server_process.h"
+
+namespace kvexec::server::test {
+namespace {
+
+using protocol::Opcode;
+using protocol::Status;
+
+constexpr auto kSuccess = static_cast<std::uint16_t>(Status::Success);
+constexpr auto kNotFound = static_cast<std::uint16_t>(Status::KeyNotFound);
+constexpr auto kNoAccess = static_cast<std::uint16_t>(Status::NoAccess);
+const std::vector<std::string> kTwoBuckets = {"--bucket", "default", "--bucket", "travel"};
+
+std::uint16_t statusOf(const std::optional<BinaryResponse>& response) {
+    return response ? response->status : 0xffff;
+}
+
+std::optional<BinaryResponse> set(Client& client, const std::string& key,
+                                  const std::string& value) {
+    return client.call(request(Opcode::Set, key, std::string(8, '\0'), value));
+}
+
+// The value of `key`, "" if it is not found; nullopt if no answer came.
+std::optional<std::string> valueOf(Client& client, const std::string& key) {
+    const auto got = client.call(request(Opcode::Get, key));
+    if (!got || (got->status != kSuccess && got->status != kNotFound)) {
+        return std::nullopt;
+    }
+    return got->status == kSuccess ? got->value : "";
+}
+
+// The binary STAT group (default: ""), of the connection's bucket.
+std::map<std::string, std::string> stats(Client& client) {
+    std::map<std::string, std::string> out;
+    if (!client.send(request(Opcode::Stat).encode())) {
+        return out;
+    }
+    while (const auto response = client.readResponse()) {
+        if (response->status != kSuccess || response->key.empty()) {
+            break;
+        }
+        out[response->key] = response->value;
+    }
+    return out;
+}
+
+// Runs kvexec-server to its exit, which must be a refusal to start: one
+// that serves is stopped after 20 s (exit code 124). Its exit code and
+// stderr.
+std::pair<int, std::string> runToRefusal(const std::string& dataDir,
+                                         const std::vector<std::string>& args) {
+    const std::string errors = dataDir + ".stderr";
+    std::string command = "timeout 20 " + std::string(KVEXEC_SERVER_BINARY) +
+                          " --host 127.0.0.1 --port 0 --vbuckets 16 --sync none --data-dir " +
+                          dataDir;
+    for (const auto& arg : args) {
+        command += " " + arg;
+    }
+    command += " > /dev/null 2> " + errors;
+    const int status = std::system(command.c_str());
+    std::ostringstream text;
+    text << std::ifstream(errors).rdbuf();
+    std::filesystem::remove(errors);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+}
+
+class BucketSocketTest : public ::testing::Test {
+  protected:
+    void start(std::vector<std::string> args) {
+        args.insert(args.end(), {"--sync", "none"});
+        server_ = std::make_unique<ServerProcess>(dir_.path(), args);
+    }
+    void stop() {
+        ASSERT_EQ(server_->stop(SIGTERM), 0);
+        server_.reset();
+    }
+    void TearDown() override {
+        if (server_) {
+            EXPECT_EQ(server_->stop(SIGTERM), 0);
+        }
+    }
+
+    TempDir dir_;
+    std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(BucketSocketTest, TheSameKeyIsADifferentDocumentInEachBucket) {
+    start(kTwoBuckets);
+    Client first(server_->port());  // never selects: the first bucket
+    ASSERT_EQ(statusOf(set(first, "k", "in-default")), kSuccess);
+
+    Client travel(server_->port());
+    ASSERT_EQ(statusOf(travel.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
+    EXPECT_EQ(valueOf(travel, "k"), "");
+    ASSERT_EQ(statusOf(set(travel, "k", "in-travel")), kSuccess);
+    ASSERT_EQ(statusOf(set(travel, "only-travel", "t")), kSuccess);
+    EXPECT_EQ(valueOf(travel, "k"), "in-travel");
+    EXPECT_EQ(valueOf(first, "k"), "in-default");
+    EXPECT_EQ(valueOf(first, "only-travel"), "");
+
+    // Each bucket's figures are its own.
+    EXPECT_EQ(stats(first)["curr_items"], "1");
+    EXPECT_EQ(stats(travel)["curr_items"], "2");
+
+    // Back and forth on one connection.
+    ASSERT_EQ(statusOf(travel.call(request(Opcode::SelectBucket, "default"))), kSuccess);
+    EXPECT_EQ(valueOf(travel, "k"), "in-default");
+    ASSERT_EQ(statusOf(travel.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
+    EXPECT_EQ(valueOf(travel, "k"), "in-travel");
+
+    // An unknown bucket is refused and the connection stays where it was.
+    EXPECT_EQ(statusOf(travel.call(request(Opcode::SelectBucket, "nope"))), kNoAccess);
+    EXPECT_EQ(valueOf(travel, "k"), "in-travel");
+
+    // The text protocol, which cannot select, serves the first bucket.
+    Client text(server_->port());
+    ASSERT_TRUE(text.send("get k\r\n"));
+    EXPECT_EQ(text.readLine(), "VALUE k 0 10\r\n");
+    EXPECT_EQ(text.readLine(), "in-default\r\n");
+    EXPECT_EQ(text.readLine(), "END\r\n");
+}
+
+TEST_F(BucketSocketTest, EachBucketKeepsItsDocumentsInItsOwnDirectoryAcrossARestart) {
+    start(kTwoBuckets);
+    {
+        Client client(server_->port());
+        ASSERT_EQ(statusOf(set(client, "k", "in-default")), kSuccess);
+        ASSERT_EQ(statusOf(client.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
+        ASSERT_EQ(statusOf(set(client, "k", "in-travel")), kSuccess);
+    }
+    stop();
+    EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/default/vbuckets.json"));
+    EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/travel/vbuckets.json"));
+
+    start(kTwoBuckets);
+    Client client(server_->port());
+    EXPECT_EQ(valueOf(client, "k"), "in-default");
+    ASSERT_EQ(statusOf(client.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
+    EXPECT_EQ(valueOf(client, "k"), "in-travel");
+}
+
+TEST_F(BucketSocketTest, ADataDirOfOneBucketIsRefusedForSeveralAndBack) {
+    start({});
+    {
+        Client client(server_->port());
+        ASSERT_EQ(statusOf(set(client, "k", "kept")), kSuccess);
+    }
+    stop();
+    const auto [code, errors] = runToRefusal(dir_.path(), kTwoBuckets);
+    EXPECT_EQ(code, 1);
+    EXPECT_NE(errors.find("holds the files of a single bucket"), std::string::npos) << errors;
+    start({});  // the files were left alone
+    {
+        Client client(server_->port());
+        EXPECT_EQ(valueOf(client, "k"), "kept");
+    }
+    stop();
+
+    TempDir several;
+    ServerProcess twoBuckets(several.path(),
+                             {"--sync", "none", "--bucket", "travel", "--bucket", "beer"});
+    ASSERT_EQ(twoBuckets.stop(SIGTERM), 0);
+    const auto [back, backErrors] = runToRefusal(several.path(), {"--bucket", "travel"});
+    EXPECT_EQ(back, 1);
+    EXPECT_NE(backErrors.find("holds bucket travel's files in"), std::string::npos) << backErrors;
+}
+
+}  // namespace
+}  // namespace kvexec::server::test
