@@ -504,7 +504,7 @@ void Connection::binaryFlush(const Request& request) {
 }
 
 void Connection::binaryStat(const Request& request) {
-    auto stats = collectStats(context_, bucket(), std::string(request.key));
+    auto stats = collectStats(context_, *bucket_, std::string(request.key));
     if (!stats) {
         return respondError(request, Status::KeyNotFound, "unknown stat group");
     }
@@ -564,6 +564,9 @@ void Connection::binarySelectBucket(const Request& request) {
     if (dcpProducer_ != nullptr && wanted != bucket_) {
         // The producer streams the bucket it was opened on.
         return respondError(request, Status::NotSupported, "a DCP connection stays on its bucket");
+    }
+    if (wanted != bucket_) {
+        sentRevision_ = 0;  // revisions count each bucket's maps apart
     }
     bucket_ = wanted;
     bucketSelected_ = true;

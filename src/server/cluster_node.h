@@ -2,7 +2,7 @@
 // (--cluster): runs the node agent (cluster/node_agent.h), gives the
 // bucket the cluster's collections manifest and flushes (cluster_admin.h)
 // and the vBucket states of each map, and keeps the config clients get
-// (ServerContext::clusterConfig) in step with it, and points this node's
+// (its BucketCluster's config) in step with it, and points this node's
 // DCP consumers (replication/replication_client.h) at the actives of its
 // replica vBuckets. Its status in etcd says how many replica vBuckets the
 // applied map gives it, how many of their streams are open, and the high
@@ -40,13 +40,14 @@ std::shared_ptr<const ClusterTopology> topologyOf(const cluster::ClusterState& s
 
 class ClusterNode {
   public:
-    // Joins the cluster named by context.config (--cluster, --node,
-    // --replicas) with this node's bound ports; throws cluster::EtcdError
-    // if etcd cannot be reached. The bucket (a cluster node's one, the
-    // context's first) must have warmed up. With
+    // Joins `served`'s cluster (under clusterRoot(served.name) in the etcd
+    // of context.config's --cluster, as --node with --replicas) with this
+    // node's bound ports; throws cluster::EtcdError if etcd cannot be
+    // reached. The bucket must have warmed up; one ClusterNode per bucket. With
     // `peerTls` (--cluster-tls-ca; it must outlive the node), replicas
     // stream from the peers' TLS ports.
-    ClusterNode(ServerContext& context, const TlsClientContext* peerTls);
+    ClusterNode(ServerContext& context, const ServedBucket& served,
+                const TlsClientContext* peerTls);
     // Leaves the cluster (the lease is revoked, so the others remap at
     // once); no callback runs afterwards.
     ~ClusterNode();
@@ -79,6 +80,9 @@ class ClusterNode {
                            const cluster::ClusterState& state);
 
     ServerContext& context_;
+    const ServedBucket& served_;
+    engine::Bucket& bucket_;
+    BucketCluster& cluster_;
     std::unique_ptr<ReplicationClient> replication_;
     std::unique_ptr<cluster::NodeAgent> agent_;
     // The agent's callbacks', one at a time (the agent serializes them):

@@ -617,8 +617,8 @@ template std::function<void(const engine::RangeScanCreateResult&)> Connection::c
 template std::function<void(const ConnectionList&)> Connection::completion(
     std::function<void(const ConnectionList&)>);
 
-void Connection::pushClusterMap(const ClusterTopology& topology) {
-    if (!clustermapNotification_ || !bucketSelected_ || closed_ || closing_ ||
+void Connection::pushClusterMap(const ServedBucket& served, const ClusterTopology& topology) {
+    if (!clustermapNotification_ || !bucketSelected_ || &served != bucket_ || closed_ || closing_ ||
         topology.revision <= sentRevision_) {
         return;
     }
@@ -629,7 +629,7 @@ void Connection::pushClusterMap(const ClusterTopology& topology) {
 }
 
 std::string Connection::clusterMap() {
-    const auto topology = context_.clusterConfig.get();
+    const auto topology = bucket_->cluster->config.get();
     if (topology != nullptr) {
         sentRevision_ = std::max(sentRevision_, topology->revision);
     }
@@ -637,7 +637,7 @@ std::string Connection::clusterMap() {
 }
 
 bool Connection::clientHasClusterMap() const {
-    const auto topology = context_.clusterConfig.get();
+    const auto topology = bucket_->cluster->config.get();
     return dedupeNotMyVbucketMaps_ && topology != nullptr && topology->revision <= sentRevision_;
 }
 

@@ -74,10 +74,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void close();
     // What "stats conns" says about this connection.
     ConnectionInfo describe() const;
-    // Sends `topology` as a ClustermapChangeNotification if this connection
-    // asked for pushes in HELLO, has selected the bucket and has not been
-    // sent this revision or a later one. Loop thread (FrontEnd::pushClusterMap).
-    void pushClusterMap(const ClusterTopology& topology);
+    // Sends `topology`, `served`'s, as a ClustermapChangeNotification if
+    // this connection asked for pushes in HELLO, has selected that bucket
+    // and has not been sent this revision or a later one. Loop thread
+    // (FrontEnd::pushClusterMap).
+    void pushClusterMap(const ServedBucket& served, const ClusterTopology& topology);
 
   private:
     engine::Bucket& bucket() const { return *bucket_->bucket; }

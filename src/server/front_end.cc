@@ -105,11 +105,12 @@ void FrontEnd::describeConnections(std::function<void(ConnectionList)> done) {
     });
 }
 
-void FrontEnd::pushClusterMap(std::shared_ptr<const ClusterTopology> topology) {
-    post([this, topology = std::move(topology)] {
+void FrontEnd::pushClusterMap(const ServedBucket& served,
+                              std::shared_ptr<const ClusterTopology> topology) {
+    post([this, &served, topology = std::move(topology)] {
         auto open = connections_;  // a push may close a connection that cannot take it
         for (const auto& [raw, connection] : open) {
-            connection->pushClusterMap(*topology);
+            connection->pushClusterMap(served, *topology);
         }
     });
 }

@@ -48,9 +48,10 @@ class FrontEnd {
     // Any thread: describes this front end's connections on its loop
     // thread and calls `done` there with the list.
     void describeConnections(std::function<void(ConnectionList)> done);
-    // Any thread: pushes `topology`, on the loop thread, to each connection
-    // that asked for it (Connection::pushClusterMap).
-    void pushClusterMap(std::shared_ptr<const ClusterTopology> topology);
+    // Any thread: pushes `served`'s `topology`, on the loop thread, to each
+    // connection on that bucket that asked for it (Connection::pushClusterMap).
+    void pushClusterMap(const ServedBucket& served,
+                        std::shared_ptr<const ClusterTopology> topology);
 
     // What this front end's requests have counted; its connections add,
     // any thread reads.

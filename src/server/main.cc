@@ -19,12 +19,11 @@ namespace {
 
 using namespace kvexec;
 
-std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, server::ServerContext& context,
-                                           const std::string& name) {
-    const server::ServerConfig& c = context.config;
+std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, const server::ServerConfig& c,
+                                           server::ServedBucket& served) {
     engine::BucketConfig config;
-    config.name = name;
-    config.dataDir = server::bucketDataDir(c, name);
+    config.name = served.name;
+    config.dataDir = server::bucketDataDir(c, served.name);
     config.numVBuckets = c.vbuckets;
     config.numShards = c.shards;
     config.syncMode = c.sync;
@@ -36,8 +35,9 @@ std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, server::ServerCon
         config.nodeName = c.node;       // the name vBucket chains know this node by
         config.awaitAssignment = true;  // nothing served until the map says so
     }
-    config.onReplicaPrepared = [&context](engine::Vbid vbid, engine::Seqno seqno) {
-        context.replicaPrepared.forward(vbid, seqno);  // to the consumer streaming it
+    config.onReplicaPrepared = [cluster = served.cluster.get()](engine::Vbid vbid,
+                                                                engine::Seqno seqno) {
+        cluster->replicaPrepared.forward(vbid, seqno);  // to the consumer streaming it
     };
     return engine::Bucket::open(pool, std::move(config));
 }
@@ -165,14 +165,15 @@ int main(int argc, char** argv) {
         // The buckets share the pool: each is a taskable of its own.
         std::vector<std::unique_ptr<engine::Bucket>> buckets;
         for (const auto& name : context.config.buckets) {
-            buckets.push_back(openBucket(*pool, context, name));
+            context.buckets.push_back({name});
+            buckets.push_back(openBucket(*pool, context.config, context.buckets.back()));
+            context.buckets.back().bucket = buckets.back().get();
         }
         for (auto& bucket : buckets) {
             waitForWarmup(*bucket);
             if (!context.config.cluster) {
                 activateEveryVBucket(*bucket, context.config.vbuckets);
             }
-            context.buckets.push_back({bucket->config().name, bucket.get()});
         }
         context.pool = pool.get();
         {

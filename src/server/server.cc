@@ -48,12 +48,14 @@ Server::Server(ServerContext& context) : context_(context) {
 }
 
 Server::~Server() {
-    clusterNode_.reset();  // leaves the cluster, if run() did not
-    if (clusterAdmin_) {
-        clusterAdmin_->close();  // a REST request in hand stops waiting for the nodes
+    clusterNodes_.clear();  // leaves the clusters, if run() did not
+    for (auto& admin : clusterAdmins_) {
+        admin->close();  // a REST request in hand stops waiting for the nodes
     }
     management_.reset();  // stopped (thread joined) first, if run() did not
-    context_.clusterAdmin = nullptr;
+    for (auto& served : context_.buckets) {
+        served.cluster->admin = nullptr;
+    }
     context_.tls = nullptr;  // tls_ goes with the Server
     for (auto* e : {sigterm_, sigint_, stop_, acceptResume_}) {
         if (e != nullptr) {
@@ -99,11 +101,13 @@ void Server::run(std::ostream& ready) {
         ready << "kvexec-server: tls on " << host << ":" << tlsPort << std::endl;
     }
     if (context_.config.cluster) {
-        // Before the management endpoint, which sends changes to it.
-        clusterAdmin_ =
-            std::make_unique<ClusterAdmin>(cluster::parseEtcdUrl(*context_.config.cluster),
-                                           clusterRoot(context_.config), context_.firstBucket());
-        context_.clusterAdmin = clusterAdmin_.get();
+        // Before the management endpoint, which sends changes to them.
+        for (auto& served : context_.buckets) {
+            clusterAdmins_.push_back(
+                std::make_unique<ClusterAdmin>(cluster::parseEtcdUrl(*context_.config.cluster),
+                                               clusterRoot(served.name), *served.bucket));
+            served.cluster->admin = clusterAdmins_.back().get();
+        }
     }
     if (context_.config.mgmtPort) {
         // Before the ready line: whoever waits for that line finds this one.
@@ -124,7 +128,10 @@ void Server::run(std::ostream& ready) {
         frontEnd->start();
     }
     if (context_.config.cluster) {
-        clusterNode_ = std::make_unique<ClusterNode>(context_, clusterTls_.get());
+        for (const auto& served : context_.buckets) {
+            clusterNodes_.push_back(
+                std::make_unique<ClusterNode>(context_, served, clusterTls_.get()));
+        }
     }
     sigterm_ = evsignal_new(base_, SIGTERM, &Server::onSignal, this);
     sigint_ = evsignal_new(base_, SIGINT, &Server::onSignal, this);
@@ -146,7 +153,7 @@ void Server::run(std::ostream& ready) {
     // write answers or times out), sends its responses and closes; 4. the
     // loops stop. The caller then destroys the bucket, which persists what
     // is dirty and closes its files.
-    clusterNode_.reset();
+    clusterNodes_.clear();
     forEachListener(&evconnlistener_disable);
     event_del(acceptResume_);
     if (management_) {

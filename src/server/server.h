@@ -72,17 +72,18 @@ class Server {
     evconnlistener* listener_ = nullptr;
     evconnlistener* tlsListener_ = nullptr;  // with --tls-port
     std::unique_ptr<TlsContext> tls_;        // with --tls-port
-    // With --cluster-tls-ca; outlives clusterNode_, whose replication uses it.
+    // With --cluster-tls-ca; outlives clusterNodes_, whose replication uses it.
     std::unique_ptr<TlsClientContext> clusterTls_;
     event* sigterm_ = nullptr;
     event* sigint_ = nullptr;
     event* stop_ = nullptr;
     event* acceptResume_ = nullptr;  // accept() failed (out of descriptors): retry later
     bool acceptFailing_ = false;     // main loop only
-    // With --cluster; outlives the management endpoint, which changes it.
-    std::unique_ptr<ClusterAdmin> clusterAdmin_;
+    // With --cluster, one of each per bucket, in context_.buckets' order.
+    // The admins outlive the management endpoint, which changes them.
+    std::vector<std::unique_ptr<ClusterAdmin>> clusterAdmins_;
     std::unique_ptr<mgmt::ManagementServer> management_;  // with --mgmt-port
-    std::unique_ptr<ClusterNode> clusterNode_;            // with --cluster
+    std::vector<std::unique_ptr<ClusterNode>> clusterNodes_;
     std::vector<std::unique_ptr<FrontEnd>> frontEnds_;
     std::size_t next_ = 0;
 };

@@ -66,10 +66,6 @@ void checkCluster(const ServerConfig& c, bool nodeGiven, bool clusterOptionGiven
         if (c.node.empty()) {
             throw std::invalid_argument("--cluster needs --node NAME");
         }
-        if (c.buckets.size() != 1) {
-            throw std::invalid_argument(
-                "--cluster serves one bucket; a cluster of several is not built yet");
-        }
         return;
     }
     if (nodeGiven || clusterOptionGiven) {
@@ -121,10 +117,8 @@ void checkTls(const ServerConfig& c) {
 
 }  // namespace
 
-std::string clusterRoot(const ServerConfig& config) {
-    std::string root = "/kvexec/";
-    root += config.buckets.front();
-    return root;
+std::string clusterRoot(const std::string& bucket) {
+    return "/kvexec/" + bucket;
 }
 
 std::string bucketDataDir(const ServerConfig& config, const std::string& name) {
@@ -170,7 +164,8 @@ std::string usage() {
            "  --max-value-bytes is given and above 30 MiB).\n"
            "--bucket: once per bucket served (default: one named default); a connection\n"
            "  starts on the first and SELECT_BUCKET moves it. One bucket keeps its files in\n"
-           "  --data-dir, several each in --data-dir/NAME. --cluster serves one.\n"
+           "  --data-dir, several each in --data-dir/NAME. With --cluster, each bucket is a\n"
+           "  cluster of its own in etcd (/kvexec/NAME), on the same nodes.\n"
            "--compaction-threshold: a vBucket file of at least --compaction-min-file-bytes\n"
            "  whose stale part (older versions of documents) reaches this percent of it is\n"
            "  compacted in the background, tombstones kept (0: never).\n"

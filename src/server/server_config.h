@@ -39,8 +39,7 @@ struct ServerConfig {
     std::string dataDir = "./kvexec-data";
     // The buckets served (--bucket, once per bucket), in that order: a new
     // connection starts on the first. One bucket keeps its files in
-    // dataDir itself, several each in dataDir/NAME (bucketDataDir). A
-    // cluster serves exactly one.
+    // dataDir itself, several each in dataDir/NAME (bucketDataDir).
     std::vector<std::string> buckets{"default"};
     std::size_t vbuckets = 1024;
     std::size_t shards = 4;
@@ -83,8 +82,9 @@ struct ServerConfig {
 // '@' starts no user name a client is given (as Couchbase's "@ns_server").
 inline constexpr std::string_view kNodeUser = "@kvexec-node";
 
-// Where a cluster of buckets named `buckets.front()` lives in etcd.
-std::string clusterRoot(const ServerConfig& config);
+// Where the cluster of the bucket `bucket` lives in etcd (each bucket of a
+// node is a cluster of its own).
+std::string clusterRoot(const std::string& bucket);
 
 // The directory the bucket `name` (one of config.buckets) keeps its files in.
 std::string bucketDataDir(const ServerConfig& config, const std::string& name);

@@ -6,10 +6,12 @@
 // flight that a graceful stop waits on).
 //
 // Thread safety: built before the front-end threads start and destroyed
-// after they stop; its members are atomics, thread-safe holders
-// (clusterConfig), or are not written once the front ends start (frontEnds
-// is filled before the first starts), so any thread may use it meanwhile. The buckets and pool
-// are safe from any thread (their own headers say so).
+// after they stop; its members are atomics, thread-safe holders (each
+// bucket's cluster config and forwarder), or are not written once the
+// front ends start (buckets and frontEnds are filled before the first
+// starts; a bucket's cluster admin is set before the management endpoint
+// starts), so any thread may use it meanwhile. The buckets and pool are
+// safe from any thread (their own headers say so).
 #pragma once
 
 #include <atomic>
@@ -45,17 +47,30 @@ struct ServerCounters {
     std::atomic<std::uint64_t> listenDisabled{0};  // accept() failed: accepting paused
 };
 
+// What a bucket has of its cluster (--cluster: each bucket is a cluster of
+// its own in etcd, under clusterRoot(name)); a single node's stay empty.
+struct BucketCluster {
+    // The nodes and map clients get; null for a single node.
+    ClusterConfigHolder config;
+    // Where the REST endpoint sends scope and collection changes and
+    // flushes (they are the whole cluster's); null: they go to the bucket.
+    ClusterAdmin* admin = nullptr;
+    // The bucket's replica acknowledgements, to this node's DCP consumers.
+    PreparedForwarder replicaPrepared;
+};
+
 // A bucket kvexec-server serves, by the name clients select it with.
 struct ServedBucket {
     std::string name;
     engine::Bucket* bucket = nullptr;  // owned by main()
+    std::unique_ptr<BucketCluster> cluster = std::make_unique<BucketCluster>();
 };
 
 struct ServerContext {
     ServerConfig config;
     ExecutorPool* pool = nullptr;
-    // In config.buckets' order: a connection starts on the first, which is
-    // the only one of a cluster node (--cluster).
+    // In config.buckets' order: a connection starts on the first. Filled
+    // before the Server is made, read-only afterwards.
     std::vector<ServedBucket> buckets;
     protocol::auth::Users users;  // none: no authentication asked
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
@@ -75,15 +90,6 @@ struct ServerContext {
     // the management endpoint start).
     const TlsContext* tls = nullptr;
     std::vector<FrontEnd*> frontEnds;  // owned by the Server
-    // With --cluster, the cluster's nodes and map as clients get them;
-    // null for a single node.
-    ClusterConfigHolder clusterConfig;
-    // With --cluster, where the REST endpoint sends scope and collection
-    // changes and flushes (they are the whole cluster's); null: they go to
-    // the bucket.
-    ClusterAdmin* clusterAdmin = nullptr;
-    // The bucket's replica acknowledgements, to this node's DCP consumers.
-    PreparedForwarder replicaPrepared;
 
     // The bucket named `name`; null if none is.
     const ServedBucket* findBucket(std::string_view name) const {
@@ -94,8 +100,6 @@ struct ServerContext {
         }
         return nullptr;
     }
-    // The first bucket: where a connection starts, a cluster node's only one.
-    engine::Bucket& firstBucket() const { return *buckets.front().bucket; }
 };
 
 }  // namespace kvexec::server

@@ -198,9 +198,9 @@ StatList slabs(const ServerContext& c, const engine::Bucket& b) {
 
 // kvexec's own group: this node's DCP consumers towards its peers (none
 // for a single node).
-StatList replication(const ServerContext& c) {
+StatList replication(const ServedBucket& served) {
     StatList out;
-    const auto report = c.replicaPrepared.report();
+    const auto report = served.cluster->replicaPrepared.report();
     if (!report) {
         return out;
     }
@@ -217,8 +217,9 @@ StatList replication(const ServerContext& c) {
 
 }  // namespace
 
-std::optional<StatList> collectStats(const ServerContext& context, const engine::Bucket& bucket,
+std::optional<StatList> collectStats(const ServerContext& context, const ServedBucket& served,
                                      const std::string& group) {
+    const engine::Bucket& bucket = *served.bucket;
     if (group.empty()) {
         return defaults(context, bucket);
     }
@@ -241,7 +242,7 @@ std::optional<StatList> collectStats(const ServerContext& context, const engine:
         return slabs(context, bucket);
     }
     if (group == "replication") {
-        return replication(context);
+        return replication(served);
     }
     return std::nullopt;
 }

@@ -3,7 +3,7 @@
 // style: <name>_count, _mean, _p50 ... _max, and <name>_histogram, the
 // buckets as JSON), "tasks" and "executor" (the pool), "file_cache" (the
 // store: file handles, flushes, compactions),
-// "replication" (a cluster node's streams from its peers), and
+// "replication" (a cluster node's streams of the bucket from its peers), and
 // memcached's "settings", "items" and "slabs" as far as kvexec has their
 // figures (stats.cc says what each means here). "conns" and "cachedump"
 // are the text protocol's (text_stats.cc).
@@ -23,9 +23,9 @@ namespace kvexec::server {
 
 using StatList = std::vector<std::pair<std::string, std::string>>;
 
-// `bucket`'s figures (the connection's) and the server's; nullopt for an
-// unknown group.
-std::optional<StatList> collectStats(const ServerContext& context, const engine::Bucket& bucket,
+// `served`'s figures (the connection's bucket) and the server's; nullopt
+// for an unknown group.
+std::optional<StatList> collectStats(const ServerContext& context, const ServedBucket& served,
                                      const std::string& group);
 
 }  // namespace kvexec::server

@@ -114,7 +114,7 @@ void Connection::textStats(const TextCommand& command) {
     if (command.statsGroup == "cachedump") {
         return textStatsCachedump(command);
     }
-    auto stats = collectStats(context_, bucket(), std::string(command.statsGroup));
+    auto stats = collectStats(context_, *bucket_, std::string(command.statsGroup));
     if (!stats) {
         out_ += "ERROR\r\n";
         return;

@@ -1,5 +1,5 @@
 // kvexec-server's --bucket: names as Couchbase accepts them, each once,
-// one for a cluster node, and where each bucket keeps its files.
+// and where each bucket keeps its files.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -27,9 +27,6 @@ TEST(BucketCommandLineTest, BucketsAreGivenOnceEachWithCouchbasesNames) {
     }
     EXPECT_NO_THROW(parse({"--bucket", std::string(100, 'x')}));
     EXPECT_THROW(parse({"--bucket", "a", "--bucket", "a"}), std::invalid_argument);
-    EXPECT_THROW(parse({"--bucket", "a", "--bucket", "b", "--cluster", "http://127.0.0.1:2379",
-                        "--node", "n1"}),
-                 std::invalid_argument);
 }
 
 TEST(BucketCommandLineTest, OneBucketKeepsTheDataDirAndSeveralASubdirectoryEach) {

@@ -21,8 +21,8 @@ TEST(ClusterConfigTest, ClusterNodeAndReplicasAreParsed) {
     EXPECT_EQ(config.node, "n1");
     EXPECT_EQ(config.replicas, 2u);
     EXPECT_EQ(config.failoverTimeout, std::chrono::seconds(9));
-    EXPECT_EQ(clusterRoot(config), "/kvexec/default");
-    EXPECT_EQ(clusterRoot(parse({"--bucket", "b2"})), "/kvexec/b2");
+    EXPECT_EQ(clusterRoot(config.buckets.front()), "/kvexec/default");
+    EXPECT_EQ(clusterRoot("b2"), "/kvexec/b2");
     EXPECT_NE(usage().find("--cluster"), std::string::npos);
 }
 

@@ -118,9 +118,23 @@ std::size_t ClusterProcesses::addNode() {
     return i;
 }
 
+std::unique_ptr<Client> ClusterProcesses::connect(std::uint16_t port) const {
+    auto client = std::make_unique<Client>(port);
+    if (!bucket_.empty()) {
+        const auto selected = client->call(request(Opcode::SelectBucket, bucket_));
+        if (!selected || selected->status != kSuccess) {
+            return nullptr;
+        }
+    }
+    return client;
+}
+
 nlohmann::json ClusterProcesses::config(std::uint16_t port) {
-    Client client(port);
-    const auto answer = client.call(request(Opcode::GetClusterConfig));
+    const auto client = connect(port);
+    if (!client) {
+        return {};
+    }
+    const auto answer = client->call(request(Opcode::GetClusterConfig));
     if (!answer || answer->status != kSuccess) {
         return {};
     }
@@ -186,8 +200,11 @@ std::optional<BinaryResponse> ClusterProcesses::writeOnceReplicated(const std::s
     const auto deadline = Clock::now() + kSocketDeadline;
     std::optional<BinaryResponse> answer;
     while (Clock::now() < deadline) {
-        Client client(portOf(key, 0));
-        answer = client.call(durableSet(key, value, level, 1000, vbuckets_, expiry));
+        const auto client = connect(portOf(key, 0));
+        if (!client) {
+            return std::nullopt;
+        }
+        answer = client->call(durableSet(key, value, level, 1000, vbuckets_, expiry));
         if (answer && answer->status != kAmbiguous) {
             return answer;
         }
@@ -203,8 +220,11 @@ std::optional<BinaryResponse> ClusterProcesses::readWhenItHolds(const std::strin
     const auto deadline = Clock::now() + kSocketDeadline;
     std::optional<BinaryResponse> copy;
     while (Clock::now() < deadline) {
-        Client client(portOf(key, slot));
-        copy = client.call(get);
+        const auto client = connect(portOf(key, slot));
+        if (!client) {
+            return std::nullopt;
+        }
+        copy = client->call(get);
         if (copy && copy->status == kSuccess && copy->value == value) {
             break;
         }

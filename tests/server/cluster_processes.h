@@ -52,6 +52,11 @@ class ClusterProcesses {
     void restart(std::size_t i);  // on its data directory
     std::size_t addNode();        // a new node, n<size()>; returns its index
 
+    // From now on config, waitForMap, writeOnceReplicated and
+    // readWhenItHolds select `bucket` (SELECT_BUCKET) on each connection;
+    // before: the nodes' first bucket, unselected.
+    void selectBucket(std::string bucket) { bucket_ = std::move(bucket); }
+
     // The cluster config node `port` serves (GET_CLUSTER_CONFIG); null if
     // it does not answer.
     nlohmann::json config(std::uint16_t port);
@@ -77,6 +82,8 @@ class ClusterProcesses {
 
   private:
     std::vector<std::string> args(std::size_t node) const;
+    // A client of node `port` on the selected bucket; null if it refused it.
+    std::unique_ptr<Client> connect(std::uint16_t port) const;
     bool serves(const nlohmann::json& config, const std::vector<std::size_t>& members) const;
 
     const std::uint32_t replicas_;
@@ -86,6 +93,7 @@ class ClusterProcesses {
     std::vector<std::unique_ptr<TempDir>> dirs_;
     std::vector<std::unique_ptr<ServerProcess>> nodes_;
     nlohmann::json map_;
+    std::string bucket_;  // empty: none selected
 };
 
 }  // namespace kvexec::server::test

@@ -69,8 +69,8 @@ class ReplicationClientTest : public ::testing::Test {
         activeContext_.config.vbuckets = kVBuckets;
         activeContext_.config.frontendThreads = 1;
         activeContext_.pool = pool_.get();
-        activeContext_.buckets = {
-            {"default", active_.get()}};  // no users: any connection may open DCP
+        // No users: any connection may open DCP.
+        activeContext_.buckets.push_back({"default", active_.get()});
         server_ = std::make_unique<Server>(activeContext_);
         serverThread_ = std::thread([this] {
             try {
@@ -83,7 +83,7 @@ class ReplicationClientTest : public ::testing::Test {
 
         replicaContext_.config.vbuckets = kVBuckets;
         replicaContext_.pool = pool_.get();
-        replicaContext_.buckets = {{"default", replica_.get()}};
+        replicaContext_.buckets.push_back({"default", replica_.get()});
         ReplicationSettings settings;
         settings.nodeName = kReplica;
         settings.reconnectDelay = std::chrono::milliseconds(50);

@@ -123,7 +123,7 @@ json bucketJson(const ServerContext& context, const ServedBucket& served) {
     const std::string uri = "/pools/default/buckets/" + percentEncoded(name);
     json nodes = json::array();
     std::uint32_t replicas = 0;
-    if (const auto topology = context.clusterConfig.get()) {
+    if (const auto topology = served.cluster->config.get()) {
         replicas = topology->numReplicas;
         for (const auto& node : topology->nodes) {
             nodes.push_back(nodeJson(node.host, node.mgmtPort, node.kvPort, node.thisNode));
@@ -177,9 +177,9 @@ HttpResponse dropBucket() {
 }
 
 // On a cluster, every node flushes (cluster_admin.h).
-HttpResponse flushBucket(ServerContext& context, const ServedBucket& served) {
-    if (context.clusterAdmin != nullptr) {
-        const auto flushed = context.clusterAdmin->flush();
+HttpResponse flushBucket(const ServedBucket& served) {
+    if (served.cluster->admin != nullptr) {
+        const auto flushed = served.cluster->admin->flush();
         if (flushed.status == engine::Status::Success) {
             return text(200, "");
         }
@@ -201,11 +201,11 @@ HttpResponse flushBucket(ServerContext& context, const ServedBucket& served) {
 // ---- Scopes and collections -----------------------------------------------
 
 // A change goes to the cluster's manifest on a cluster's node
-// (cluster_admin.h; a cluster's only bucket), else to the bucket's.
-engine::ManifestChange changeManifest(ServerContext& context, const ServedBucket& served,
+// (cluster_admin.h), else to the bucket's.
+engine::ManifestChange changeManifest(const ServedBucket& served,
                                       const engine::ManifestEdit& edit) {
-    if (context.clusterAdmin != nullptr) {
-        return context.clusterAdmin->change(edit);
+    if (served.cluster->admin != nullptr) {
+        return served.cluster->admin->change(edit);
     }
     return served.bucket->changeManifest(edit);
 }
@@ -256,16 +256,14 @@ std::variant<std::string, HttpResponse> formName(const HttpRequest& request, For
     return *name;
 }
 
-HttpResponse createScope(const HttpRequest& request, ServerContext& context,
-                         const ServedBucket& served) {
+HttpResponse createScope(const HttpRequest& request, const ServedBucket& served) {
     Form form;
     auto name = formName(request, form);
     if (auto* refusal = std::get_if<HttpResponse>(&name)) {
         return *refusal;
     }
     const auto& scope = std::get<std::string>(name);
-    return manifestReply(changeManifest(context, served, engine::ManifestEdit::createScope(scope)),
-                         scope);
+    return manifestReply(changeManifest(served, engine::ManifestEdit::createScope(scope)), scope);
 }
 
 // maxTTL as the SDKs send it: seconds, -1 or 0 for none.
@@ -279,8 +277,8 @@ std::optional<std::uint32_t> parseMaxTtl(const std::string& text) {
     return value < 0 ? 0 : static_cast<std::uint32_t>(value);
 }
 
-HttpResponse createCollection(const HttpRequest& request, ServerContext& context,
-                              const ServedBucket& served, const std::string& scope) {
+HttpResponse createCollection(const HttpRequest& request, const ServedBucket& served,
+                              const std::string& scope) {
     Form form;
     auto name = formName(request, form);
     if (auto* refusal = std::get_if<HttpResponse>(&name)) {
@@ -306,8 +304,7 @@ HttpResponse createCollection(const HttpRequest& request, ServerContext& context
     }
     const auto& collection = std::get<std::string>(name);
     return manifestReply(
-        changeManifest(context, served,
-                       engine::ManifestEdit::createCollection(scope, collection, maxTtl)),
+        changeManifest(served, engine::ManifestEdit::createCollection(scope, collection, maxTtl)),
         scope, collection);
 }
 
@@ -329,8 +326,7 @@ HttpResponse updateCollection(const ServedBucket& served, const std::string& sco
 // ---- Routing ----------------------------------------------------------------
 
 // .../buckets/{b}/scopes[/...]; `rest` follows "scopes".
-HttpResponse routeScopes(const HttpRequest& request, ServerContext& context,
-                         const ServedBucket& served, Segments rest) {
+HttpResponse routeScopes(const HttpRequest& request, const ServedBucket& served, Segments rest) {
     auto& bucket = *served.bucket;
     const Method method = request.method;
     if (rest.empty()) {
@@ -339,35 +335,34 @@ HttpResponse routeScopes(const HttpRequest& request, ServerContext& context,
                       [&] {
                           return HttpResponse{200, std::string(kJson), bucket.manifest().toJson()};
                       }},
-                     {Method::Post, [&] { return createScope(request, context, served); }}});
+                     {Method::Post, [&] { return createScope(request, served); }}});
     }
     const std::string& scope = rest[0];
     if (rest.size() == 1) {
-        return byMethod(method, {{Method::Delete, [&] {
-                                      return manifestReply(
-                                          changeManifest(context, served,
-                                                         engine::ManifestEdit::dropScope(scope)),
-                                          scope);
-                                  }}});
+        return byMethod(method,
+                        {{Method::Delete, [&] {
+                              return manifestReply(
+                                  changeManifest(served, engine::ManifestEdit::dropScope(scope)),
+                                  scope);
+                          }}});
     }
     if (rest[1] != "collections" || rest.size() > 3) {
         return notFound();
     }
     if (rest.size() == 2) {
-        return byMethod(
-            method,
-            {{Method::Post, [&] { return createCollection(request, context, served, scope); }}});
+        return byMethod(method,
+                        {{Method::Post, [&] { return createCollection(request, served, scope); }}});
     }
     const std::string& collection = rest[2];
     return byMethod(
-        method, {{Method::Delete,
-                  [&] {
-                      return manifestReply(
-                          changeManifest(context, served,
-                                         engine::ManifestEdit::dropCollection(scope, collection)),
-                          scope, collection);
-                  }},
-                 {Method::Patch, [&] { return updateCollection(served, scope, collection); }}});
+        method,
+        {{Method::Delete,
+          [&] {
+              return manifestReply(
+                  changeManifest(served, engine::ManifestEdit::dropCollection(scope, collection)),
+                  scope, collection);
+          }},
+         {Method::Patch, [&] { return updateCollection(served, scope, collection); }}});
 }
 
 // .../buckets/{b}[/...]; `rest` starts with {b}.
@@ -387,13 +382,12 @@ HttpResponse routeBucket(const HttpRequest& request, ServerContext& context, Seg
         if (!served) {
             return bucketNotFound();
         }
-        return routeScopes(request, context, *served, below.subspan(1));
+        return routeScopes(request, *served, below.subspan(1));
     }
     if (below.size() == 2 && below[0] == "controller" && below[1] == "doFlush") {
-        return byMethod(request.method, {{Method::Post, [&] {
-                                              return served ? flushBucket(context, *served)
-                                                            : bucketNotFound();
-                                          }}});
+        return byMethod(
+            request.method,
+            {{Method::Post, [&] { return served ? flushBucket(*served) : bucketNotFound(); }}});
     }
     return notFound();
 }

@@ -130,7 +130,7 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
     }
 
   private:
-    enum class Phase { Hello, Sasl, Dcp };
+    enum class Phase { Hello, Sasl, SelectBucket, Dcp };
 
     // A client session that checks the peer's certificate against the
     // node's CA and the peer's address; BEV_EVENT_CONNECTED comes once
@@ -213,7 +213,7 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
         send(Opcode::Hello, "kvexec-replication", features);
     }
 
-    // The answers to HELLO and SASL, one at a time.
+    // The answers to HELLO, SASL and SELECT_BUCKET, one at a time.
     bool handshake(std::string_view bytes, std::size_t& consumed) {
         const auto parsed = protocol::parseResponse(bytes);
         if (parsed.outcome == protocol::ResponseOutcome::Incomplete) {
@@ -232,6 +232,12 @@ class ReplicationClient::Link : public std::enable_shared_from_this<Link> {
             payload += '\0';
             payload += settings.password.value_or("");
             send(Opcode::SaslAuth, "PLAIN", payload);
+            return true;
+        }
+        if (phase_ != Phase::SelectBucket) {
+            // The peer's producer streams the bucket the connection is on.
+            phase_ = Phase::SelectBucket;
+            send(Opcode::SelectBucket, settings.bucket, {});
             return true;
         }
         startDcp();
