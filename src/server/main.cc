@@ -24,6 +24,7 @@ std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, const server::Ser
     engine::BucketConfig config;
     config.name = served.name;
     config.dataDir = server::bucketDataDir(c, served.name);
+    config.memoryQuota = c.memoryQuotaMb << 20;
     config.numVBuckets = c.vbuckets;
     config.numShards = c.shards;
     config.syncMode = c.sync;

@@ -141,8 +141,9 @@ std::string usage() {
            "                     [--mgmt-port PORT] (0: any free port)\n"
            "                     [--tls-port PORT] [--mgmt-tls-port PORT]\n"
            "                     [--tls-cert FILE --tls-key FILE] [--cluster-tls-ca FILE]\n"
-           "                     [--data-dir DIR] [--bucket default]... [--vbuckets 1024]\n"
-           "                     [--shards 4] [--sync fdatasync|none] [--file-cache on|off]\n"
+           "                     [--data-dir DIR] [--bucket default]... [--memory-quota MB (256)]\n"
+           "                     [--vbuckets 1024] [--shards 4] [--sync fdatasync|none]\n"
+           "                     [--file-cache on|off]\n"
            "                     [--compaction-threshold 30] [--compaction-min-file-bytes "
            "1048576]\n"
            "                     [--backend wheel|classic] [--frontend-threads N]\n"
@@ -166,6 +167,8 @@ std::string usage() {
            "  starts on the first and SELECT_BUCKET moves it. One bucket keeps its files in\n"
            "  --data-dir, several each in --data-dir/NAME. With --cluster, each bucket is a\n"
            "  cluster of its own in etcd (/kvexec/NAME), on the same nodes.\n"
+           "--memory-quota: each bucket's, in MiB; a write beyond it is refused (TMPFAIL,\n"
+           "  SERVER_ERROR out of memory), nothing is evicted.\n"
            "--compaction-threshold: a vBucket file of at least --compaction-min-file-bytes\n"
            "  whose stale part (older versions of documents) reaches this percent of it is\n"
            "  compacted in the background, tombstones kept (0: never).\n"
@@ -271,6 +274,8 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
             c.password = v;
         } else if (option == "--node-password") {
             c.nodePassword = v;
+        } else if (option == "--memory-quota") {
+            c.memoryQuotaMb = number<std::size_t>(option, v, 1, std::size_t{1} << 22);
         } else if (option == "--max-connections") {
             c.maxConnections = number<std::size_t>(option, v, 1, 1'000'000);
         } else if (option == "--idle-timeout") {

@@ -41,6 +41,10 @@ struct ServerConfig {
     // connection starts on the first. One bucket keeps its files in
     // dataDir itself, several each in dataDir/NAME (bucketDataDir).
     std::vector<std::string> buckets{"default"};
+    // Each bucket's memory quota (--memory-quota, in MiB; Couchbase's
+    // ramQuotaMB, memcached's -m): beyond it writes are refused, never
+    // evicted.
+    std::size_t memoryQuotaMb = 256;
     std::size_t vbuckets = 1024;
     std::size_t shards = 4;
     storage::SyncMode sync = storage::SyncMode::Fdatasync;

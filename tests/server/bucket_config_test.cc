@@ -1,5 +1,5 @@
 // kvexec-server's --bucket: names as Couchbase accepts them, each once,
-// and where each bucket keeps its files.
+// where each bucket keeps its files, and each one's --memory-quota.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -27,6 +27,13 @@ TEST(BucketCommandLineTest, BucketsAreGivenOnceEachWithCouchbasesNames) {
     }
     EXPECT_NO_THROW(parse({"--bucket", std::string(100, 'x')}));
     EXPECT_THROW(parse({"--bucket", "a", "--bucket", "a"}), std::invalid_argument);
+}
+
+TEST(BucketCommandLineTest, TheMemoryQuotaIsInMebibytes) {
+    EXPECT_EQ(parse({}).memoryQuotaMb, 256u);
+    EXPECT_EQ(parse({"--memory-quota", "1024"}).memoryQuotaMb, 1024u);
+    EXPECT_THROW(parse({"--memory-quota", "0"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--memory-quota", "lots"}), std::invalid_argument);
 }
 
 TEST(BucketCommandLineTest, OneBucketKeepsTheDataDirAndSeveralASubdirectoryEach) {

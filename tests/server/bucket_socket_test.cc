@@ -158,6 +158,31 @@ TEST_F(BucketSocketTest, EachBucketKeepsItsDocumentsInItsOwnDirectoryAcrossARest
     EXPECT_EQ(valueOf(client, "k"), "in-travel");
 }
 
+TEST_F(BucketSocketTest, EachBucketHasItsOwnMemoryQuota) {
+    auto args = kTwoBuckets;
+    args.insert(args.end(), {"--memory-quota", "1"});
+    start(args);
+    Client first(server_->port());
+    Client travel(server_->port());
+    ASSERT_EQ(statusOf(travel.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
+    for (Client* client : {&first, &travel}) {
+        EXPECT_EQ(stats(*client)["limit_maxbytes"], "1048576");
+    }
+    // 64 KiB values fill the first bucket's MiB (each counts twice until
+    // persisted) within a few dozen writes; the next is refused.
+    const std::string value(64 * 1024, 'v');
+    std::uint16_t status = kSuccess;
+    int stored = 0;
+    while (status == kSuccess && stored < 64) {
+        status = statusOf(set(first, "fill-" + std::to_string(stored), value));
+        stored += status == kSuccess ? 1 : 0;
+    }
+    EXPECT_EQ(status, static_cast<std::uint16_t>(Status::TemporaryFailure));
+    EXPECT_LT(stored, 64);
+    // The other bucket's quota is untouched.
+    EXPECT_EQ(statusOf(set(travel, "fill-0", value)), kSuccess);
+}
+
 TEST_F(BucketSocketTest, ADataDirOfOneBucketIsRefusedForSeveralAndBack) {
     start({});
     {
