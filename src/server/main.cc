@@ -92,35 +92,45 @@ void checkDataDirLayout(const server::ServerConfig& config) {
             " holds the files of a single bucket; with several buckets each keeps its files "
             "in --data-dir/NAME: move them to the directory of the bucket they belong to");
     }
-    if (single && !topLevelFiles) {
-        const std::string& name = config.buckets.front();
-        if (fs::exists(dir / name / engine::kVBucketStateFileName)) {
-            throw std::runtime_error("--data-dir " + config.dataDir + " holds bucket " + name +
-                                     "'s files in " + (dir / name).string() +
-                                     " (from a run with several buckets): give every --bucket "
-                                     "again, or move them up to --data-dir");
+    if (single && !topLevelFiles && fs::is_directory(dir)) {
+        std::string held;
+        for (const auto& entry : fs::directory_iterator(dir)) {
+            if (entry.is_directory() && fs::exists(entry.path() / engine::kVBucketStateFileName)) {
+                held += (held.empty() ? "" : ", ") + entry.path().filename().string();
+            }
+        }
+        if (!held.empty()) {
+            throw std::runtime_error("--data-dir " + config.dataDir + " holds the files of " +
+                                     held +
+                                     " in subdirectories (from a run with several buckets): give "
+                                     "every --bucket again, or move one bucket's files up to "
+                                     "--data-dir");
         }
     }
 }
 
 // Each connection is a descriptor: raise the soft limit towards what
-// --max-connections needs (plus room for the data files). Beyond the hard
+// --max-connections needs, plus a file per vBucket of each bucket and room
+// for the listeners, loops, etcd and replication sockets. Beyond the hard
 // limit, accept() fails with EMFILE and the server pauses accepting briefly
-// (Server::onAcceptError) while the connections in go on.
-void raiseDescriptorLimit(std::size_t maxConnections) {
-    constexpr rlim_t kReserve = 1024;  // data files, listener, event loops
+// (Server::onAcceptError) while the connections in go on; the file caches
+// keep at most half the limit open.
+void raiseDescriptorLimit(const server::ServerConfig& config) {
+    constexpr rlim_t kSockets = 256;  // listeners, event loops, etcd, peers
     rlimit limit{};
     if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
         return;
     }
-    const rlim_t wanted = static_cast<rlim_t>(maxConnections) + kReserve;
+    const rlim_t files = static_cast<rlim_t>(config.buckets.size() * config.vbuckets);
+    const rlim_t wanted = static_cast<rlim_t>(config.maxConnections) + files + kSockets;
     if (limit.rlim_cur >= wanted) {
         return;
     }
     limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
     if (setrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur < wanted) {
         std::cerr << "kvexec-server: warning: the descriptor limit (" << limit.rlim_cur
-                  << ") is below --max-connections + " << kReserve << "\n";
+                  << ") is below --max-connections + a file per vBucket of each bucket + "
+                  << kSockets << " (" << wanted << ")\n";
     }
 }
 
@@ -152,7 +162,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        raiseDescriptorLimit(context.config.maxConnections);
+        raiseDescriptorLimit(context.config);
         if (context.config.user) {
             context.users.add({*context.config.user, *context.config.password},
                               protocol::auth::Role::Client);

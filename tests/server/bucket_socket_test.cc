@@ -17,6 +17,9 @@
 #include <sstream>
 
 #include "protocol/binary_response.h"
+#include "protocol/client_codec.h"
+#include "protocol/dcp.h"
+#include "protocol/keys.h"
 #include "server_process.h"
 
 namespace kvexec::server::test {
@@ -28,6 +31,7 @@ using protocol::Status;
 constexpr auto kSuccess = static_cast<std::uint16_t>(Status::Success);
 constexpr auto kNotFound = static_cast<std::uint16_t>(Status::KeyNotFound);
 constexpr auto kNoAccess = static_cast<std::uint16_t>(Status::NoAccess);
+constexpr std::uint16_t kVBuckets = 16;  // ServerProcess starts every server with --vbuckets 16
 const std::vector<std::string> kTwoBuckets = {"--bucket", "default", "--bucket", "travel"};
 
 std::uint16_t statusOf(const std::optional<BinaryResponse>& response) {
@@ -139,6 +143,38 @@ TEST_F(BucketSocketTest, TheSameKeyIsADifferentDocumentInEachBucket) {
     EXPECT_EQ(text.readLine(), "END\r\n");
 }
 
+// A DCP producer streams the bucket its connection was on at DCP_OPEN,
+// and the connection stays there.
+TEST_F(BucketSocketTest, ADcpConnectionStreamsItsBucketAndStaysOnIt) {
+    start(kTwoBuckets);
+    Client writer(server_->port());
+    ASSERT_EQ(statusOf(set(writer, "k", "in-default")), kSuccess);
+    ASSERT_EQ(statusOf(writer.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
+    ASSERT_EQ(statusOf(set(writer, "k", "in-travel")), kSuccess);
+
+    Client dcp(server_->port());
+    ASSERT_EQ(statusOf(dcp.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
+    std::string extras(4, '\0');
+    protocol::appendBe32(extras, protocol::dcp::kOpenProducer);
+    ASSERT_EQ(statusOf(dcp.call(request(Opcode::DcpOpen, "observer:buckets", extras))), kSuccess);
+    EXPECT_EQ(statusOf(dcp.call(request(Opcode::SelectBucket, "default"))),
+              static_cast<std::uint16_t>(Status::NotSupported));
+    EXPECT_EQ(statusOf(dcp.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
+
+    std::string streamRequest;
+    protocol::dcp::encodeStreamRequest(streamRequest, {protocol::vbucketOfKey("k", kVBuckets), 1, 0,
+                                                       0, ~std::uint64_t{0}, 0, 0, 0});
+    ASSERT_TRUE(dcp.send(streamRequest));
+    std::optional<std::string> streamed;
+    while (const auto message = dcp.readResponse()) {
+        if (message->opcode == static_cast<std::uint8_t>(Opcode::DcpMutation)) {
+            streamed = message->value;
+            break;
+        }
+    }
+    EXPECT_EQ(streamed, "in-travel");
+}
+
 TEST_F(BucketSocketTest, EachBucketKeepsItsDocumentsInItsOwnDirectoryAcrossARestart) {
     start(kTwoBuckets);
     {
@@ -206,7 +242,11 @@ TEST_F(BucketSocketTest, ADataDirOfOneBucketIsRefusedForSeveralAndBack) {
     ASSERT_EQ(twoBuckets.stop(SIGTERM), 0);
     const auto [back, backErrors] = runToRefusal(several.path(), {"--bucket", "travel"});
     EXPECT_EQ(back, 1);
-    EXPECT_NE(backErrors.find("holds bucket travel's files in"), std::string::npos) << backErrors;
+    EXPECT_NE(backErrors.find("holds the files of "), std::string::npos) << backErrors;
+    EXPECT_NE(backErrors.find("travel"), std::string::npos) << backErrors;
+    // Nor may another single bucket start beside them.
+    const auto [other, otherErrors] = runToRefusal(several.path(), {"--bucket", "fresh"});
+    EXPECT_EQ(other, 1) << otherErrors;
 }
 
 }  // namespace

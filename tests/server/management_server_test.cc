@@ -114,6 +114,7 @@ class RunningServer {
   public:
     explicit RunningServer(bool withCredentials) : output_(&watched_) {
         pool_ = ExecutorPool::create(Backend::Wheel);
+        context_.config.buckets.clear();
         for (const std::string name : {"default", "travel"}) {
             engine::BucketConfig bucketConfig;
             bucketConfig.name = name;
