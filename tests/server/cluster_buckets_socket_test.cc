@@ -3,18 +3,21 @@
 // in etcd (/kvexec/NAME) on the same nodes, with its own map, streams and
 // durable writes. The same key is a different document in each, both on
 // the active and on the replica; when a node dies, both buckets fail it
-// over and keep every acknowledged write.
+// over and keep every acknowledged write, and a client on the second
+// bucket is pushed that bucket's maps.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "protocol/binary_response.h"
+#include "protocol/client_codec.h"
 #include "server/cluster_processes.h"
 
 namespace kvexec::server::test {
 namespace {
 
 using protocol::DurabilityLevel;
+using protocol::Opcode;
 using protocol::Status;
 
 constexpr std::uint16_t kVBuckets = 16;
@@ -70,6 +73,16 @@ TEST_F(ClusterBucketsSocketTest, BothBucketsFailADeadNodeOverAndKeepItsWrites) {
     for (int i = 0; i < 8; ++i) {
         writeInEachBucket("key-" + std::to_string(i), DurabilityLevel::Majority);
     }
+    // A client of n1 on travel that asked for map pushes.
+    std::string features;
+    for (const auto feature : {protocol::Feature::Xerror, protocol::Feature::Duplex,
+                               protocol::Feature::ClustermapChangeNotification}) {
+        protocol::appendBe16(features, static_cast<std::uint16_t>(feature));
+    }
+    Client subscribed(cluster_.node(1).port());
+    ASSERT_EQ(subscribed.call(request(Opcode::Hello, "push", {}, features))->status, kSuccess);
+    ASSERT_EQ(subscribed.call(request(Opcode::SelectBucket, "travel"))->status, kSuccess);
+
     cluster_.kill(0);
     for (const auto& bucket : kBuckets) {
         cluster_.selectBucket(bucket);
@@ -77,6 +90,19 @@ TEST_F(ClusterBucketsSocketTest, BothBucketsFailADeadNodeOverAndKeepItsWrites) {
     }
     for (int i = 0; i < 8; ++i) {
         expectEachBucketsCopy("key-" + std::to_string(i), 0);  // all on n1 now
+    }
+    // Travel's maps are pushed to it, named travel, up to the one of n1
+    // alone.
+    for (;;) {
+        const auto packet = subscribed.readResponse();
+        ASSERT_TRUE(packet) << "no map of travel without n0 was pushed";
+        ASSERT_EQ(packet->opcode, 0x01);  // ClustermapChangeNotification
+        EXPECT_EQ(packet->key, "travel");
+        const auto config = nlohmann::json::parse(packet->value);
+        EXPECT_EQ(config.value("name", ""), "travel");
+        if (config["vBucketServerMap"]["serverList"].size() == 1) {
+            break;
+        }
     }
     EXPECT_TRUE(cluster_.stopAll());
 }
