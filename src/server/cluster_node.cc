@@ -84,9 +84,9 @@ std::shared_ptr<const ClusterTopology> topologyOf(const cluster::ClusterState& s
 
 ClusterNode::ClusterNode(ServerContext& context, const ServedBucket& served,
                          const TlsClientContext* peerTls)
-    : context_(context), served_(served), bucket_(*served.bucket), cluster_(*served.cluster) {
+    : context_(context), served_(served) {
     // Until the first state, clients get this node alone, at revision 0.
-    cluster_.config.set(topologyOf({}, context_.config.node, address()));
+    bucketCluster().config.set(topologyOf({}, context_.config.node, address()));
     ReplicationSettings replication;
     replication.nodeName = context_.config.node;
     replication.bucket = served_.name;
@@ -95,24 +95,24 @@ ClusterNode::ClusterNode(ServerContext& context, const ServedBucket& served,
         replication.user = std::string(kNodeUser);
         replication.password = context_.config.nodePassword;
     }
-    replication_ = std::make_unique<ReplicationClient>(context_, bucket_, std::move(replication));
-    cluster_.replicaPrepared.set(replication_.get());
+    replication_ = std::make_unique<ReplicationClient>(context_, bucket(), std::move(replication));
+    bucketCluster().replicaPrepared.set(replication_.get());
     agent_ = std::make_unique<cluster::NodeAgent>(
         agentConfig(context_.config, served_.name, address()),
         [this](const cluster::ClusterState& state) { return apply(state); },
         [this](const std::string& why) { stopActing(why); },
         [this] {
-            return cluster::NodeAgent::NodeReport{replicationStatus(), bucket_.manifestUid(),
+            return cluster::NodeAgent::NodeReport{replicationStatus(), bucket().manifestUid(),
                                                   flushed_};
         });
 }
 
 ClusterNode::~ClusterNode() {
     agent_.reset();  // no more cluster states
-    if (cluster_.admin != nullptr) {
-        cluster_.admin->close();
+    if (bucketCluster().admin != nullptr) {
+        bucketCluster().admin->close();
     }
-    cluster_.replicaPrepared.set(nullptr);
+    bucketCluster().replicaPrepared.set(nullptr);
     replication_.reset();
 }
 
@@ -125,8 +125,8 @@ cluster::NodeAddress ClusterNode::address() const {
 }
 
 bool ClusterNode::apply(const cluster::ClusterState& state) {
-    if (cluster_.admin != nullptr) {
-        cluster_.admin->observe(state);
+    if (bucketCluster().admin != nullptr) {
+        bucketCluster().admin->observe(state);
     }
     if (!adoptManifest(state)) {
         return false;
@@ -143,7 +143,7 @@ bool ClusterNode::apply(const cluster::ClusterState& state) {
     carryOutFlushes(state);
     std::shared_ptr<const ClusterTopology> topology =
         topologyOf(state, context_.config.node, address());
-    cluster_.config.set(topology);
+    bucketCluster().config.set(topology);
     pushAppliedMap(std::move(topology), state.appliedEverywhere);
     return true;
 }
@@ -163,7 +163,7 @@ bool ClusterNode::adoptManifest(const cluster::ClusterState& state) {
         reportManifestOnce(*state.manifest, std::string("it does not decode: ") + error.what());
         return true;
     }
-    const auto adopted = bucket_.adoptManifest(wanted);
+    const auto adopted = bucket().adoptManifest(wanted);
     if (adopted.outcome == engine::ManifestOutcome::Success) {
         return true;
     }
@@ -203,7 +203,7 @@ void ClusterNode::carryOutFlushes(const cluster::ClusterState& state) {
     }
     flushTried_ = state.flushes;
     auto outcome = engine::Status::TempFail;
-    bucket_.flush([&outcome](engine::Status status) { outcome = status; });  // inline
+    bucket().flush([&outcome](engine::Status status) { outcome = status; });  // inline
     if (outcome != engine::Status::Success) {
         std::cerr << "kvexec-server: the cluster's flush " << state.flushes
                   << " is not done in full here: " << engine::to_string(outcome) << "\n";
@@ -243,14 +243,14 @@ bool ClusterNode::applyStates(const std::vector<cluster::VBucketChange>& changes
     for (const cluster::VBucketChange& change : changes) {
         engine::VBucketStateChange wanted{change.vbid, engineState(change.role),
                                           engine::Topology{change.chain}, change.handingOver};
-        if (!alreadyHeld(bucket_, wanted)) {
+        if (!alreadyHeld(bucket(), wanted)) {
             differing.push_back(std::move(wanted));
         }
     }
     if (differing.empty()) {
         return true;
     }
-    const engine::Status status = bucket_.setVBucketStates(differing);
+    const engine::Status status = bucket().setVBucketStates(differing);
     if (status != engine::Status::Success) {
         std::cerr << "kvexec-server: could not apply the cluster map's vBucket states: "
                   << engine::to_string(status) << "\n";
@@ -313,12 +313,12 @@ void ClusterNode::stopActing(const std::string& why) {
     std::vector<engine::VBucketStateChange> dead;
     for (std::size_t vb = 0; vb < context_.config.vbuckets; ++vb) {
         const auto vbid = static_cast<engine::Vbid>(vb);
-        const auto held = bucket_.vbucketAssignment(vbid);
+        const auto held = bucket().vbucketAssignment(vbid);
         if (held && held->state != engine::VBucketState::Dead) {
             dead.push_back({vbid, engine::VBucketState::Dead, {}});
         }
     }
-    if (!dead.empty() && bucket_.setVBucketStates(dead) != engine::Status::Success) {
+    if (!dead.empty() && bucket().setVBucketStates(dead) != engine::Status::Success) {
         std::cerr << "kvexec-server: could not set the vBuckets dead\n";
     }
 }
@@ -328,10 +328,10 @@ void ClusterNode::stopActing(const std::string& why) {
 // copy promoted there may lack older versions the snapshot left out.
 std::optional<engine::Seqno> ClusterNode::publishedSeqno(engine::Vbid vbid, bool active) const {
     if (!active) {
-        const auto point = bucket_.replicaResumePoint(vbid);
+        const auto point = bucket().replicaResumePoint(vbid);
         return point ? std::optional(point->snapStart) : std::nullopt;
     }
-    const engine::ObserveSeqnoResult seqnos = bucket_.observeSeqno(vbid);
+    const engine::ObserveSeqnoResult seqnos = bucket().observeSeqno(vbid);
     if (seqnos.status != engine::Status::Success) {
         return std::nullopt;
     }
@@ -353,7 +353,7 @@ std::optional<cluster::ReplicationStatus> ClusterNode::replicationStatus() {
     }
     for (std::size_t vb = 0; vb < context_.config.vbuckets; ++vb) {
         const auto vbid = static_cast<engine::Vbid>(vb);
-        const auto held = bucket_.vbucketAssignment(vbid);
+        const auto held = bucket().vbucketAssignment(vbid);
         const bool active = held && held->state == engine::VBucketState::Active;
         const bool replica =
             held && held->state == engine::VBucketState::Replica && streamedFrom_.contains(vbid);

@@ -79,10 +79,11 @@ class ClusterNode {
     void updateReplication(const std::vector<cluster::VBucketChange>& changes,
                            const cluster::ClusterState& state);
 
+    engine::Bucket& bucket() const { return *served_.bucket; }
+    BucketCluster& bucketCluster() const { return *served_.cluster; }
+
     ServerContext& context_;
     const ServedBucket& served_;
-    engine::Bucket& bucket_;
-    BucketCluster& cluster_;
     std::unique_ptr<ReplicationClient> replication_;
     std::unique_ptr<cluster::NodeAgent> agent_;
     // The agent's callbacks', one at a time (the agent serializes them):

@@ -21,6 +21,7 @@
 #include "protocol/dcp.h"
 #include "protocol/keys.h"
 #include "server_process.h"
+#include "server_process_test.h"
 
 namespace kvexec::server::test {
 namespace {
@@ -34,10 +35,6 @@ constexpr auto kNoAccess = static_cast<std::uint16_t>(Status::NoAccess);
 constexpr std::uint16_t kVBuckets = 16;  // ServerProcess starts every server with --vbuckets 16
 const std::vector<std::string> kTwoBuckets = {"--bucket", "default", "--bucket", "travel"};
 
-std::uint16_t statusOf(const std::optional<BinaryResponse>& response) {
-    return response ? response->status : 0xffff;
-}
-
 std::optional<BinaryResponse> set(Client& client, const std::string& key,
                                   const std::string& value) {
     return client.call(request(Opcode::Set, key, std::string(8, '\0'), value));
@@ -50,21 +47,6 @@ std::optional<std::string> valueOf(Client& client, const std::string& key) {
         return std::nullopt;
     }
     return got->status == kSuccess ? got->value : "";
-}
-
-// The binary STAT group (default: ""), of the connection's bucket.
-std::map<std::string, std::string> stats(Client& client) {
-    std::map<std::string, std::string> out;
-    if (!client.send(request(Opcode::Stat).encode())) {
-        return out;
-    }
-    while (const auto response = client.readResponse()) {
-        if (response->status != kSuccess || response->key.empty()) {
-            break;
-        }
-        out[response->key] = response->value;
-    }
-    return out;
 }
 
 // Runs kvexec-server to its exit, which must be a refusal to start: one
@@ -87,25 +69,7 @@ std::pair<int, std::string> runToRefusal(const std::string& dataDir,
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
 }
 
-class BucketSocketTest : public ::testing::Test {
-  protected:
-    void start(std::vector<std::string> args) {
-        args.insert(args.end(), {"--sync", "none"});
-        server_ = std::make_unique<ServerProcess>(dir_.path(), args);
-    }
-    void stop() {
-        ASSERT_EQ(server_->stop(SIGTERM), 0);
-        server_.reset();
-    }
-    void TearDown() override {
-        if (server_) {
-            EXPECT_EQ(server_->stop(SIGTERM), 0);
-        }
-    }
-
-    TempDir dir_;
-    std::unique_ptr<ServerProcess> server_;
-};
+using BucketSocketTest = ServerProcessTest;
 
 TEST_F(BucketSocketTest, TheSameKeyIsADifferentDocumentInEachBucket) {
     start(kTwoBuckets);
@@ -122,8 +86,8 @@ TEST_F(BucketSocketTest, TheSameKeyIsADifferentDocumentInEachBucket) {
     EXPECT_EQ(valueOf(first, "only-travel"), "");
 
     // Each bucket's figures are its own.
-    EXPECT_EQ(stats(first)["curr_items"], "1");
-    EXPECT_EQ(stats(travel)["curr_items"], "2");
+    EXPECT_EQ(binaryStats(first)["curr_items"], "1");
+    EXPECT_EQ(binaryStats(travel)["curr_items"], "2");
 
     // Back and forth on one connection.
     ASSERT_EQ(statusOf(travel.call(request(Opcode::SelectBucket, "default"))), kSuccess);
@@ -202,7 +166,7 @@ TEST_F(BucketSocketTest, EachBucketHasItsOwnMemoryQuota) {
     Client travel(server_->port());
     ASSERT_EQ(statusOf(travel.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
     for (Client* client : {&first, &travel}) {
-        EXPECT_EQ(stats(*client)["limit_maxbytes"], "1048576");
+        EXPECT_EQ(binaryStats(*client)["limit_maxbytes"], "1048576");
     }
     // 64 KiB values fill the first bucket's MiB (each counts twice until
     // persisted) within a few dozen writes; the next is refused.

@@ -40,18 +40,8 @@ std::vector<std::string> tlsArgs(const std::string& dir, const std::string& serv
 // The node's `stats replication` group, by name; empty if it does not
 // answer.
 std::map<std::string, std::string> replicationStats(std::uint16_t port) {
-    std::map<std::string, std::string> stats;
     Client client(port);
-    if (!client.send(request(Opcode::Stat, "replication").encode())) {
-        return stats;
-    }
-    while (const auto response = client.readResponse()) {
-        if (response->status != kSuccess || response->key.empty()) {
-            break;
-        }
-        stats[response->key] = response->value;
-    }
-    return stats;
+    return binaryStats(client, "replication");
 }
 
 // Polls `done` until it holds or the deadline passes.

@@ -26,10 +26,6 @@ constexpr char kManifest[] = R"({"uid":"2","next_scope_uid":"9","next_collection
  "scopes":[{"name":"_default","uid":"0","collections":[{"name":"_default","uid":"0"}]},
            {"name":"shop","uid":"8","collections":[{"name":"orders","uid":"8"}]}]})";
 
-std::uint16_t statusOf(const std::optional<BinaryResponse>& response) {
-    return response ? response->status : 0xffff;
-}
-
 std::uint64_t be64(std::string_view bytes) {
     std::uint64_t value = 0;
     for (const char c : bytes) {

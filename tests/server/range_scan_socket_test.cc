@@ -14,6 +14,7 @@
 #include "protocol/binary_response.h"
 #include "protocol/keys.h"
 #include "server_process.h"
+#include "server_process_test.h"
 
 namespace kvexec::server::test {
 namespace {
@@ -96,13 +97,9 @@ RawRequest continueScan(std::uint16_t vbucket, const std::string& id, std::uint3
     return r;
 }
 
-class RangeScanSocketTest : public ::testing::Test {
+class RangeScanSocketTest : public ServerProcessTest {
   protected:
-    void SetUp() override {
-        server_ = std::make_unique<ServerProcess>(dir_.path(),
-                                                  std::vector<std::string>{"--sync", "none"});
-    }
-    void TearDown() override { EXPECT_EQ(server_->stop(SIGTERM), 0); }
+    void SetUp() override { start(); }
 
     // Continues until RANGE_SCAN_COMPLETE; every response is checked.
     std::vector<Record> drain(Client& client, std::uint16_t vbucket, const std::string& id,
@@ -131,9 +128,6 @@ class RangeScanSocketTest : public ::testing::Test {
         ADD_FAILURE() << "the scan never completed";
         return out;
     }
-
-    TempDir dir_;
-    std::unique_ptr<ServerProcess> server_;
 };
 
 TEST_F(RangeScanSocketTest, ARangeComesBackInKeyOrderOverSeveralContinues) {

@@ -267,4 +267,23 @@ bool Client::closedByServer(std::chrono::milliseconds deadline) {
     }
 }
 
+std::uint16_t statusOf(const std::optional<BinaryResponse>& response) {
+    return response ? response->status : 0xffff;
+}
+
+std::map<std::string, std::string> binaryStats(Client& client, const std::string& group) {
+    std::map<std::string, std::string> stats;
+    if (!client.send(request(protocol::Opcode::Stat, group).encode())) {
+        return stats;
+    }
+    while (const auto response = client.readResponse()) {
+        if (response->status != static_cast<std::uint16_t>(protocol::Status::Success) ||
+            response->key.empty()) {
+            break;
+        }
+        stats[response->key] = response->value;
+    }
+    return stats;
+}
+
 }  // namespace kvexec::server::test

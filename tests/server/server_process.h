@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -112,5 +113,12 @@ class Client {
     int fd_ = -1;
     std::string buffered_;
 };
+
+// The status of `response`; 0xffff when none came.
+std::uint16_t statusOf(const std::optional<BinaryResponse>& response);
+
+// The binary STAT group `group` ("": the default) of the connection's
+// bucket, by name; what came before a failure or the deadline.
+std::map<std::string, std::string> binaryStats(Client& client, const std::string& group = "");
 
 }  // namespace kvexec::server::test

@@ -24,6 +24,7 @@
 #include "protocol/dcp.h"
 #include "protocol/keys.h"
 #include "server_process.h"
+#include "server_process_test.h"
 
 namespace kvexec::server::test {
 namespace {
@@ -80,24 +81,7 @@ std::optional<std::uint64_t> statOf(std::uint16_t port, const std::string& name)
     return statOf(client, name);
 }
 
-class ServerSocketTest : public ::testing::Test {
-  protected:
-    void start(std::vector<std::string> args = {}) {
-        args.insert(args.end(), {"--sync", "none"});
-        server_ = std::make_unique<ServerProcess>(dir_.path(), args);
-    }
-    std::uint16_t port() const { return server_->port(); }
-    // Every test ends with a graceful stop: the server survived what the
-    // test did, and (in sanitizer builds) reported nothing at exit.
-    void TearDown() override {
-        if (server_) {
-            EXPECT_EQ(server_->stop(SIGTERM), 0);
-        }
-    }
-
-    TempDir dir_;
-    std::unique_ptr<ServerProcess> server_;
-};
+using ServerSocketTest = ServerProcessTest;
 
 // A document written over and over leaves its old versions in its
 // vBucket's file; once they are --compaction-threshold percent of it, the
