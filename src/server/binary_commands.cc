@@ -200,7 +200,7 @@ std::optional<engine::Durability> Connection::durabilityOf(const Request& reques
     if (request.durability->timeoutMs) {
         durability.timeout = std::chrono::milliseconds(*request.durability->timeoutMs);
     }
-    counters_.durableWrites.fetch_add(1, std::memory_order_relaxed);
+    counters_->durableWrites.fetch_add(1, std::memory_order_relaxed);
     return durability;
 }
 
@@ -323,7 +323,7 @@ void Connection::binaryGet(const Request& request) {
     if (!resolveKey(request, key, vbid)) {
         return;
     }
-    counters_.cmdGet.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdGet.fetch_add(1, std::memory_order_relaxed);
     // The hottest request skips completion(): a read completes inline
     // (kvexec/engine/bucket.h), inside this call, so the handler may point at
     // `request`, and it is small enough for std::function to hold without
@@ -340,7 +340,7 @@ void Connection::answerGet(const Request& request, const engine::GetResult& r) {
     const bool withKey = protocol::loudVariant(request.opcode) == Opcode::GetK;
     if (r.status != engine::Status::Success) {
         if (r.status == engine::Status::KeyNotFound) {
-            counters_.getMisses.fetch_add(1, std::memory_order_relaxed);
+            counters_->getMisses.fetch_add(1, std::memory_order_relaxed);
             if (protocol::isQuiet(request.opcode)) {
                 return;
             }
@@ -350,7 +350,7 @@ void Connection::answerGet(const Request& request, const engine::GetResult& r) {
         }
         return respondEngine(request, r.status);
     }
-    counters_.getHits.fetch_add(1, std::memory_order_relaxed);
+    counters_->getHits.fetch_add(1, std::memory_order_relaxed);
     respond(request, Status::Success, be32(r.item.meta.flags), withKey ? request.key : "",
             documentBody(r.item), r.item.meta.cas, clientDatatype(r.item));
 }
@@ -363,7 +363,7 @@ void Connection::binaryGetReplica(const Request& request) {
     if (!resolveKey(request, key, vbid)) {
         return;
     }
-    counters_.cmdGet.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdGet.fetch_add(1, std::memory_order_relaxed);
     auto done = completion<engine::GetResult>([this, request](const engine::GetResult& r) {
         if (r.status != engine::Status::Success) {
             return respondEngine(request, r.status);
@@ -393,7 +393,7 @@ void Connection::binaryStore(const Request& request) {
         store.flags = protocol::readBe32(request.extras, 0);
         store.expiry = absoluteExpiry(protocol::readBe32(request.extras, 4));
     }
-    counters_.cmdSet.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdSet.fetch_add(1, std::memory_order_relaxed);
     auto done =
         completion<engine::MutationResult>([this, request](const engine::MutationResult& r) {
             if (r.status != engine::Status::Success) {
@@ -420,8 +420,8 @@ void Connection::binaryDelete(const Request& request) {
     remove.durability = *durabilityOf(request);
     auto done =
         completion<engine::MutationResult>([this, request](const engine::MutationResult& r) {
-            auto& counter =
-                r.status == engine::Status::Success ? counters_.deleteHits : counters_.deleteMisses;
+            auto& counter = r.status == engine::Status::Success ? counters_->deleteHits
+                                                                : counters_->deleteMisses;
             counter.fetch_add(1, std::memory_order_relaxed);
             if (r.status != engine::Status::Success) {
                 return respondEngine(request, r.status);
@@ -470,7 +470,7 @@ void Connection::binaryTouch(const Request& request) {
     if (!resolveKey(request, key, vbid)) {
         return;
     }
-    counters_.cmdTouch.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdTouch.fetch_add(1, std::memory_order_relaxed);
     const std::uint32_t expiry = absoluteExpiry(protocol::readBe32(request.extras, 0));
     auto done = completion<engine::GetResult>([this, request](const engine::GetResult& r) {
         if (r.status != engine::Status::Success) {
@@ -492,7 +492,7 @@ void Connection::binaryFlush(const Request& request) {
     if (request.extras.size() == 4 && protocol::readBe32(request.extras, 0) != 0) {
         return respondError(request, Status::NotSupported, "delayed flush is not supported");
     }
-    counters_.cmdFlush.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdFlush.fetch_add(1, std::memory_order_relaxed);
     engine::Status status = engine::Status::Success;
     bucket().flush([&status](engine::Status s) { status = s; });  // inline
     if (status != engine::Status::Success) {
@@ -569,6 +569,7 @@ void Connection::binarySelectBucket(const Request& request) {
         sentRevision_ = 0;  // revisions count each bucket's maps apart
     }
     bucket_ = wanted;
+    counters_ = &frontEnd_.requestCounters(*wanted);
     bucketSelected_ = true;
     respond(request, Status::Success);
 }

@@ -158,7 +158,7 @@ void Connection::binarySubdoc(const Request& request) {
 
 void Connection::subdocLookup(const Request& request, engine::Vbid vbid, engine::DocKey key,
                               const subdoc::DecodedRequest& decoded) {
-    counters_.cmdGet.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdGet.fetch_add(1, std::memory_order_relaxed);
     const engine::GetResult read = readFor(bucket(), vbid, key, decoded.docFlags);
     if (read.status != engine::Status::Success) {
         return respondEngine(request, read.status);
@@ -271,7 +271,7 @@ bool Connection::storeSubdoc(const Request& request, const std::shared_ptr<Subdo
             subdoc::expandMacros(value, macros, newCas, seqno);
         };
     }
-    counters_.cmdSet.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdSet.fetch_add(1, std::memory_order_relaxed);
     callEngine([&] { bucket().store(std::move(store), std::move(done)); });
     return *retry;
 }

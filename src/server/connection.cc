@@ -70,7 +70,8 @@ protocol::FramingLimits framingLimits(const ServerConfig& config) {
 Connection::Connection(FrontEnd& frontEnd, ServerContext& context, evutil_socket_t fd, SSL* tls)
     : frontEnd_(frontEnd),
       context_(context),
-      counters_(frontEnd.counters()),
+      frontEndCounters_(frontEnd.counters()),
+      counters_(&frontEnd.requestCounters(context.buckets.front())),
       limits_(framingLimits(context.config)),
       tls_(tls != nullptr),
       peerAddress_(socketAddress(fd, true)),
@@ -235,7 +236,7 @@ void Connection::onReadable(evutil_socket_t fd, short what, void* self) {
     auto* c = static_cast<Connection*>(self);
     if ((what & EV_TIMEOUT) != 0) {
         // Slowloris defence: nothing arrived for the idle timeout.
-        c->counters_.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
+        c->frontEndCounters_.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
         c->close();
         return;
     }
@@ -305,7 +306,7 @@ void Connection::onEvent(bufferevent*, short what, void* self) {
         // Plain, the bufferevent only writes: the client read none of its
         // responses for the idle timeout. Over TLS it also reads: nothing
         // came (a handshake included) for that long.
-        c->counters_.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
+        c->frontEndCounters_.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
     }
     if ((what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) != 0) {
         c->close();
@@ -314,7 +315,7 @@ void Connection::onEvent(bufferevent*, short what, void* self) {
 
 void Connection::onRequestTimeout(evutil_socket_t, short, void* self) {
     auto* c = static_cast<Connection*>(self);
-    c->counters_.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
+    c->frontEndCounters_.idleTimeouts.fetch_add(1, std::memory_order_relaxed);
     c->close();
 }
 
@@ -434,7 +435,7 @@ bool Connection::handleBinary(std::string_view bytes) {
         // it arrives and the connection goes on. Closing at once instead
         // would reset the connection while the client is still sending, and
         // the reset can destroy the answer before the client reads it.
-        counters_.protocolErrors.fetch_add(1, std::memory_order_relaxed);
+        frontEndCounters_.protocolErrors.fetch_add(1, std::memory_order_relaxed);
         respondError(result.request, result.status, result.reason);
         discardInput(protocol::kHeaderSize + protocol::readBe32(bytes, 8));
         return true;
@@ -442,7 +443,7 @@ bool Connection::handleBinary(std::string_view bytes) {
     if (result.outcome != protocol::ParseOutcome::Ok) {
         // Framing is lost (or, Incomplete, the framer was wrong): answer with
         // the header's opcode and opaque when it was readable, then close.
-        counters_.protocolErrors.fetch_add(1, std::memory_order_relaxed);
+        frontEndCounters_.protocolErrors.fetch_add(1, std::memory_order_relaxed);
         if (result.outcome == protocol::ParseOutcome::Incomplete) {
             result.status = protocol::Status::InternalError;
             result.reason = "request framing failed";
@@ -463,7 +464,7 @@ bool Connection::handleText(std::string_view bytes) {
             result.errorLine = "SERVER_ERROR request framing failed\r\n";
             [[fallthrough]];
         case protocol::TextOutcome::Fatal:
-            counters_.protocolErrors.fetch_add(1, std::memory_order_relaxed);
+            frontEndCounters_.protocolErrors.fetch_add(1, std::memory_order_relaxed);
             out_ += result.errorLine;
             closeAfterWrite();
             return false;
@@ -568,12 +569,12 @@ void Connection::closeAfterWrite() {
 
 void Connection::beginOperation() {
     pending_ = true;
-    counters_.operationsInFlight.fetch_add(1, std::memory_order_relaxed);
+    frontEndCounters_.operationsInFlight.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Connection::finishOperation() {
     pending_ = false;
-    counters_.operationsInFlight.fetch_sub(1, std::memory_order_release);
+    frontEndCounters_.operationsInFlight.fetch_sub(1, std::memory_order_release);
 }
 
 template <class Result>

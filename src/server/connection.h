@@ -275,7 +275,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     FrontEnd& frontEnd_;
     ServerContext& context_;
-    RequestCounters& counters_;  // its front end's
+    FrontEndCounters& frontEndCounters_;  // its front end's
+    RequestCounters* counters_;           // its front end's for bucket_ (follows it)
     const protocol::FramingLimits limits_;
     const bool tls_;              // bev_ is a bufferevent_openssl
     bufferevent* bev_ = nullptr;  // plain: writes (and their timeout) only

@@ -10,7 +10,8 @@
 
 namespace kvexec::server {
 
-FrontEnd::FrontEnd(ServerContext& context, std::size_t index) : context_(context), index_(index) {
+FrontEnd::FrontEnd(ServerContext& context, std::size_t index)
+    : context_(context), bucketCounters_(context.buckets.size()), index_(index) {
     base_ = event_base_new();
     if (base_ == nullptr) {
         throw std::runtime_error("event_base_new failed");
@@ -19,11 +20,24 @@ FrontEnd::FrontEnd(ServerContext& context, std::size_t index) : context_(context
     event_add(inbox_, nullptr);
 }
 
+RequestCounters& FrontEnd::requestCounters(const ServedBucket& served) {
+    return bucketCounters_.at(context_.indexOf(served));
+}
+
 std::uint64_t FrontEnd::sum(const std::vector<FrontEnd*>& frontEnds,
-                            RequestCounters::Counter RequestCounters::*counter) {
+                            FrontEndCounters::Counter FrontEndCounters::*counter) {
     std::uint64_t total = 0;
     for (const FrontEnd* frontEnd : frontEnds) {
         total += (frontEnd->counters_.*counter).load(std::memory_order_acquire);
+    }
+    return total;
+}
+
+std::uint64_t FrontEnd::sum(const std::vector<FrontEnd*>& frontEnds, const ServedBucket& served,
+                            RequestCounters::Counter RequestCounters::*counter) {
+    std::uint64_t total = 0;
+    for (FrontEnd* frontEnd : frontEnds) {
+        total += (frontEnd->requestCounters(served).*counter).load(std::memory_order_acquire);
     }
     return total;
 }

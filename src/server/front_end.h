@@ -53,11 +53,15 @@ class FrontEnd {
     void pushClusterMap(const ServedBucket& served,
                         std::shared_ptr<const ClusterTopology> topology);
 
-    // What this front end's requests have counted; its connections add,
-    // any thread reads.
-    RequestCounters& counters() { return counters_; }
+    // What this front end's connections have counted, the server's and
+    // each bucket's; its connections add, any thread reads.
+    FrontEndCounters& counters() { return counters_; }
+    RequestCounters& requestCounters(const ServedBucket& served);
     // One counter summed over every front end (STAT, the graceful stop).
     static std::uint64_t sum(const std::vector<FrontEnd*>& frontEnds,
+                             FrontEndCounters::Counter FrontEndCounters::*counter);
+    // One of `served`'s counters summed over every front end.
+    static std::uint64_t sum(const std::vector<FrontEnd*>& frontEnds, const ServedBucket& served,
                              RequestCounters::Counter RequestCounters::*counter);
 
     event_base* base() const { return base_; }
@@ -69,8 +73,11 @@ class FrontEnd {
     static void onInbox(evutil_socket_t, short, void* self);
     void drainInbox();
 
-    RequestCounters counters_;  // first: its own cache lines, no neighbour written by others
+    FrontEndCounters counters_;  // first: its own cache lines, no neighbour written by others
     ServerContext& context_;
+    // One set per served bucket, in context_.buckets' order (each aligned
+    // to cache lines of its own).
+    std::vector<RequestCounters> bucketCounters_;
     std::size_t index_;
     event_base* base_ = nullptr;
     event* inbox_ = nullptr;

@@ -200,17 +200,17 @@ void Connection::executeMeta(const TextCommand& command) {
 }
 
 void Connection::metaGet(std::shared_ptr<const MetaRequest> r, bool mayVivify) {
-    counters_.cmdGet.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdGet.fetch_add(1, std::memory_order_relaxed);
     auto done = completion<engine::GetResult>([this, r, mayVivify](const engine::GetResult& got) {
         if (got.status == engine::Status::Success) {
-            counters_.getHits.fetch_add(1, std::memory_order_relaxed);
+            counters_->getHits.fetch_add(1, std::memory_order_relaxed);
             return metaGetHit(r, got.item);
         }
         if (got.status != engine::Status::KeyNotFound) {
             out_ += textServerError(got.status);
             return;
         }
-        counters_.getMisses.fetch_add(1, std::memory_order_relaxed);
+        counters_->getMisses.fetch_add(1, std::memory_order_relaxed);
         if (r->vivifyTtl && mayVivify) {
             return metaVivify(r);
         }
@@ -228,7 +228,7 @@ void Connection::metaGetHit(std::shared_ptr<const MetaRequest> r, const engine::
         out_ += foundReply(*r, found);
         return;
     }
-    counters_.cmdTouch.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdTouch.fetch_add(1, std::memory_order_relaxed);
     auto done = completion<engine::GetResult>(
         [this, r, found = std::move(found)](const engine::GetResult& touched) mutable {
             if (touched.status == engine::Status::KeyNotFound) {
@@ -259,7 +259,7 @@ void Connection::metaVivify(std::shared_ptr<const MetaRequest> r) {
     add.key = r->key;
     add.vbid = textVbid(add.key);
     add.expiry = absoluteExpiry(*r->vivifyTtl);
-    counters_.cmdSet.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdSet.fetch_add(1, std::memory_order_relaxed);
     auto done = completion<engine::MutationResult>(
         [this, r, expiry = add.expiry](const engine::MutationResult& stored) {
             if (stored.status == engine::Status::KeyExists) {
@@ -288,7 +288,7 @@ void Connection::metaSet(const TextCommand& command) {
     if (store.operation != engine::StoreOperation::Add) {
         store.cas = r.compareCas.value_or(0);
     }
-    counters_.cmdSet.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdSet.fetch_add(1, std::memory_order_relaxed);
     auto done = completion<engine::MutationResult>(
         [this, r = std::make_shared<const MetaRequest>(r)](const engine::MutationResult& result) {
             const std::string_view code = storeCode(*r, result.status);
@@ -323,7 +323,7 @@ void Connection::metaDelete(const MetaRequest& request) {
     auto done =
         completion<engine::MutationResult>([this, r = std::make_shared<const MetaRequest>(request)](
                                                const engine::MutationResult& result) {
-            auto& counters = counters_;
+            auto& counters = *counters_;
             switch (result.status) {
                 case engine::Status::Success:
                     counters.deleteHits.fetch_add(1, std::memory_order_relaxed);
@@ -439,7 +439,7 @@ void Connection::textGetAndTouch(const TextCommand& command) {
     const bool withCas = command.verb == TextVerb::Gats;
     const std::uint32_t expiry = absoluteExpiry(command.exptime);
     for (std::string_view key : command.keys) {
-        counters_.cmdTouch.fetch_add(1, std::memory_order_relaxed);
+        counters_->cmdTouch.fetch_add(1, std::memory_order_relaxed);
         auto done = completion<engine::GetResult>(
             [this, withCas, name = std::string(key)](const engine::GetResult& r) {
                 if (r.status != engine::Status::Success) {

@@ -1,6 +1,10 @@
-// request_counters.h: the counts behind STAT that requests move (gets,
-// sets, hits, misses, ...) and the engine operations in flight: one set per
-// front end, summed when read (FrontEnd::sum).
+// request_counters.h: the counts behind STAT that requests move. Two sets,
+// each kept per front end and summed when read (FrontEnd::sum):
+// - RequestCounters: gets, sets, hits, misses... one set per served bucket,
+//   as Couchbase's STAT reports them for the bucket a connection selected.
+// - FrontEndCounters: what is the server's, not a bucket's (protocol
+//   errors, idle timeouts) and the engine operations in flight, which a
+//   graceful stop waits on.
 //
 // Why per front end: every request adds to one or two of them, and one set
 // shared by every front end was a cache line that each front-end thread took
@@ -29,6 +33,11 @@ struct alignas(64) RequestCounters {
     Counter deleteHits{0};
     Counter deleteMisses{0};
     Counter durableWrites{0};
+};
+
+struct alignas(64) FrontEndCounters {
+    using Counter = std::atomic<std::uint64_t>;
+
     Counter protocolErrors{0};
     Counter idleTimeouts{0};
     // Engine operations outstanding; a graceful stop waits until every

@@ -173,7 +173,7 @@ void Server::waitForConnectionsToFinish() {
     // whatever is left then is closed by stopAndJoin.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(35);
     while ((context_.counters.currConnections.load(std::memory_order_acquire) != 0 ||
-            FrontEnd::sum(context_.frontEnds, &RequestCounters::operationsInFlight) != 0) &&
+            FrontEnd::sum(context_.frontEnds, &FrontEndCounters::operationsInFlight) != 0) &&
            std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));  // main thread, stopping
     }

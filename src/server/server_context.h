@@ -100,6 +100,10 @@ struct ServerContext {
         }
         return nullptr;
     }
+    // Where `served` (one of `buckets`) stands in `buckets`.
+    std::size_t indexOf(const ServedBucket& served) const {
+        return static_cast<std::size_t>(&served - buckets.data());
+    }
 };
 
 }  // namespace kvexec::server

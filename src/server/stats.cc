@@ -25,18 +25,24 @@ std::uint64_t load(const std::atomic<std::uint64_t>& a) {
     return a.load(std::memory_order_relaxed);
 }
 
-// A request counter, summed over the front ends.
-std::uint64_t total(const ServerContext& c, RequestCounters::Counter RequestCounters::*counter) {
+// A server-wide counter, summed over the front ends.
+std::uint64_t total(const ServerContext& c, FrontEndCounters::Counter FrontEndCounters::*counter) {
     return FrontEnd::sum(c.frontEnds, counter);
+}
+
+// One of `served`'s request counters, summed over the front ends.
+std::uint64_t total(const ServerContext& c, const ServedBucket& served,
+                    RequestCounters::Counter RequestCounters::*counter) {
+    return FrontEnd::sum(c.frontEnds, served, counter);
 }
 
 double seconds(const timeval& tv) {
     return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
-StatList defaults(const ServerContext& c, const engine::Bucket& b) {
+StatList defaults(const ServerContext& c, const ServedBucket& served) {
     StatList out;
-    const auto bucket = b.stats();
+    const auto bucket = served.bucket->stats();
     const auto& n = c.counters;
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
@@ -53,17 +59,17 @@ StatList defaults(const ServerContext& c, const engine::Bucket& b) {
     add(out, "total_connections", load(n.totalConnections));
     add(out, "rejected_connections", load(n.rejectedConnections));
     add(out, "listen_disabled_num", load(n.listenDisabled));
-    add(out, "idle_timeouts", total(c, &RequestCounters::idleTimeouts));
-    add(out, "protocol_errors", total(c, &RequestCounters::protocolErrors));
-    add(out, "cmd_get", total(c, &RequestCounters::cmdGet));
-    add(out, "cmd_set", total(c, &RequestCounters::cmdSet));
-    add(out, "cmd_flush", total(c, &RequestCounters::cmdFlush));
-    add(out, "cmd_touch", total(c, &RequestCounters::cmdTouch));
-    add(out, "get_hits", total(c, &RequestCounters::getHits));
-    add(out, "get_misses", total(c, &RequestCounters::getMisses));
-    add(out, "delete_hits", total(c, &RequestCounters::deleteHits));
-    add(out, "delete_misses", total(c, &RequestCounters::deleteMisses));
-    add(out, "durable_writes", total(c, &RequestCounters::durableWrites));
+    add(out, "idle_timeouts", total(c, &FrontEndCounters::idleTimeouts));
+    add(out, "protocol_errors", total(c, &FrontEndCounters::protocolErrors));
+    add(out, "cmd_get", total(c, served, &RequestCounters::cmdGet));
+    add(out, "cmd_set", total(c, served, &RequestCounters::cmdSet));
+    add(out, "cmd_flush", total(c, served, &RequestCounters::cmdFlush));
+    add(out, "cmd_touch", total(c, served, &RequestCounters::cmdTouch));
+    add(out, "get_hits", total(c, served, &RequestCounters::getHits));
+    add(out, "get_misses", total(c, served, &RequestCounters::getMisses));
+    add(out, "delete_hits", total(c, served, &RequestCounters::deleteHits));
+    add(out, "delete_misses", total(c, served, &RequestCounters::deleteMisses));
+    add(out, "durable_writes", total(c, served, &RequestCounters::durableWrites));
     add(out, "curr_items", bucket.currItems);
     add(out, "bytes", bucket.memUsed);
     add(out, "limit_maxbytes", bucket.memoryQuota);
@@ -182,14 +188,14 @@ StatList items(const engine::Bucket& b) {
     return out;
 }
 
-StatList slabs(const ServerContext& c, const engine::Bucket& b) {
+StatList slabs(const ServerContext& c, const ServedBucket& served) {
     StatList out;
-    const auto bucket = b.stats();
+    const auto bucket = served.bucket->stats();
     if (bucket.currItems != 0) {
         add(out, "1:used_chunks", bucket.currItems);  // one "chunk" per document
-        add(out, "1:get_hits", total(c, &RequestCounters::getHits));
-        add(out, "1:cmd_set", total(c, &RequestCounters::cmdSet));
-        add(out, "1:delete_hits", total(c, &RequestCounters::deleteHits));
+        add(out, "1:get_hits", total(c, served, &RequestCounters::getHits));
+        add(out, "1:cmd_set", total(c, served, &RequestCounters::cmdSet));
+        add(out, "1:delete_hits", total(c, served, &RequestCounters::deleteHits));
     }
     add(out, "active_slabs", bucket.currItems != 0 ? 1 : 0);
     add(out, "total_malloced", bucket.memUsed);  // what the engine accounts, not malloc's view
@@ -221,7 +227,7 @@ std::optional<StatList> collectStats(const ServerContext& context, const ServedB
                                      const std::string& group) {
     const engine::Bucket& bucket = *served.bucket;
     if (group.empty()) {
-        return defaults(context, bucket);
+        return defaults(context, served);
     }
     if (group == "timings") {
         return timings(bucket);
@@ -239,7 +245,7 @@ std::optional<StatList> collectStats(const ServerContext& context, const ServedB
         return items(bucket);
     }
     if (group == "slabs") {
-        return slabs(context, bucket);
+        return slabs(context, served);
     }
     if (group == "replication") {
         return replication(served);

@@ -128,7 +128,7 @@ void Connection::textStats(const TextCommand& command) {
 void Connection::textGet(const TextCommand& command) {
     const bool withCas = command.verb == TextVerb::Gets;
     for (std::string_view key : command.keys) {
-        counters_.cmdGet.fetch_add(1, std::memory_order_relaxed);
+        counters_->cmdGet.fetch_add(1, std::memory_order_relaxed);
         auto done = completion<engine::GetResult>(
             [this, withCas, name = std::string(key)](const engine::GetResult& r) {
                 if (r.status == engine::Status::SyncWriteReCommitInProgress ||
@@ -137,10 +137,10 @@ void Connection::textGet(const TextCommand& command) {
                     return;
                 }
                 if (r.status != engine::Status::Success) {
-                    counters_.getMisses.fetch_add(1, std::memory_order_relaxed);
+                    counters_->getMisses.fetch_add(1, std::memory_order_relaxed);
                     return;
                 }
-                counters_.getHits.fetch_add(1, std::memory_order_relaxed);
+                counters_->getHits.fetch_add(1, std::memory_order_relaxed);
                 out_ += "VALUE " + name + " " + std::to_string(r.item.meta.flags) + " " +
                         std::to_string(documentBody(r.item).size());
                 if (withCas) {
@@ -179,7 +179,7 @@ void Connection::textStore(const TextCommand& command) {
         default:
             store.operation = engine::StoreOperation::Set;
     }
-    counters_.cmdSet.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdSet.fetch_add(1, std::memory_order_relaxed);
     TextCommand header;
     header.verb = command.verb;
     header.noreply = command.noreply;
@@ -240,7 +240,7 @@ void Connection::textTouch(const TextCommand& command) {
     std::string key(command.keys[0]);
     const engine::Vbid vbid = textVbid(key);
     const bool noreply = command.noreply;
-    counters_.cmdTouch.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdTouch.fetch_add(1, std::memory_order_relaxed);
     auto done = completion<engine::GetResult>([this, noreply](const engine::GetResult& r) {
         TextCommand header;
         header.noreply = noreply;
@@ -256,7 +256,7 @@ void Connection::textFlush(const TextCommand& command) {
         out_ += "SERVER_ERROR delayed flush_all is not supported\r\n";
         return;
     }
-    counters_.cmdFlush.fetch_add(1, std::memory_order_relaxed);
+    counters_->cmdFlush.fetch_add(1, std::memory_order_relaxed);
     engine::Status status = engine::Status::Success;
     bucket().flush([&status](engine::Status s) { status = s; });  // inline
     textReply(command, status == engine::Status::Success ? "OK\r\n" : textServerError(status));

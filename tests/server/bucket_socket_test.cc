@@ -107,6 +107,43 @@ TEST_F(BucketSocketTest, TheSameKeyIsADifferentDocumentInEachBucket) {
     EXPECT_EQ(text.readLine(), "END\r\n");
 }
 
+// STAT's request counters are the selected bucket's, as Couchbase's are,
+// whichever front end or connection counted them.
+TEST_F(BucketSocketTest, EachBucketCountsItsOwnRequests) {
+    start(kTwoBuckets);
+    Client first(server_->port());
+    for (const char* key : {"a", "b", "c"}) {
+        ASSERT_EQ(statusOf(set(first, key, "v")), kSuccess);
+    }
+    EXPECT_EQ(valueOf(first, "a"), "v");
+
+    Client travel(server_->port());
+    ASSERT_EQ(statusOf(travel.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
+    ASSERT_EQ(statusOf(set(travel, "t", "v")), kSuccess);
+    EXPECT_EQ(valueOf(travel, "a"), "");
+    EXPECT_EQ(valueOf(travel, "b"), "");
+
+    auto firstStats = binaryStats(first);
+    EXPECT_EQ(firstStats["cmd_set"], "3");
+    EXPECT_EQ(firstStats["cmd_get"], "1");
+    EXPECT_EQ(firstStats["get_hits"], "1");
+    EXPECT_EQ(firstStats["get_misses"], "0");
+    auto travelStats = binaryStats(travel);
+    EXPECT_EQ(travelStats["cmd_set"], "1");
+    EXPECT_EQ(travelStats["cmd_get"], "2");
+    EXPECT_EQ(travelStats["get_hits"], "0");
+    EXPECT_EQ(travelStats["get_misses"], "2");
+
+    // A connection that moves counts where it is now.
+    ASSERT_EQ(statusOf(first.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
+    EXPECT_EQ(valueOf(first, "t"), "v");
+    travelStats = binaryStats(travel);
+    EXPECT_EQ(travelStats["cmd_get"], "3");
+    EXPECT_EQ(travelStats["get_hits"], "1");
+    ASSERT_EQ(statusOf(travel.call(request(Opcode::SelectBucket, "default"))), kSuccess);
+    EXPECT_EQ(binaryStats(travel)["cmd_get"], "1");
+}
+
 // A DCP producer streams the bucket its connection was on at DCP_OPEN,
 // and the connection stays there.
 TEST_F(BucketSocketTest, ADcpConnectionStreamsItsBucketAndStaysOnIt) {
