@@ -26,8 +26,9 @@ refused it, the map is asked of every node and the newest taken.
 Wire: requests with a durability requirement use the alternative request
 magic (0x08) with a 3-byte durability frame info (level, timeout in ms).
 Each connection sends HELLO (XERROR, ALT_REQUEST, SYNC_REPLICATION) so the
-node checks the vBucket id it is sent. No authentication (the test's
-servers have no users).
+node checks the vBucket id it is sent, then SELECT_BUCKET when the map was
+made for a bucket (ClusterMap(..., bucket=NAME); default: the node's first
+bucket). No authentication (the test's servers have no users).
 
 ClusterMap is shared and thread-safe (one lock); a Client and its
 connections belong to one thread.
@@ -43,7 +44,7 @@ import zlib
 OK, FAILED, AMBIGUOUS = "ok", "failed", "ambiguous"
 
 OP_GET, OP_SET, OP_HELLO, OP_GET_REPLICA, OP_GET_CLUSTER_CONFIG = 0x00, 0x01, 0x1f, 0x83, 0xb5
-OP_STAT = 0x10
+OP_STAT, OP_SELECT_BUCKET = 0x10, 0x89
 
 STATUS_NAMES = {
     0x00: "SUCCESS", 0x01: "KEY_ENOENT", 0x02: "KEY_EEXISTS", 0x03: "E2BIG", 0x04: "EINVAL",
@@ -127,9 +128,10 @@ def decode_header(header):
 
 
 class Connection:
-    """One socket to one node, HELLO sent. Any error closes it."""
+    """One socket to one node, HELLO sent (and SELECT_BUCKET, given a
+    bucket). Any error closes it."""
 
-    def __init__(self, address, connect_timeout):
+    def __init__(self, address, connect_timeout, bucket=None):
         host, port = address.rsplit(":", 1)
         self.address = address
         self.sock = socket.create_connection((host, int(port)), timeout=connect_timeout)
@@ -141,6 +143,11 @@ class Connection:
                                     timeout=connect_timeout)
         if status != 0:
             raise ProtocolError("HELLO: %s" % status_name(status))
+        if bucket is not None:
+            status, _, _, _ = self.call(OP_SELECT_BUCKET, key=bucket.encode(),
+                                        timeout=connect_timeout)
+            if status != 0:
+                raise ProtocolError("SELECT_BUCKET %s: %s" % (bucket, status_name(status)))
 
     def _read(self, count):
         chunks = []
@@ -193,10 +200,12 @@ class Connection:
 
 
 class ClusterMap:
-    """The newest vBucket map seen; shared by every Client (thread-safe)."""
+    """The newest vBucket map seen of one bucket (None: each node's first);
+    shared by every Client (thread-safe)."""
 
-    def __init__(self, bootstrap, connect_timeout=1.0):
+    def __init__(self, bootstrap, connect_timeout=1.0, bucket=None):
         self.bootstrap = list(bootstrap)
+        self.bucket = bucket
         self.connect_timeout = connect_timeout
         self.lock = threading.Lock()
         self.rev = -1
@@ -232,7 +241,7 @@ class ClusterMap:
         answered = False
         for address in list(self.bootstrap):
             try:
-                conn = Connection(address, self.connect_timeout)
+                conn = Connection(address, self.connect_timeout, self.bucket)
                 try:
                     status, _, value, _ = conn.call(OP_GET_CLUSTER_CONFIG, timeout=1.0)
                 finally:
@@ -283,7 +292,7 @@ class Client:
     def _connection(self, address):
         conn = self.connections.get(address)
         if conn is None:
-            conn = Connection(address, self.connect_timeout)
+            conn = Connection(address, self.connect_timeout, self.cmap.bucket)
             self.connections[address] = conn
         return conn
 

@@ -5,10 +5,12 @@ schedule, then the history checked (partition_check.py).
 
 Steps:
   1. Hosts etcd, n0, n1, n2 on one bridge; etcd, then the nodes (--cluster,
-     --replicas 1, few vBuckets, --sync none) each in its namespace; wait
-     until the cluster has settled (every node alive and on the map's
+     --replicas 1, few vBuckets, --sync none; with --buckets N, N buckets,
+     each a cluster of its own) each in its namespace; wait until every
+     bucket's cluster has settled (every node alive and on the map's
      revision, every vBucket with an active, every replica stream open).
-  2. Each key gets an initial value (a durable SET); then the workers
+  2. Each key (--keys in each bucket) gets an initial value (a durable
+     SET); then the workers
      (threads) loop: GET a random key from its active, SET it over the CAS
      read (durability Majority unless asked otherwise); every outcome
      recorded (kvclient.py says which are acknowledged, failed or
@@ -20,6 +22,7 @@ Steps:
      held, healed, the cluster let settle; repeated. The same seed gives the
      same sequence of partitions.
   4. A monitor samples `kvexec-cluster status --json` and the nodes' maps
+     (the first bucket's: its leader is the one "leader" partitions cut)
      every 0.5 s: leader changes, map revisions, vBuckets whose active
      moved, and for each partition how long until the cut-off node's lease
      was gone, until it held no active vBucket (failover), until the
@@ -125,8 +128,14 @@ class PartitionRun:
         self.exited = {}       # node -> exit code, for those that exited during the run
         self.problems = []     # (what, text): what went wrong besides the checks
         self.net = None
-        self.cmap = None        # the map the even workers route by (NOT_MY_VBUCKET-driven)
-        self.fresh_map = None   # the odd workers': also refreshed by the monitor
+        # The buckets the nodes serve (--buckets): "default", then b1, b2...
+        self.buckets = ["default"] + ["b%d" % i for i in range(1, args.buckets)]
+        # Per bucket: the map the even workers route by (NOT_MY_VBUCKET-driven)
+        # and the odd workers' (also refreshed by the monitor).
+        self.cmaps = {}
+        self.fresh_maps = {}
+        self.cmap = None        # the first bucket's, which the monitor samples
+        self.fresh_map = None
 
     def now(self):
         return time.monotonic() - self.t0
@@ -142,10 +151,14 @@ class PartitionRun:
     def node_address(self, name):
         return "%s:%d" % (self.net.address(name), KV_PORT)
 
-    def status(self):
+    def status(self, bucket=None):
+        """`kvexec-cluster status --json` of `bucket`'s cluster (default: the
+        first bucket's, whose leader and map the monitor follows)."""
+        root = "/kvexec/" + (bucket or self.buckets[0])
         try:
-            result = subprocess.run([self.args.cluster_tool, "--etcd", self.etcd_url(), "status",
-                                     "--json"], capture_output=True, text=True, timeout=10)
+            result = subprocess.run([self.args.cluster_tool, "--etcd", self.etcd_url(), "--root",
+                                     root, "status", "--json"],
+                                    capture_output=True, text=True, timeout=10)
         except subprocess.TimeoutExpired:
             return None
         if result.returncode != 0:
@@ -154,6 +167,10 @@ class PartitionRun:
             return json.loads(result.stdout)
         except ValueError:
             return None
+
+    def statuses(self):
+        """Every bucket's cluster status, by bucket."""
+        return {b: self.status(b) for b in self.buckets}
 
     def start_cluster(self, data):
         a = self.args
@@ -178,6 +195,8 @@ class PartitionRun:
             argv = [a.server, "--host", self.net.address(name), "--port", str(KV_PORT),
                     "--data-dir", os.path.join(data, name), "--cluster", url, "--node", name,
                     "--replicas", "1", "--vbuckets", str(a.vbuckets), "--sync", "none"]
+            if len(self.buckets) > 1:
+                argv += [flag for b in self.buckets for flag in ("--bucket", b)]
             self.node_procs[name] = self.net.spawn(name, argv + tls + list(a.server_flag),
                                                    os.path.join(self.out, name + ".log"))
         for name in NODES:
@@ -188,7 +207,7 @@ class PartitionRun:
         took = self.wait_settled(a.settle_deadline)
         if took is None:
             raise RuntimeError("the cluster did not settle within %.0f s: %s"
-                               % (a.settle_deadline, json.dumps(self.status())))
+                               % (a.settle_deadline, json.dumps(self.statuses())))
         self.log("cluster settled after %.1f s" % took)
 
     def tls_flags(self, data):
@@ -226,11 +245,12 @@ class PartitionRun:
         since = revision = None
         while time.monotonic() - start < deadline + stable and not self.stopping.is_set():
             self.check_nodes_running()
-            status = self.status()
+            statuses = self.statuses()
             now = time.monotonic()
-            if settled(status):
-                if since is None or status["mapRevision"] != revision:
-                    since, revision = now, status["mapRevision"]
+            if all(settled(status) for status in statuses.values()):
+                revisions = [status["mapRevision"] for status in statuses.values()]
+                if since is None or revisions != revision:
+                    since, revision = now, revisions
                     if since - start > deadline:
                         break
                 elif now - since >= stable:
@@ -251,17 +271,39 @@ class PartitionRun:
     # -- the workload -----------------------------------------------------
 
     def keys(self):
-        return ["pt-key-%02d" % i for i in range(self.args.keys)]
+        """The history's keys: --keys in each bucket; with several buckets,
+        each named "BUCKET/KEY"."""
+        keys = ["pt-key-%02d" % i for i in range(self.args.keys)]
+        if len(self.buckets) == 1:
+            return keys
+        return ["%s/%s" % (b, k) for b in self.buckets for k in keys]
+
+    def split_key(self, key):
+        """(bucket, key in it) of a history key."""
+        if "/" in key:
+            return tuple(key.split("/", 1))
+        return self.buckets[0], key
+
+    def clients(self, maps, **options):
+        """One kvclient.Client per bucket, routed by `maps`."""
+        return {b: kvclient.Client(maps[b], **options) for b in self.buckets}
+
+    @staticmethod
+    def close_clients(clients):
+        for client in clients.values():
+            client.close()
 
     def initialize_keys(self):
-        client = kvclient.Client(self.cmap)
+        clients = self.clients(self.cmaps)
         try:
             for key in self.keys():
+                bucket, doc = self.split_key(key)
+                client = clients[bucket]
                 for attempt in range(20):
                     wid = "init-%s-%d" % (key, attempt)
                     value = json.dumps({"id": wid, "parent": None, "base": 0}).encode()
                     start = self.now()
-                    r = client.set(key.encode(), value, cas=0,
+                    r = client.set(doc.encode(), value, cas=0,
                                    durability=self.args.durability_level,
                                    durability_timeout_ms=self.args.durability_timeout_ms)
                     self.records.append(self.write_record(key, wid, None, 0, r, start, -1))
@@ -271,7 +313,7 @@ class PartitionRun:
                 else:
                     raise RuntimeError("could not write %s's initial value: %s" % (key, r))
         finally:
-            client.close()
+            self.close_clients(clients)
 
     def write_record(self, key, wid, parent, base, r, start, worker):
         return {"type": "write", "key": key, "id": wid, "parent": parent, "base": base,
@@ -285,15 +327,17 @@ class PartitionRun:
         # does; odd ones from every node every 0.5 s. While two nodes both
         # take themselves for a vBucket's active, the two halves write to
         # both, and the checks see it.
-        cmap = self.cmap if index % 2 == 0 else self.fresh_map
-        client = kvclient.Client(cmap, retry_budget=self.args.retry_budget)
+        maps = self.cmaps if index % 2 == 0 else self.fresh_maps
+        clients = self.clients(maps, retry_budget=self.args.retry_budget)
         keys = self.keys()
         seq = 0
         try:
             while not self.stopping.is_set():
                 key = rng.choice(keys)
+                bucket, doc = self.split_key(key)
+                client = clients[bucket]
                 start = self.now()
-                r = client.get(key.encode())
+                r = client.get(doc.encode())
                 if r.outcome != kvclient.OK:
                     self.records.append({"type": "read", "key": key, "id": None, "cas": 0,
                                          "node": r.node, "start": start, "end": self.now(),
@@ -311,14 +355,14 @@ class PartitionRun:
                 wid = "w%d-%d" % (index, seq)
                 value = json.dumps({"id": wid, "parent": parent, "base": r.cas}).encode()
                 start = self.now()
-                w = client.set(key.encode(), value, cas=r.cas,
+                w = client.set(doc.encode(), value, cas=r.cas,
                                durability=self.args.durability_level,
                                durability_timeout_ms=self.args.durability_timeout_ms)
                 self.records.append(self.write_record(key, wid, parent, r.cas, w, start, index))
                 if self.args.think:
                     time.sleep(self.args.think)
         finally:
-            client.close()
+            self.close_clients(clients)
 
     # -- the monitor ------------------------------------------------------
 
@@ -327,7 +371,8 @@ class PartitionRun:
         last_actives = None
         while not self.stopping.wait(0.5):
             status = self.status()
-            mon_map.refresh()
+            for fresh in self.fresh_maps.values():  # the odd workers' maps
+                fresh.refresh()
             sample = {"t": self.now(), "leader": None, "revision": None, "alive": {},
                       "actives": {}, "settled": False, "moved": 0}
             if status is not None:
@@ -421,7 +466,7 @@ class PartitionRun:
                                                 index, kind, "/".join(targets),
                                                 self.args.settle_deadline)))
             self.log("partition %d: NOT settled %.0f s after the heal; status %s"
-                     % (index, self.args.settle_deadline, json.dumps(self.status())))
+                     % (index, self.args.settle_deadline, json.dumps(self.statuses())))
         else:
             self.log("partition %d: settled %.1f s after the heal (actives %s)"
                      % (index, took, (self.latest() or {}).get("actives")))
@@ -441,10 +486,15 @@ class PartitionRun:
                 self.log("test hosts on %s.0/24 (namespaces %s-*, client link %s-c at %s)"
                          % (net.subnet, net.prefix, net.prefix, net.client_address))
                 self.start_cluster(data)
-                self.cmap = kvclient.ClusterMap([self.node_address(n) for n in NODES])
-                self.fresh_map = kvclient.ClusterMap([self.node_address(n) for n in NODES])
+                addresses = [self.node_address(n) for n in NODES]
+                for b in self.buckets:
+                    self.cmaps[b] = kvclient.ClusterMap(addresses, bucket=b)
+                    self.fresh_maps[b] = kvclient.ClusterMap(addresses, bucket=b)
+                self.cmap = self.cmaps[self.buckets[0]]
+                self.fresh_map = self.fresh_maps[self.buckets[0]]
                 self.initialize_keys()
-                self.log("%d keys initialized (map rev %d)" % (a.keys, self.cmap.rev))
+                self.log("%d keys initialized in %s (map rev %d)"
+                         % (a.keys, ", ".join(self.buckets), self.cmap.rev))
                 threads = [threading.Thread(target=self.monitor, daemon=True)]
                 threads += [threading.Thread(target=self.worker, args=(i,), daemon=True)
                             for i in range(a.workers)]
@@ -474,7 +524,8 @@ class PartitionRun:
                 if took is None:
                     self.problems.append(("settle", "the cluster did not settle within %.0f s "
                                               "of the last heal" % a.settle_deadline))
-                    self.log("NOT settled after the last heal: %s" % json.dumps(self.status()))
+                    self.log("NOT settled after the last heal: %s"
+                             % json.dumps(self.statuses()))
                 self.final_status = self.status()
                 self.finals, self.replica_mismatches = self.final_reads()
                 self.node_stats = self.collect_node_stats()
@@ -506,14 +557,17 @@ class PartitionRun:
     def final_reads(self):
         """Each key from its active (retried for up to 10 s), then from
         each replica the map names (retried until it agrees, 10 s)."""
-        self.cmap.refresh()
-        client = kvclient.Client(self.cmap, retry_budget=10.0)
+        for cmap in self.cmaps.values():
+            cmap.refresh()
+        clients = self.clients(self.cmaps, retry_budget=10.0)
         finals, mismatches = {}, []
         try:
             for key in self.keys():
+                bucket, doc = self.split_key(key)
+                client, cmap = clients[bucket], self.cmaps[bucket]
                 until = time.monotonic() + 10
                 while True:
-                    r = client.get(key.encode())
+                    r = client.get(doc.encode())
                     if r.outcome == kvclient.OK or time.monotonic() > until:
                         break
                     time.sleep(0.2)
@@ -523,10 +577,10 @@ class PartitionRun:
                     continue
                 final_id = json.loads(r.value)["id"]
                 finals[key] = {"id": final_id, "cas": r.cas, "node": r.node}
-                for replica in self.cmap.replicas(key.encode()):
+                for replica in cmap.replicas(doc.encode()):
                     until = time.monotonic() + 10
                     while True:
-                        rr = client.get_replica(key.encode(), replica)
+                        rr = client.get_replica(doc.encode(), replica)
                         got = (json.loads(rr.value)["id"], rr.cas) if rr.outcome == "ok" \
                             else (rr.status, 0)
                         if got == (final_id, r.cas) or time.monotonic() > until:
@@ -537,7 +591,7 @@ class PartitionRun:
                                           % (key, r.node, final_id, r.cas, replica, got[0],
                                              got[1]))
         finally:
-            client.close()
+            self.close_clients(clients)
         return finals, mismatches
 
     def stop_cluster(self):
@@ -592,7 +646,8 @@ class PartitionRun:
             "reads": len(reads), "reads_failed": sum(1 for r in reads if r["id"] is None),
             "stale_reads": {"count": stale, "by_node": stale_nodes,
                             "stalest_seconds": round(stalest, 3), "stalest": stalest_read},
-            "map_updates_seen_by_clients": self.cmap.updates if self.cmap else 0,
+            "buckets": self.buckets,
+            "map_updates_seen_by_clients": sum(m.updates for m in self.cmaps.values()),
             "replica_mismatches": getattr(self, "replica_mismatches", []),
             "problems": [text for _, text in self.problems],
             "stop_codes": getattr(self, "stop_codes", {}),
