@@ -155,6 +155,19 @@ bool Connection::mayRunUnauthenticated(Opcode opcode) const {
     }
 }
 
+bool Connection::mayUse(const ServedBucket& served) const {
+    return context_.users.empty() || (user_ != nullptr && user_->mayAccess(served.name));
+}
+
+bool Connection::usesBucket(Opcode opcode) const {
+    if (opcode == Opcode::SelectBucket || mayRunUnauthenticated(opcode)) {
+        return false;
+    }
+    // Before a bucket is selected, GET_CLUSTER_CONFIG is the SDKs'
+    // cluster-wide bootstrap (GCCCP): the nodes, which every bucket shares.
+    return opcode != Opcode::GetClusterConfig || bucketSelected_;
+}
+
 bool Connection::resolveKey(const Request& request, engine::DocKey& key, engine::Vbid& vbid) {
     std::string_view wireKey = request.key;
     engine::CollectionId collection = engine::kDefaultCollection;
@@ -210,6 +223,9 @@ void Connection::executeBinary(const Request& request) {
         if (!authenticated_) {
             return respondError(request, Status::AuthError, "authenticate first (SASL)");
         }
+        if (!mayUse(*bucket_)) {
+            return respondError(request, Status::NoAccess, "no access to bucket " + bucket_->name);
+        }
         return binaryDcp(request);  // the DCP codec checks each message
     }
     if (Status s = protocol::validateShape(request, reason); s != Status::Success) {
@@ -222,6 +238,12 @@ void Connection::executeBinary(const Request& request) {
     }
     if (!authenticated_ && !mayRunUnauthenticated(request.opcode)) {
         respondError(request, Status::AuthError, "authenticate first (SASL)");
+        return;
+    }
+    if (usesBucket(request.opcode) && !mayUse(*bucket_)) {
+        // Couchbase's answer to a user without privileges on the bucket.
+        respondError(request, Status::NoAccess,
+                     "no access to bucket " + bucket_->name + " (SELECT_BUCKET one of yours)");
         return;
     }
     if (request.durability && !isWrite(request.opcode)) {
@@ -542,6 +564,7 @@ void Connection::binarySasl(const Request& request) {
         case protocol::auth::SaslOutcome::Success:
             authenticated_ = true;
             role_ = reply.role;
+            user_ = reply.user;
             sasl_.reset();
             return respond(request, Status::Success, {}, {}, reply.payload);
         case protocol::auth::SaslOutcome::Continue:
@@ -549,6 +572,7 @@ void Connection::binarySasl(const Request& request) {
         case protocol::auth::SaslOutcome::Failure:
             authenticated_ = false;
             role_ = protocol::auth::Role::Client;
+            user_ = nullptr;
             sasl_.reset();
             return respondError(request, Status::AuthError, "authentication failed");
     }
@@ -560,6 +584,9 @@ void Connection::binarySelectBucket(const Request& request) {
         // Couchbase's answer: a user has no access to a bucket that does not
         // exist (no privileges on it), and the SDKs report BucketNotFound.
         return respondError(request, Status::NoAccess, "no such bucket");
+    }
+    if (!mayUse(*wanted)) {
+        return respondError(request, Status::NoAccess, "no access to bucket " + wanted->name);
     }
     if (dcpProducer_ != nullptr && wanted != bucket_) {
         // The producer streams the bucket it was opened on.

@@ -182,6 +182,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // negotiated it.
     std::uint8_t clientDatatype(const engine::Item& item) const;
     bool mayRunUnauthenticated(protocol::Opcode opcode) const;
+    // Whether this connection's user may use `served` (every user may
+    // when the server asks for no authentication).
+    bool mayUse(const ServedBucket& served) const;
+    // Whether `opcode` works on the selected bucket, which the user must
+    // then be allowed to use.
+    bool usesBucket(protocol::Opcode opcode) const;
     void binaryGet(const protocol::Request& request);
     void answerGet(const protocol::Request& request, const engine::GetResult& result);
     void binaryGetReplica(const protocol::Request& request);
@@ -322,6 +328,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool couchbaseClient_ = false;  // sent HELLO: vBuckets come from the client
     bool authenticated_ = false;
     protocol::auth::Role role_ = protocol::auth::Role::Client;  // once authenticated
+    const protocol::auth::Users::User* user_ = nullptr;         // once authenticated
     std::optional<protocol::auth::SaslSession> sasl_;
     // The bucket requests go to: the first until SELECT_BUCKET moves it
     // (never null); bucketSelected_ once one was selected.

@@ -14,6 +14,7 @@
 #include "engine/vbucket_state_file.h"
 #include "kvexec/engine/bucket.h"
 #include "server/server.h"
+#include "server/users_file.h"
 
 namespace {
 
@@ -163,14 +164,7 @@ int main(int argc, char** argv) {
     }
     try {
         raiseDescriptorLimit(context.config);
-        if (context.config.user) {
-            context.users.add({*context.config.user, *context.config.password},
-                              protocol::auth::Role::Client);
-        }
-        if (context.config.nodePassword) {
-            context.users.add({std::string(server::kNodeUser), *context.config.nodePassword},
-                              protocol::auth::Role::Node);
-        }
+        server::addConfiguredUsers(context.config, context.users);
         checkDataDirLayout(context.config);
         auto pool = ExecutorPool::create(context.config.backend);
         // The buckets share the pool: each is a taskable of its own.

@@ -79,13 +79,15 @@ void checkCredentials(const ServerConfig& c) {
     if (c.user.has_value() != c.password.has_value()) {
         throw std::invalid_argument("--user and --password go together");
     }
-    if (c.nodePassword && !c.user) {
+    const bool users = c.user || !c.usersFile.empty();
+    if (c.nodePassword && !users) {
         throw std::invalid_argument(
-            "--node-password goes with --user (without users no authentication is asked)");
+            "--node-password goes with --user or --users (without users no authentication is "
+            "asked)");
     }
-    if (c.cluster && c.user && !c.nodePassword) {
+    if (c.cluster && users && !c.nodePassword) {
         throw std::invalid_argument(
-            "--cluster with --user needs --node-password (the nodes' own password)");
+            "--cluster with --user or --users needs --node-password (the nodes' own password)");
     }
     if (c.user && *c.user == kNodeUser) {
         throw std::invalid_argument("--user: " + std::string(kNodeUser) +
@@ -147,7 +149,8 @@ std::string usage() {
            "                     [--compaction-threshold 30] [--compaction-min-file-bytes "
            "1048576]\n"
            "                     [--backend wheel|classic] [--frontend-threads N]\n"
-           "                     [--user NAME --password PW [--node-password PW]]\n"
+           "                     [--user NAME --password PW] [--users FILE]\n"
+           "                     [--node-password PW]\n"
            "                     [--max-connections 4096] [--max-value-bytes 20971520]\n"
            "                     [--max-body-bytes 31457280]\n"
            "                     [--idle-timeout SECONDS (300) | --idle-timeout-ms MS]\n"
@@ -174,7 +177,12 @@ std::string usage() {
            "  compacted in the background, tombstones kept (0: never).\n"
            "--mgmt-port: serves the management REST API the Couchbase SDKs' bucket and\n"
            "  collection managers call (scopes, collections, flush; HTTP Basic auth with\n"
-           "  --user/--password) on --host; none without it.\n"
+           "  a user's name and password) on --host; none without it.\n"
+           "--user/--password: a user that may use every bucket. --users: a JSON file of\n"
+           "  more, {\"users\": [{\"name\": N, \"password\": P, \"buckets\": [B, ...]}]}, each\n"
+           "  confined to the buckets it lists (no \"buckets\": every bucket). With users,\n"
+           "  a connection authenticates (SASL) before anything else, and uses only the\n"
+           "  buckets its user may (EACCESS otherwise).\n"
            "--tls-port: a second data port (0: any free port), both protocols over TLS\n"
            "  1.2 or later, with the certificate chain (leaf first) and private key in\n"
            "  those PEM files. --port stays plain.\n"
@@ -192,9 +200,9 @@ std::string usage() {
            "  expires (it died, or lost etcd) is failed over: each vBucket it led is given\n"
            "  to the replica that holds the most. The node stops serving its vBuckets\n"
            "  before then (2/3 of it after its last renewal got through).\n"
-           "--node-password: with --user, the password the members of a cluster use\n"
+           "--node-password: with users, the password the members of a cluster use\n"
            "  towards each other, as user @kvexec-node, the only user that may open DCP\n"
-           "  (a client's DCP_OPEN gets EACCESS); --cluster with --user needs it.\n";
+           "  (a client's DCP_OPEN gets EACCESS); --cluster with users needs it.\n";
 }
 
 ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) {
@@ -274,6 +282,8 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
             c.password = v;
         } else if (option == "--node-password") {
             c.nodePassword = v;
+        } else if (option == "--users") {
+            c.usersFile = v;
         } else if (option == "--memory-quota") {
             c.memoryQuotaMb = number<std::size_t>(option, v, 1, std::size_t{1} << 22);
         } else if (option == "--max-connections") {

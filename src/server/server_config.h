@@ -62,6 +62,9 @@ struct ServerConfig {
     std::optional<std::string> user;
     std::optional<std::string> password;
     std::optional<std::string> nodePassword;
+    // --users FILE: more client users, each confined to the buckets it
+    // names or not (users_file.h); empty: none.
+    std::string usersFile;
     // Limits against bad input and load. A value (binary, or a text data
     // block) may be maxValueBytes long (Couchbase's 20 MiB); a binary packet
     // body, with key, extras and framing extras, maxBodyLength (Couchbase's

@@ -2,9 +2,11 @@
 // buckets (--bucket default --bucket travel-sample): one cluster
 // connection opens both; the same key is a different document in each, a
 // bucket's scopes, durable writes and flush are its own, the bucket
-// manager lists both. Two phases, with a restart of the server between:
+// manager lists both. Three phases, with a restart of the server between:
 //   node sdk_buckets_test.js PORT create     (write to both buckets)
 //   node sdk_buckets_test.js PORT restarted  (both still hold their own)
+//   KVEXEC_USER=app ... PORT confined         (app, given travel-sample only
+//                                              by --users, uses only that)
 // Prints one "N passed, M failed" line; exits non-zero on any failure.
 'use strict';
 const assert = require('assert');
@@ -68,8 +70,32 @@ async function restarted(plain, travel) {
   });
 }
 
+async function confined(cluster, plain, travel) {
+  await check('a user given one bucket reads and writes it', async () => {
+    assert.deepStrictEqual((await travel.defaultCollection().get('city')).content,
+                           { name: 'in travel-sample' });
+    await travel.defaultCollection().upsert('by-app', { app: true },
+                                            { durabilityLevel: DurabilityLevel.Majority });
+    assert.deepStrictEqual((await travel.defaultCollection().get('by-app')).content,
+                           { app: true });
+  });
+  await check('the bucket manager lists only its bucket', async () => {
+    const names = (await cluster.buckets().getAllBuckets()).map((b) => b.name);
+    assert.deepStrictEqual(names, ['travel-sample']);
+  });
+  await check('the other bucket is refused to it, not served', async () => {
+    // SELECT_BUCKET answers EACCESS, which the SDK reports as for a bucket
+    // that does not exist.
+    await expectError(plain.defaultCollection().get('city', { timeout: 3000 }),
+                      couchbase.BucketNotFoundError);
+    await expectError(cluster.buckets().flushBucket('default'), couchbase.CouchbaseError);
+  });
+}
+
+const PHASES = { create, restarted: (cluster, plain, travel) => restarted(plain, travel),
+                 confined };
 withCluster(port, TIMEOUTS, async (cluster) => {
   const plain = cluster.bucket('default');
   const travel = cluster.bucket('travel-sample');
-  await (phase === 'create' ? create(cluster, plain, travel) : restarted(plain, travel));
+  await PHASES[phase](cluster, plain, travel);
 });

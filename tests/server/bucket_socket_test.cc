@@ -144,6 +144,65 @@ TEST_F(BucketSocketTest, EachBucketCountsItsOwnRequests) {
     EXPECT_EQ(binaryStats(travel)["cmd_get"], "1");
 }
 
+std::optional<BinaryResponse> login(Client& client, const std::string& user,
+                                    const std::string& password) {
+    return client.call(
+        request(Opcode::SaslAuth, "PLAIN", "", std::string(1, '\0') + user + '\0' + password));
+}
+
+// --users: a user confined to some buckets uses only those, as Couchbase's
+// per-bucket roles allow; the first bucket, where every connection starts,
+// is no exception. --user's user and one listed without buckets use all.
+TEST_F(BucketSocketTest, AUserUsesOnlyTheBucketsItIsGiven) {
+    TempDir etc;
+    const std::string users = etc.path() + "/users.json";
+    std::ofstream(users) << R"({"users": [
+        {"name": "app", "password": "app-pw", "buckets": ["travel"]},
+        {"name": "ops", "password": "ops-pw"}]})";
+    start({"--bucket", "default", "--bucket", "travel", "--users", users, "--user", "admin",
+           "--password", "admin-pw"});
+
+    Client app(server_->port());
+    ASSERT_EQ(statusOf(login(app, "app", "app-pw")), kSuccess);
+    // The SDKs' cluster-wide bootstrap (GCCCP) asks before selecting.
+    EXPECT_EQ(statusOf(app.call(request(Opcode::GetClusterConfig))), kSuccess);
+    EXPECT_EQ(statusOf(set(app, "k", "app")), kNoAccess);  // on default, not app's
+    EXPECT_EQ(statusOf(app.call(request(Opcode::Get, "k"))), kNoAccess);
+    EXPECT_EQ(statusOf(app.call(request(Opcode::Stat))), kNoAccess);
+    EXPECT_EQ(statusOf(app.call(request(Opcode::SelectBucket, "default"))), kNoAccess);
+    ASSERT_EQ(statusOf(app.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
+    ASSERT_EQ(statusOf(set(app, "k", "app-travel")), kSuccess);
+    EXPECT_EQ(statusOf(app.call(request(Opcode::SelectBucket, "default"))), kNoAccess);
+    EXPECT_EQ(valueOf(app, "k"), "app-travel");  // still on travel
+
+    for (const auto& [user, password] : {std::pair{"ops", "ops-pw"}, {"admin", "admin-pw"}}) {
+        Client client(server_->port());
+        ASSERT_EQ(statusOf(login(client, user, password)), kSuccess) << user;
+        EXPECT_EQ(valueOf(client, "k"), "") << user;  // default
+        ASSERT_EQ(statusOf(client.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
+        EXPECT_EQ(valueOf(client, "k"), "app-travel") << user;
+    }
+    Client wrong(server_->port());
+    EXPECT_EQ(statusOf(login(wrong, "app", "ops-pw")),
+              static_cast<std::uint16_t>(Status::AuthError));
+}
+
+// A users file that names a bucket the server does not serve, or is not
+// what --users expects, stops the start with the reason.
+TEST_F(BucketSocketTest, AUsersFileIsCheckedAtStart) {
+    TempDir etc;
+    const std::string users = etc.path() + "/users.json";
+    std::ofstream(users)
+        << R"({"users": [{"name": "app", "password": "pw", "buckets": ["nope"]}]})";
+    auto [code, errors] = runToRefusal(dir_.path(), {"--bucket", "default", "--users", users});
+    EXPECT_EQ(code, 1);
+    EXPECT_NE(errors.find("app: no bucket named nope is served"), std::string::npos) << errors;
+
+    std::tie(code, errors) = runToRefusal(dir_.path(), {"--users", etc.path() + "/missing.json"});
+    EXPECT_EQ(code, 1);
+    EXPECT_NE(errors.find("missing.json: cannot be read"), std::string::npos) << errors;
+}
+
 // A DCP producer streams the bucket its connection was on at DCP_OPEN,
 // and the connection stays there.
 TEST_F(BucketSocketTest, ADcpConnectionStreamsItsBucketAndStaysOnIt) {

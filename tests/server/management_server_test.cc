@@ -136,6 +136,8 @@ class RunningServer {
         context_.config.frontendThreads = 1;
         if (withCredentials) {
             context_.users.add({"admin", "s3cret", 64}, protocol::auth::Role::Client);
+            context_.users.add({"app", "app-pw", 64}, protocol::auth::Role::Client,
+                               std::vector<std::string>{"travel"});
         }
         context_.pool = pool_.get();
         server_ = std::make_unique<Server>(context_);
@@ -661,6 +663,35 @@ TEST_F(ManagementServerAuthTest, RequestsWithTheRightCredentialsAreServed) {
         request(server_.mgmtPort(), EVHTTP_REQ_POST, kScopes, "name=s", basic("admin", "s3cret"));
     EXPECT_EQ(change.status, 200) << change.body;
     EXPECT_NE(server_.bucket().manifest().findScope("s"), nullptr);
+}
+
+// A user confined to some buckets (--users) sees and changes only those:
+// the list leaves the others out, and their routes are 403, as Couchbase
+// answers a user without privileges on a bucket.
+TEST_F(ManagementServerAuthTest, AUserSeesAndChangesOnlyItsBuckets) {
+    const std::string app = basic("app", "app-pw");
+    const Reply list = request(server_.mgmtPort(), EVHTTP_REQ_GET, kBuckets, "", app);
+    ASSERT_EQ(list.status, 200) << list.body;
+    ASSERT_EQ(list.parsed().size(), 1u) << list.body;
+    EXPECT_EQ(list.parsed()[0].value("name", ""), "travel");
+    EXPECT_EQ(
+        request(server_.mgmtPort(), EVHTTP_REQ_GET, kBuckets + "/travel/scopes", "", app).status,
+        200);
+
+    EXPECT_EQ(getScopes(app).status, 403);
+    EXPECT_EQ(request(server_.mgmtPort(), EVHTTP_REQ_GET, kBuckets + "/default", "", app).status,
+              403);
+    const Reply change = request(server_.mgmtPort(), EVHTTP_REQ_POST, kScopes, "name=s", app);
+    EXPECT_EQ(change.status, 403) << change.body;
+    EXPECT_EQ(server_.bucket().manifest().findScope("s"), nullptr);
+    const Reply flush = request(server_.mgmtPort(), EVHTTP_REQ_POST,
+                                kBuckets + "/default/controller/doFlush", "", app);
+    EXPECT_EQ(flush.status, 403);
+
+    // A user of every bucket lists both.
+    const Reply all =
+        request(server_.mgmtPort(), EVHTTP_REQ_GET, kBuckets, "", basic("admin", "s3cret"));
+    EXPECT_EQ(all.parsed().size(), 2u) << all.body;
 }
 
 // ---- The command line ---------------------------------------------------------------

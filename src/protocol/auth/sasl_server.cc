@@ -1,5 +1,6 @@
 #include "protocol/auth/sasl_server.h"
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -28,8 +29,8 @@ SaslReply failure(std::string why) {
     return {SaslOutcome::Failure, {}, std::move(why)};
 }
 
-SaslReply success(std::string payload, Role role) {
-    return {SaslOutcome::Success, std::move(payload), {}, role};
+SaslReply success(std::string payload, const Users::User& user) {
+    return {SaslOutcome::Success, std::move(payload), {}, user.role, &user};
 }
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
@@ -106,11 +107,16 @@ bool Credentials::checkPassword(std::string_view password) const {
     return constantTimeEqual(digest(HashAlgorithm::Sha512, password), passwordDigest_);
 }
 
-void Users::add(Credentials credentials, Role role) {
+bool Users::User::mayAccess(std::string_view bucket) const {
+    return !buckets || std::find(buckets->begin(), buckets->end(), bucket) != buckets->end();
+}
+
+void Users::add(Credentials credentials, Role role,
+                std::optional<std::vector<std::string>> buckets) {
     if (find(credentials.user())) {
         throw std::invalid_argument("user " + credentials.user() + " is given twice");
     }
-    users_.push_back({std::move(credentials), role});
+    users_.push_back({std::move(credentials), role, std::move(buckets)});
 }
 
 const Users::User* Users::find(std::string_view name) const {
@@ -152,7 +158,7 @@ SaslReply SaslSession::plain(std::string_view payload) {
     if (!user || !user->credentials.checkPassword(parts[2])) {
         return failure("PLAIN: wrong user or password");
     }
-    return success({}, user->role);
+    return success({}, *user);
 }
 
 SaslReply SaslSession::scramFirst(HashAlgorithm hash, std::string_view payload) {
@@ -207,7 +213,7 @@ SaslReply SaslSession::scramFinal(std::string_view payload) {
         return failure("SCRAM: wrong password");
     }
     const std::string serverSignature = hmac(hash_, keys.serverKey, authMessage);
-    return success("v=" + base64Encode(serverSignature), scramUser_->role);
+    return success("v=" + base64Encode(serverSignature), *scramUser_);
 }
 
 }  // namespace kvexec::protocol::auth

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,16 +47,23 @@ class Credentials {
 // every document of the bucket.
 enum class Role { Client, Node };
 
-// The users a server knows, each with its role; names are unique.
+// The users a server knows, each with its role and the buckets it may use;
+// names are unique.
 class Users {
   public:
     struct User {
         Credentials credentials;
         Role role;
+        // The buckets the user may select and use, by name; nullopt: every
+        // bucket.
+        std::optional<std::vector<std::string>> buckets;
+
+        bool mayAccess(std::string_view bucket) const;
     };
 
     // Throws std::invalid_argument when the name is taken.
-    void add(Credentials credentials, Role role);
+    void add(Credentials credentials, Role role,
+             std::optional<std::vector<std::string>> buckets = std::nullopt);
     // The user with that name; nullptr when there is none.
     const User* find(std::string_view name) const;
     // No users: the server asks for no authentication.
@@ -72,9 +80,10 @@ enum class SaslOutcome { Success, Continue, Failure };
 
 struct SaslReply {
     SaslOutcome outcome = SaslOutcome::Failure;
-    std::string payload;       // challenge (Continue) or server-final (Success)
-    std::string error;         // why, for Failure (logged, not sent)
-    Role role = Role::Client;  // the user's, on Success
+    std::string payload;                // challenge (Continue) or server-final (Success)
+    std::string error;                  // why, for Failure (logged, not sent)
+    Role role = Role::Client;           // the user's, on Success
+    const Users::User* user = nullptr;  // on Success (Users outlives every session)
 };
 
 class SaslSession {

@@ -152,12 +152,26 @@ json bucketJson(const ServerContext& context, const ServedBucket& served) {
     };
 }
 
-json bucketList(const ServerContext& context) {
+// Whether `user` (null when the server asks for no authentication) may
+// see and change `served`.
+bool mayAccess(const protocol::auth::Users::User* user, const ServedBucket& served) {
+    return user == nullptr || user->mayAccess(served.name);
+}
+
+// The buckets `user` may use, as Couchbase lists them.
+json bucketList(const ServerContext& context, const protocol::auth::Users::User* user) {
     json list = json::array();
     for (const auto& served : context.buckets) {
-        list.push_back(bucketJson(context, served));
+        if (mayAccess(user, served)) {
+            list.push_back(bucketJson(context, served));
+        }
     }
     return list;
+}
+
+HttpResponse forbidden(const ServedBucket& served) {
+    return jsonReply(403, {{"message", "Forbidden. User needs the following permissions"},
+                           {"permissions", {"cluster.bucket[" + served.name + "]"}}});
 }
 
 HttpResponse createBucket(const HttpRequest& request, const ServerContext& context) {
@@ -366,8 +380,12 @@ HttpResponse routeScopes(const HttpRequest& request, const ServedBucket& served,
 }
 
 // .../buckets/{b}[/...]; `rest` starts with {b}.
-HttpResponse routeBucket(const HttpRequest& request, ServerContext& context, Segments rest) {
+HttpResponse routeBucket(const HttpRequest& request, ServerContext& context,
+                         const protocol::auth::Users::User* user, Segments rest) {
     const ServedBucket* served = context.findBucket(rest[0]);
+    if (served != nullptr && !mayAccess(user, *served)) {
+        return forbidden(*served);
+    }
     const Segments below = rest.subspan(1);
     if (below.empty()) {
         return byMethod(
@@ -414,31 +432,35 @@ std::optional<std::vector<std::string>> splitPath(const std::string& path) {
     return segments;
 }
 
-bool authorized(const std::optional<std::string>& authorization,
-                const protocol::auth::Users& users) {
+const protocol::auth::Users::User* authorizedUser(const std::optional<std::string>& authorization,
+                                                  const protocol::auth::Users& users) {
     constexpr std::string_view kScheme = "basic ";
     if (!authorization || authorization->size() < kScheme.size()) {
-        return false;
+        return nullptr;
     }
     for (std::size_t i = 0; i < kScheme.size(); ++i) {
         if (std::tolower(static_cast<unsigned char>((*authorization)[i])) != kScheme[i]) {
-            return false;
+            return nullptr;
         }
     }
     const auto decoded =
         protocol::auth::base64Decode(std::string_view(*authorization).substr(kScheme.size()));
     const std::size_t colon = decoded ? decoded->find(':') : std::string::npos;
     if (colon == std::string::npos) {
-        return false;
+        return nullptr;
     }
     const std::string_view pair(*decoded);
     const protocol::auth::Users::User* user = users.find(pair.substr(0, colon));
-    return user && user->credentials.checkPassword(pair.substr(colon + 1));
+    return user && user->credentials.checkPassword(pair.substr(colon + 1)) ? user : nullptr;
 }
 
 HttpResponse handle(const HttpRequest& request, ServerContext& context) {
-    if (!context.users.empty() && !authorized(request.authorization, context.users)) {
-        return text(401, "Unauthorized");
+    const protocol::auth::Users::User* user = nullptr;  // none: no authentication asked
+    if (!context.users.empty()) {
+        user = authorizedUser(request.authorization, context.users);
+        if (user == nullptr) {
+            return text(401, "Unauthorized");
+        }
     }
     const auto& path = request.path;
     if (path.size() < 3 || path[0] != "pools" || path[1] != "default" || path[2] != "buckets") {
@@ -447,10 +469,10 @@ HttpResponse handle(const HttpRequest& request, ServerContext& context) {
     const Segments rest = Segments(path).subspan(3);
     if (rest.empty()) {
         return byMethod(request.method,
-                        {{Method::Get, [&] { return jsonReply(200, bucketList(context)); }},
+                        {{Method::Get, [&] { return jsonReply(200, bucketList(context, user)); }},
                          {Method::Post, [&] { return createBucket(request, context); }}});
     }
-    return routeBucket(request, context, rest);
+    return routeBucket(request, context, user, rest);
 }
 
 }  // namespace kvexec::server::mgmt

@@ -60,10 +60,11 @@ HttpResponse handle(const HttpRequest& request, ServerContext& context);
 // does not decode.
 std::optional<std::vector<std::string>> splitPath(const std::string& path);
 
-// Whether `authorization` (an Authorization header, or none) carries HTTP
-// Basic credentials of one of `users` (the password compared in constant
-// time; whether a user name exists is no secret, as with SCRAM).
-bool authorized(const std::optional<std::string>& authorization,
-                const protocol::auth::Users& users);
+// The one of `users` whose HTTP Basic credentials `authorization` (an
+// Authorization header, or none) carries; nullptr if none does (the
+// password compared in constant time; whether a user name exists is no
+// secret, as with SCRAM).
+const protocol::auth::Users::User* authorizedUser(const std::optional<std::string>& authorization,
+                                                  const protocol::auth::Users& users);
 
 }  // namespace kvexec::server::mgmt
