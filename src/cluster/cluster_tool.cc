@@ -133,7 +133,8 @@ std::optional<std::uint64_t> replicationLag(const VBucketMap& map, const std::st
 }
 
 std::string clusterToolUsage() {
-    return "usage: kvexec-cluster --etcd http://HOST:PORT [--root /kvexec/default]\n"
+    return "usage: kvexec-cluster --etcd http[s]://HOST:PORT [--etcd-ca FILE]\n"
+           "                      [--root /kvexec/default]\n"
            "                      status [--json] | rebalance [--json] | failover NODE\n"
            "                      | remove NODE [--json] | add NODE\n"
            "status: the cluster kept under --root (kvexec-server --cluster keeps a bucket B\n"
@@ -159,7 +160,9 @@ std::string clusterToolUsage() {
            "remove NODE: rebalances NODE out: its vBuckets move to the other nodes as a\n"
            "  rebalance moves them, then no map names it (it serves nothing and may be\n"
            "  stopped) until `add NODE`. Exit 1 if cancelled.\n"
-           "add NODE: lets a removed NODE back into the map (it then needs a rebalance).\n";
+           "add NODE: lets a removed NODE back into the map (it then needs a rebalance).\n"
+           "--etcd-ca: with https://, the CA certificates (PEM) etcd's certificate must be\n"
+           "  signed by (default: the system's); it must be issued to HOST.\n";
 }
 
 ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
@@ -172,11 +175,13 @@ ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
         }
         if (arg == "--json") {
             options.json = true;
-        } else if (arg == "--etcd" || arg == "--root") {
+        } else if (arg == "--etcd" || arg == "--etcd-ca" || arg == "--root") {
             if (i + 1 >= args.size()) {
                 refuse(arg, ": missing value");
             }
-            (arg == "--etcd" ? options.etcdUrl : options.root) = args[++i];
+            (arg == "--etcd"   ? options.etcdUrl
+             : arg == "--root" ? options.root
+                               : options.etcdCa) = args[++i];
         } else if (arg == "status" && options.command.empty()) {
             options.command = arg;
         } else if (arg == "rebalance" && options.command.empty()) {
@@ -195,7 +200,7 @@ ClusterToolOptions parseClusterToolArgs(const std::vector<std::string>& args) {
     if (options.etcdUrl.empty()) {
         refuse("--etcd URL is required");
     }
-    (void)parseEtcdUrl(options.etcdUrl);  // std::invalid_argument saying why
+    (void)parseEtcdUrl(options.etcdUrl, options.etcdCa);  // std::invalid_argument saying why
     if (options.command.empty()) {
         refuse("a command is required: status, rebalance, failover NODE, remove NODE or add NODE");
     }

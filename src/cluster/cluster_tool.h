@@ -22,6 +22,7 @@ namespace kvexec::cluster {
 
 struct ClusterToolOptions {
     std::string etcdUrl;
+    std::string etcdCa;  // --etcd-ca: with https://, the CA of etcd's certificate
     std::string root = "/kvexec/default";
     std::string command;  // "status", "failover", "rebalance", "remove", "add"
     std::string node;     // the one `failover`, `remove` and `add` name

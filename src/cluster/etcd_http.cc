@@ -78,21 +78,19 @@ void prepareEtcdRequest(evhttp_request* request, const EtcdEndpoint& endpoint,
 }
 
 EtcdHttp::EtcdHttp(EtcdEndpoint endpoint, std::chrono::milliseconds timeout)
-    : endpoint_(std::move(endpoint)) {
+    : connector_(std::move(endpoint)) {
     base_ = event_base_new();
     if (base_ == nullptr) {
         throw EtcdError("etcd client: event_base_new failed");
     }
-    connection_ =
-        evhttp_connection_base_new(base_, nullptr, endpoint_.host.c_str(), endpoint_.port);
-    if (connection_ == nullptr) {
-        event_base_free(base_);
-        throw EtcdError("etcd client: evhttp_connection_base_new failed");
-    }
     const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
     const timeval tv{static_cast<time_t>(micros / 1'000'000),
                      static_cast<suseconds_t>(micros % 1'000'000)};
-    evhttp_connection_set_timeout_tv(connection_, &tv);
+    connection_ = connector_.connect(base_, tv);
+    if (connection_ == nullptr) {
+        event_base_free(base_);
+        throw EtcdError("etcd client: cannot make a connection");
+    }
 }
 
 EtcdHttp::~EtcdHttp() {
@@ -101,22 +99,23 @@ EtcdHttp::~EtcdHttp() {
 }
 
 HttpReply EtcdHttp::post(std::string_view path, const std::string& body) {
+    const EtcdEndpoint& endpoint = connector_.endpoint();
     Exchange exchange;
     exchange.base = base_;
     // The connection owns the request from here and frees it after onReply.
     evhttp_request* request = evhttp_request_new(onReply, &exchange);
     if (request == nullptr) {
-        failed(endpoint_, path, "evhttp_request_new failed");
+        failed(endpoint, path, "evhttp_request_new failed");
     }
     evhttp_request_set_error_cb(request, onFailure);
-    prepareEtcdRequest(request, endpoint_, body);
+    prepareEtcdRequest(request, endpoint, body);
     const std::string uri(path);
     if (evhttp_make_request(connection_, request, EVHTTP_REQ_POST, uri.c_str()) != 0) {
-        failed(endpoint_, path, "evhttp_make_request failed");
+        failed(endpoint, path, "evhttp_make_request failed");
     }
     event_base_dispatch(base_);
     if (!exchange.answered) {
-        failed(endpoint_, path, httpFailureName(exchange.failure));
+        failed(endpoint, path, connector_.failure(connection_, exchange.failure));
     }
     return std::move(exchange.reply);
 }

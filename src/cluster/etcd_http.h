@@ -1,6 +1,9 @@
 // cluster/etcd_http.h: blocking HTTP POSTs to one etcd endpoint over
-// libevent's HTTP client, for EtcdClient. The connection is kept open
-// between requests (evhttp reconnects when etcd closed it).
+// libevent's HTTP client, for EtcdClient, plain or over TLS
+// (etcd_connection.h). The connection is kept open between requests, and
+// evhttp reconnects (with a new TLS handshake) when etcd closed it. The
+// loop runs only inside post(), so a close while idle is seen by the next
+// request, which then fails; the one after reconnects.
 //
 // Thread safety: none. One thread at a time (EtcdClient serializes its
 // callers); the event base is only ever run inside post().
@@ -10,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "cluster/etcd_connection.h"
 #include "cluster/etcd_types.h"
 
 struct event_base;
@@ -26,6 +30,7 @@ struct HttpReply {
 class EtcdHttp {
   public:
     // `timeout` bounds each wait for etcd (connect, send, each read).
+    // Throws EtcdError when the endpoint's CA file cannot be read.
     EtcdHttp(EtcdEndpoint endpoint, std::chrono::milliseconds timeout);
     ~EtcdHttp();
     EtcdHttp(const EtcdHttp&) = delete;
@@ -36,10 +41,10 @@ class EtcdHttp {
     // reset, or the timeout passed.
     HttpReply post(std::string_view path, const std::string& body);
 
-    const EtcdEndpoint& endpoint() const { return endpoint_; }
+    const EtcdEndpoint& endpoint() const { return connector_.endpoint(); }
 
   private:
-    EtcdEndpoint endpoint_;
+    EtcdConnector connector_;
     event_base* base_ = nullptr;
     evhttp_connection* connection_ = nullptr;
 };

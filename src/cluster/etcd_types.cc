@@ -5,7 +5,7 @@
 namespace kvexec::cluster {
 
 std::string EtcdEndpoint::url() const {
-    std::string url = "http://";
+    std::string url = tls ? "https://" : "http://";
     const bool v6 = host.find(':') != std::string::npos;
     url += v6 ? "[" : "";
     url += host;
@@ -14,7 +14,7 @@ std::string EtcdEndpoint::url() const {
     return url;
 }
 
-EtcdEndpoint parseEtcdUrl(const std::string& url) {
+EtcdEndpoint parseEtcdUrl(const std::string& url, const std::string& caFile) {
     const auto bad = [&url](std::string_view why) {
         std::string message = "etcd URL '";
         message += url;
@@ -22,17 +22,20 @@ EtcdEndpoint parseEtcdUrl(const std::string& url) {
         message += why;
         return std::invalid_argument(message);
     };
-    constexpr std::string_view kScheme = "http://";
-    if (url.rfind(kScheme, 0) != 0) {
-        throw bad("expected http://HOST:PORT");
+    const bool tls = url.rfind("https://", 0) == 0;
+    if (!tls && url.rfind("http://", 0) != 0) {
+        throw bad("expected http://HOST:PORT or https://HOST:PORT");
     }
-    std::string_view rest = std::string_view(url).substr(kScheme.size());
+    if (!tls && !caFile.empty()) {
+        throw bad("a CA file goes with https://");
+    }
+    std::string_view rest = std::string_view(url).substr(tls ? 8 : 7);
     if (!rest.empty() && rest.back() == '/') {
         rest.remove_suffix(1);
     }
     const auto colon = rest.rfind(':');
     if (colon == std::string_view::npos || colon == 0) {
-        throw bad("expected HOST:PORT after http://");
+        throw bad("expected HOST:PORT after the scheme");
     }
     std::string_view host = rest.substr(0, colon);
     if (host.front() == '[' && host.back() == ']') {
@@ -46,7 +49,7 @@ EtcdEndpoint parseEtcdUrl(const std::string& url) {
         port > 65535 || host.empty()) {
         throw bad("bad host or port");
     }
-    return EtcdEndpoint{std::string(host), static_cast<std::uint16_t>(port)};
+    return EtcdEndpoint{std::string(host), static_cast<std::uint16_t>(port), tls, caFile};
 }
 
 }  // namespace kvexec::cluster

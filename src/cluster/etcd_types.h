@@ -11,17 +11,22 @@
 
 namespace kvexec::cluster {
 
-// Where etcd's client URL is: "http://HOST:PORT" (parseEtcdUrl).
+// Where etcd's client URL is: "http://HOST:PORT" or "https://HOST:PORT"
+// (parseEtcdUrl). Over https, etcd's certificate must be issued to HOST and
+// signed by a CA in `caFile` (PEM; empty: one the system trusts).
 struct EtcdEndpoint {
     std::string host;
     std::uint16_t port = 0;
+    bool tls = false;
+    std::string caFile;
 
-    std::string url() const;  // "http://HOST:PORT"
+    std::string url() const;  // "http[s]://HOST:PORT"
 };
 
-// Reads "http://HOST:PORT" (IPv6 hosts in brackets); throws
-// std::invalid_argument for anything else (https needs TLS we do not have).
-EtcdEndpoint parseEtcdUrl(const std::string& url);
+// Reads "http://HOST:PORT" or "https://HOST:PORT" (IPv6 hosts in
+// brackets), with `caFile` for https (it must be empty for http); throws
+// std::invalid_argument for anything else.
+EtcdEndpoint parseEtcdUrl(const std::string& url, const std::string& caFile = "");
 
 // Any failure to get an answer from etcd, or an answer that says no:
 // the message names the URL asked and what went wrong (etcd's own message

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cluster/etcd_codec.h"
+#include "cluster/etcd_connection.h"
 #include "cluster/etcd_http.h"
 
 namespace kvexec::cluster {
@@ -40,6 +41,7 @@ class EtcdWatch::Stream {
 
     EtcdWatch& owner_;
     EtcdEndpoint endpoint_;
+    EtcdConnector connector_;
     std::string body_;
     OnEvent onEvent_;
     OnEnd onEnd_;
@@ -59,6 +61,7 @@ EtcdWatch::Stream::Stream(EtcdWatch& owner, const EtcdEndpoint& endpoint, std::s
                           OnEvent onEvent, OnEnd onEnd)
     : owner_(owner),
       endpoint_(endpoint),
+      connector_(endpoint),
       body_(std::move(body)),
       onEvent_(std::move(onEvent)),
       onEnd_(std::move(onEnd)) {
@@ -69,17 +72,15 @@ EtcdWatch::Stream::Stream(EtcdWatch& owner, const EtcdEndpoint& endpoint, std::s
         throw EtcdError("etcd watch: cannot create its event base");
     }
     stopEvent_ = event_new(base_, stopFd_, EV_READ | EV_PERSIST, onStop, this);
-    connection_ =
-        evhttp_connection_base_new(base_, nullptr, endpoint_.host.c_str(), endpoint_.port);
+    // A stream may stay silent for as long as nothing changes: no read
+    // timeout worth the name (libevent's default would cut it at 50 s).
+    const timeval idle{365L * 24 * 3600, 0};
+    connection_ = connector_.connect(base_, idle);
     if (stopEvent_ == nullptr || connection_ == nullptr) {
         release();
         throw EtcdError("etcd watch: cannot create its connection");
     }
     event_add(stopEvent_, nullptr);
-    // A stream may stay silent for as long as nothing changes: no read
-    // timeout worth the name (libevent's default would cut it at 50 s).
-    const timeval idle{365L * 24 * 3600, 0};
-    evhttp_connection_set_timeout_tv(connection_, &idle);
 }
 
 EtcdWatch::Stream::~Stream() {
@@ -152,7 +153,7 @@ void EtcdWatch::Stream::onDone(evhttp_request* request, void* arg) {
     auto& stream = *static_cast<Stream*>(arg);
     const int status = request != nullptr ? evhttp_request_get_response_code(request) : 0;
     if (status == 0) {
-        stream.end(httpFailureName(stream.failure_));
+        stream.end(stream.connector_.failure(stream.connection_, stream.failure_));
     } else if (status != 200) {
         std::string reason = "HTTP ";
         reason += std::to_string(status);

@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     try {
-        EtcdClient etcd(parseEtcdUrl(options.etcdUrl));
+        EtcdClient etcd(parseEtcdUrl(options.etcdUrl, options.etcdCa));
         const ClusterKeys keys(options.root);
         if (options.command == "failover") {
             return failOver(etcd, keys, options.node);

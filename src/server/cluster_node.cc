@@ -35,7 +35,7 @@ bool alreadyHeld(const engine::Bucket& bucket, const engine::VBucketStateChange&
 cluster::NodeAgentConfig agentConfig(const ServerConfig& config, const std::string& bucket,
                                      cluster::NodeAddress address) {
     cluster::NodeAgentConfig agent;
-    agent.etcd = cluster::parseEtcdUrl(*config.cluster);
+    agent.etcd = etcdEndpoint(config);
     agent.root = clusterRoot(bucket);
     agent.name = config.node;
     agent.address = std::move(address);

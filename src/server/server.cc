@@ -103,9 +103,8 @@ void Server::run(std::ostream& ready) {
     if (context_.config.cluster) {
         // Before the management endpoint, which sends changes to them.
         for (auto& served : context_.buckets) {
-            clusterAdmins_.push_back(
-                std::make_unique<ClusterAdmin>(cluster::parseEtcdUrl(*context_.config.cluster),
-                                               clusterRoot(served.name), *served.bucket));
+            clusterAdmins_.push_back(std::make_unique<ClusterAdmin>(
+                etcdEndpoint(context_.config), clusterRoot(served.name), *served.bucket));
             served.cluster->admin = clusterAdmins_.back().get();
         }
     }

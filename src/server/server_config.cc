@@ -63,13 +63,15 @@ void addBucket(ServerConfig& c, const std::string& name, bool bucketGiven) {
 // --cluster, and --cluster needs a name for the node.
 void checkCluster(const ServerConfig& c, bool nodeGiven, bool clusterOptionGiven) {
     if (c.cluster) {
+        (void)etcdEndpoint(c);  // std::invalid_argument saying why
         if (c.node.empty()) {
             throw std::invalid_argument("--cluster needs --node NAME");
         }
         return;
     }
-    if (nodeGiven || clusterOptionGiven) {
-        throw std::invalid_argument("--node, --replicas and --failover-timeout go with --cluster");
+    if (nodeGiven || clusterOptionGiven || !c.etcdCa.empty()) {
+        throw std::invalid_argument(
+            "--node, --replicas, --failover-timeout and --etcd-ca go with --cluster");
     }
 }
 
@@ -119,6 +121,14 @@ void checkTls(const ServerConfig& c) {
 
 }  // namespace
 
+cluster::EtcdEndpoint etcdEndpoint(const ServerConfig& config) {
+    try {
+        return cluster::parseEtcdUrl(config.cluster.value_or(""), config.etcdCa);
+    } catch (const std::invalid_argument& error) {
+        throw std::invalid_argument(std::string("--cluster: ") + error.what());
+    }
+}
+
 std::string clusterRoot(const std::string& bucket) {
     return "/kvexec/" + bucket;
 }
@@ -154,7 +164,8 @@ std::string usage() {
            "                     [--max-connections 4096] [--max-value-bytes 20971520]\n"
            "                     [--max-body-bytes 31457280]\n"
            "                     [--idle-timeout SECONDS (300) | --idle-timeout-ms MS]\n"
-           "                     [--cluster http://ETCD_HOST:PORT --node NAME [--replicas 0-3]\n"
+           "                     [--cluster http[s]://ETCD_HOST:PORT [--etcd-ca FILE]\n"
+           "                      --node NAME [--replicas 0-3]\n"
            "                      [--failover-timeout SECONDS (5)]]\n"
            "--max-connections: connections beyond it are refused (ERROR Too many open\n"
            "  connections). --idle-timeout: a connection that sends nothing (half a request\n"
@@ -196,6 +207,9 @@ std::string usage() {
            "  (computed by the elected node, with --replicas replicas per vBucket) and\n"
            "  answers NOT_MY_VBUCKET with the cluster's config for vBuckets it is not\n"
            "  active for. Without it, a single node.\n"
+           "--etcd-ca: with an https:// --cluster, the CA certificates (PEM) etcd's\n"
+           "  certificate must be signed by (default: the system's); it must be issued to\n"
+           "  ETCD_HOST. Every connection to etcd then goes over TLS 1.2 or later.\n"
            "--failover-timeout: the TTL of the node's lease in etcd. A node whose lease\n"
            "  expires (it died, or lost etcd) is failed over: each vBucket it led is given\n"
            "  to the replica that holds the most. The node stops serving its vBuckets\n"
@@ -299,12 +313,9 @@ ServerConfig parseCommandLine(const std::vector<std::string>& args, bool& help) 
         } else if (option == "--max-value-bytes") {
             c.maxValueBytes = number<std::size_t>(option, v, 1, std::size_t{1} << 30);
         } else if (option == "--cluster") {
-            try {
-                (void)cluster::parseEtcdUrl(v);
-            } catch (const std::invalid_argument& error) {
-                throw std::invalid_argument(std::string("--cluster: ") + error.what());
-            }
             c.cluster = v;
+        } else if (option == "--etcd-ca") {
+            c.etcdCa = v;
         } else if (option == "--node") {
             if (v.empty() || v.find('/') != std::string::npos) {
                 throw std::invalid_argument("--node: expected a name without '/', got '" + v + "'");

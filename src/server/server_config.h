@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/etcd_types.h"
 #include "kvexec/executor_pool.h"
 #include "kvexec/storage/types.h"
 
@@ -78,6 +79,9 @@ struct ServerConfig {
     // map has when this node is the one that computes it (--replicas).
     // Without --cluster: a single node, every vBucket active on it.
     std::optional<std::string> cluster;
+    // --etcd-ca: with an https:// --cluster, the CA certificates (PEM) that
+    // signed etcd's; empty: the system's.
+    std::string etcdCa;
     std::string node;
     std::uint32_t replicas = 0;
     // Its lease's TTL in etcd: how long after this node dies (or loses
@@ -88,6 +92,10 @@ struct ServerConfig {
 // The user name the members of a cluster authenticate to each other with.
 // '@' starts no user name a client is given (as Couchbase's "@ns_server").
 inline constexpr std::string_view kNodeUser = "@kvexec-node";
+
+// Where --cluster's etcd is (with --etcd-ca); throws std::invalid_argument
+// for a URL that is not http[s]://HOST:PORT, or a CA file without https.
+cluster::EtcdEndpoint etcdEndpoint(const ServerConfig& config);
 
 // Where the cluster of the bucket `bucket` lives in etcd (each bucket of a
 // node is a cluster of its own).

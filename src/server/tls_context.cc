@@ -1,40 +1,15 @@
 #include "server/tls_context.h"
 
-#include <arpa/inet.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 #include <stdexcept>
 
 namespace kvexec::server {
 namespace {
 
-// OpenSSL error codes as one line.
-std::string errorText(const std::vector<unsigned long>& codes) {
-    std::string text;
-    for (const unsigned long code : codes) {
-        char line[256];
-        ERR_error_string_n(code, line, sizeof line);
-        if (!text.empty()) {
-            text += "; ";
-        }
-        text += line;
-    }
-    return text;
-}
-
-// OpenSSL's queued errors as one line (the queue is emptied).
-std::string openSslErrors() {
-    std::vector<unsigned long> codes;
-    while (const unsigned long code = ERR_get_error()) {
-        codes.push_back(code);
-    }
-    return codes.empty() ? std::string("unknown error") : errorText(codes);
-}
-
 [[noreturn]] void fail(const std::string& what) {
-    throw std::runtime_error(what + ": " + openSslErrors());
+    throw std::runtime_error(what + ": " + tls::openSslErrors());
 }
 
 }  // namespace
@@ -67,66 +42,6 @@ TlsContext::~TlsContext() {
 
 SSL* TlsContext::newSession() const {
     return SSL_new(context_);
-}
-
-TlsClientContext::TlsClientContext(const std::string& caFile)
-    : context_(SSL_CTX_new(TLS_client_method())) {
-    if (context_ == nullptr) {
-        fail("TLS: cannot create a context");
-    }
-    try {
-        if (SSL_CTX_set_min_proto_version(context_, TLS1_2_VERSION) != 1) {
-            fail("TLS: cannot require TLS 1.2");
-        }
-        if (SSL_CTX_load_verify_locations(context_, caFile.c_str(), nullptr) != 1) {
-            fail("--cluster-tls-ca " + caFile);
-        }
-        SSL_CTX_set_verify(context_, SSL_VERIFY_PEER, nullptr);
-    } catch (...) {
-        SSL_CTX_free(context_);
-        throw;
-    }
-}
-
-TlsClientContext::~TlsClientContext() {
-    SSL_CTX_free(context_);
-}
-
-namespace {
-
-bool isIpAddress(const std::string& host) {
-    unsigned char address[sizeof(in6_addr)];
-    return inet_pton(AF_INET, host.c_str(), address) == 1 ||
-           inet_pton(AF_INET6, host.c_str(), address) == 1;
-}
-
-// The certificate must name `host`: as an IP address in its
-// subjectAltName, or as a DNS name (then also sent as SNI).
-bool expectPeer(SSL* session, const std::string& host) {
-    if (isIpAddress(host)) {
-        return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(session), host.c_str()) == 1;
-    }
-    return SSL_set1_host(session, host.c_str()) == 1 &&
-           SSL_set_tlsext_host_name(session, host.c_str()) == 1;
-}
-
-}  // namespace
-
-SSL* TlsClientContext::newSession(const std::string& host) const {
-    SSL* session = SSL_new(context_);
-    if (session != nullptr && !expectPeer(session, host)) {
-        SSL_free(session);
-        return nullptr;
-    }
-    return session;
-}
-
-std::string tlsFailure(const SSL* session, const std::vector<unsigned long>& errors) {
-    const long verified = session != nullptr ? SSL_get_verify_result(session) : X509_V_OK;
-    if (verified != X509_V_OK) {
-        return std::string("certificate refused: ") + X509_verify_cert_error_string(verified);
-    }
-    return errorText(errors);
 }
 
 }  // namespace kvexec::server

@@ -1,8 +1,7 @@
 // tls_context.h: the server's TLS settings (--tls-cert, --tls-key), from
 // which each connection accepted on the TLS port (--tls-port) gets its
-// own TLS session; and a node's settings towards its peers
-// (--cluster-tls-ca), from which each replication connection it opens
-// gets a client session that checks the peer's certificate. OpenSSL's
+// own TLS session (a node's towards its peers, --cluster-tls-ca, are
+// tls/tls_client.h's TlsClientContext). OpenSSL's
 // libssl does the protocol; libevent's bufferevent_openssl drives it on
 // the connection's loop.
 //
@@ -19,7 +18,8 @@
 #include <openssl/types.h>
 
 #include <string>
-#include <vector>
+
+#include "tls/tls_client.h"
 
 namespace kvexec::server {
 
@@ -41,32 +41,8 @@ class TlsContext {
     SSL_CTX* context_ = nullptr;
 };
 
-// The client side: peers must present a certificate that the CA file
-// (PEM, one or more certificates) signed, issued to the address the
-// node dials (an IP address in its subjectAltName; a DNS name is checked
-// and sent as SNI, though the replication client dials IP addresses only).
-class TlsClientContext {
-  public:
-    // Throws std::runtime_error naming the file and OpenSSL's reason when
-    // it holds no certificate that can be read.
-    explicit TlsClientContext(const std::string& caFile);
-    ~TlsClientContext();
-    TlsClientContext(const TlsClientContext&) = delete;
-    TlsClientContext& operator=(const TlsClientContext&) = delete;
-
-    // A new client-side session that accepts only a certificate issued to
-    // `host` (an IP address or a DNS name; SNI carries a name). The
-    // caller owns it. Null if OpenSSL cannot make one.
-    SSL* newSession(const std::string& host) const;
-
-  private:
-    SSL_CTX* context_ = nullptr;
-};
-
-// Why a client session failed, in words: the certificate check's reason
-// when the peer's certificate was refused, else the text of `errors`
-// (OpenSSL error codes, as bufferevent_get_openssl_error gives them);
-// empty when neither says anything.
-std::string tlsFailure(const SSL* session, const std::vector<unsigned long>& errors);
+// The client side (towards the peers, --cluster-tls-ca) is tls/'s.
+using tls::TlsClientContext;
+using tls::tlsFailure;
 
 }  // namespace kvexec::server

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cluster/etcd_client.h"
+#include "test_certificate.h"
 
 extern char** environ;
 
@@ -59,8 +60,8 @@ std::string flag(std::string_view name, std::string_view value) {
     return text;
 }
 
-std::string loopbackUrl(std::uint16_t port) {
-    std::string url = "http://127.0.0.1:";
+std::string loopbackUrl(std::uint16_t port, bool tls = false) {
+    std::string url = tls ? "https://127.0.0.1:" : "http://127.0.0.1:";
     url += std::to_string(port);
     return url;
 }
@@ -85,7 +86,7 @@ std::string EtcdProcess::defaultBinary() {
     return KVEXEC_ETCD_BINARY;
 }
 
-EtcdProcess::EtcdProcess(const std::string& binary) {
+EtcdProcess::EtcdProcess(const std::string& binary, EtcdScheme scheme) : scheme_(scheme) {
     if (access(binary.c_str(), X_OK) != 0) {
         std::string message = "etcd is not installed (no ";
         message += binary;
@@ -97,6 +98,11 @@ EtcdProcess::EtcdProcess(const std::string& binary) {
         throw std::runtime_error("etcd fixture: mkdtemp failed");
     }
     dir_ = pattern;
+    if (scheme_ == EtcdScheme::Https &&
+        !kvexec::test::makeCertificate(dir_, "etcd", "IP:127.0.0.1")) {
+        std::filesystem::remove_all(dir_);
+        throw std::runtime_error("etcd fixture: openssl could not make a certificate");
+    }
     for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
         if (tryStart(binary)) {
             return;
@@ -119,8 +125,24 @@ EtcdProcess::~EtcdProcess() {
 bool EtcdProcess::tryStart(const std::string& binary) {
     stop();
     const auto [clientPort, peerPort] = freePorts();
-    endpoint_ = EtcdEndpoint{"127.0.0.1", clientPort};
-    const std::string client = loopbackUrl(clientPort);
+    return launch(binary, clientPort, peerPort);
+}
+
+void EtcdProcess::restart() {
+    stop();
+    if (!launch(binary_, endpoint_.port, peerPort_)) {
+        throw std::runtime_error("etcd did not answer again after a restart; its log ends:\n" +
+                                 logTail());
+    }
+}
+
+bool EtcdProcess::launch(const std::string& binary, std::uint16_t clientPort,
+                         std::uint16_t peerPort) {
+    binary_ = binary;
+    peerPort_ = peerPort;
+    const bool tls = scheme_ == EtcdScheme::Https;
+    endpoint_ = EtcdEndpoint{"127.0.0.1", clientPort, tls, tls ? dir_ + "/etcd.pem" : ""};
+    const std::string client = loopbackUrl(clientPort, tls);
     const std::string peer = loopbackUrl(peerPort);
     std::string dataDir = dir_;
     dataDir += "/data-";
@@ -141,6 +163,10 @@ bool EtcdProcess::tryStart(const std::string& binary) {
                                      flag("election-timeout", "500"),
                                      flag("logger", "zap"),
                                      flag("log-outputs", "stderr")};
+    if (tls) {
+        argv.push_back(flag("cert-file", endpoint_.caFile));
+        argv.push_back(flag("key-file", dir_ + "/etcd.key"));
+    }
     std::vector<char*> cargv;
     for (auto& arg : argv) {
         cargv.push_back(arg.data());

@@ -50,12 +50,26 @@ TEST(ClusterConfigTest, BadCombinationsAndValuesAreRefused) {
     EXPECT_THROW(parse({"--cluster", etcd, "--node", "n1", "--replicas", "-1"}),
                  std::invalid_argument);
     EXPECT_THROW(parse({"--cluster", etcd, "--node", "a/b"}), std::invalid_argument);
-    EXPECT_THROW(parse({"--cluster", "https://127.0.0.1:2379", "--node", "n1"}),
-                 std::invalid_argument);
+    EXPECT_THROW(parse({"--cluster", etcd, "--node", "n1", "--etcd-ca", "ca.pem"}),
+                 std::invalid_argument);  // a CA file goes with https
+    EXPECT_THROW(parse({"--etcd-ca", "ca.pem"}), std::invalid_argument);  // no --cluster
     EXPECT_THROW(parse({"--cluster", "127.0.0.1:2379", "--node", "n1"}), std::invalid_argument);
     for (const char* replicas : {"0", "3"}) {
         EXPECT_NO_THROW(parse({"--cluster", etcd, "--node", "n1", "--replicas", replicas}));
     }
+}
+
+TEST(ClusterConfigTest, EtcdOverTlsTakesACaFile) {
+    const ServerConfig config =
+        parse({"--cluster", "https://10.0.0.5:2379", "--etcd-ca", "ca.pem", "--node", "n1"});
+    const cluster::EtcdEndpoint endpoint = etcdEndpoint(config);
+    EXPECT_TRUE(endpoint.tls);
+    EXPECT_EQ(endpoint.host, "10.0.0.5");
+    EXPECT_EQ(endpoint.caFile, "ca.pem");
+    // Without one, the system's CAs.
+    EXPECT_EQ(etcdEndpoint(parse({"--cluster", "https://10.0.0.5:2379", "--node", "n1"})).caFile,
+              "");
+    EXPECT_NE(usage().find("--etcd-ca"), std::string::npos);
 }
 
 TEST(ServerConfigTest, AnOptionTakesItsValueAfterItOrAfterAnEqualsSign) {

@@ -1,7 +1,9 @@
 #include "server/cluster_processes.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -59,9 +61,20 @@ bool waitUntilStopped(pid_t pid) {
     return false;
 }
 
+int runClusterTool(const std::string& etcdUrl, const std::string& arguments) {
+    const std::string command = std::string(KVEXEC_CLUSTER_BINARY) + " --etcd " + etcdUrl + " " +
+                                arguments + " > /dev/null 2>&1";
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 ClusterProcesses::ClusterProcesses(std::size_t nodes, std::uint32_t replicas,
-                                   std::uint16_t vbuckets, std::vector<std::string> extraArgs)
-    : replicas_(replicas), vbuckets_(vbuckets), extraArgs_(std::move(extraArgs)) {
+                                   std::uint16_t vbuckets, std::vector<std::string> extraArgs,
+                                   cluster::test::EtcdScheme etcdScheme)
+    : replicas_(replicas),
+      vbuckets_(vbuckets),
+      extraArgs_(std::move(extraArgs)),
+      etcd_(cluster::test::EtcdProcess::defaultBinary(), etcdScheme) {
     for (std::size_t i = 0; i < nodes; ++i) {
         dirs_.push_back(std::make_unique<TempDir>());
         nodes_.push_back(std::make_unique<ServerProcess>(dirs_[i]->path(), args(i)));
@@ -88,6 +101,9 @@ std::vector<std::string> ClusterProcesses::args(std::size_t node) const {
                                   "--replicas", std::to_string(replicas_),
                                   "--vbuckets", std::to_string(vbuckets_),
                                   "--sync",     "none"};
+    if (etcd_.endpoint().tls) {
+        args.insert(args.end(), {"--etcd-ca", etcd_.caFile()});
+    }
     args.insert(args.end(), extraArgs_.begin(), extraArgs_.end());
     return args;
 }

@@ -32,18 +32,25 @@ RawRequest durableSet(const std::string& key, const std::string& value,
 // until /proc shows every one of them stopped.
 bool waitUntilStopped(pid_t pid);
 
+// Runs kvexec-cluster --etcd `etcdUrl` `arguments` (its output dropped);
+// its exit code.
+int runClusterTool(const std::string& etcdUrl, const std::string& arguments);
+
 class ClusterProcesses {
   public:
-    // Starts etcd and `nodes` nodes named n0, n1, ... with --replicas
-    // `replicas`, `vbuckets` vBuckets, --sync none and `extraArgs`.
+    // Starts etcd (serving https with `etcdScheme` Https, which the nodes
+    // then reach with --etcd-ca) and `nodes` nodes named n0, n1, ... with
+    // --replicas `replicas`, `vbuckets` vBuckets, --sync none and `extraArgs`.
     ClusterProcesses(std::size_t nodes, std::uint32_t replicas, std::uint16_t vbuckets,
-                     std::vector<std::string> extraArgs = {});
+                     std::vector<std::string> extraArgs = {},
+                     cluster::test::EtcdScheme etcdScheme = cluster::test::EtcdScheme::Http);
     // SIGCONT and SIGTERM to every node still running; true if each exited 0.
     bool stopAll();
 
     std::size_t size() const { return nodes_.size(); }
     std::uint16_t vbuckets() const { return vbuckets_; }
     std::string etcdUrl() const { return etcd_.url(); }
+    std::string etcdCaFile() const { return etcd_.caFile(); }  // "" over http
     ServerProcess& node(std::size_t i) { return *nodes_.at(i); }
     bool running(std::size_t i) const { return nodes_.at(i) != nullptr; }
     // The index of the running node listening on `port`.

@@ -15,7 +15,7 @@
 
 #include "protocol/binary_types.h"
 #include "server/cluster_processes.h"
-#include "server/test_certificate.h"
+#include "test_certificate.h"
 
 namespace kvexec::server::test {
 namespace {
@@ -91,7 +91,7 @@ void expectReplicationRefused(ClusterProcesses& cluster, const std::string& reas
 
 TEST(ClusterTlsSocketTest, ReplicasStreamOverTlsAndDurableWritesCommit) {
     TempDir certificates;
-    ASSERT_TRUE(makeCertificate(certificates.path(), "node", "IP:127.0.0.1"));
+    ASSERT_TRUE(kvexec::test::makeCertificate(certificates.path(), "node", "IP:127.0.0.1"));
     ClusterProcesses cluster(2, 1, kVBuckets, tlsArgs(certificates.path(), "node", "node"));
     ASSERT_TRUE(cluster.waitForMap()) << "the nodes never agreed on a map of both";
 
@@ -119,8 +119,8 @@ TEST(ClusterTlsSocketTest, ReplicasStreamOverTlsAndDurableWritesCommit) {
 
 TEST(ClusterTlsSocketTest, APeerWhoseCertificateAnotherCaSignedIsNotStreamedFrom) {
     TempDir certificates;
-    ASSERT_TRUE(makeCertificate(certificates.path(), "node", "IP:127.0.0.1"));
-    ASSERT_TRUE(makeCertificate(certificates.path(), "stranger", "IP:127.0.0.1"));
+    ASSERT_TRUE(kvexec::test::makeCertificate(certificates.path(), "node", "IP:127.0.0.1"));
+    ASSERT_TRUE(kvexec::test::makeCertificate(certificates.path(), "stranger", "IP:127.0.0.1"));
     ClusterProcesses cluster(2, 1, kVBuckets, tlsArgs(certificates.path(), "node", "stranger"));
     // "self-signed certificate" (OpenSSL 3; "self signed" before).
     expectReplicationRefused(cluster, "certificate refused: self");
@@ -128,10 +128,39 @@ TEST(ClusterTlsSocketTest, APeerWhoseCertificateAnotherCaSignedIsNotStreamedFrom
 
 TEST(ClusterTlsSocketTest, APeerWhoseCertificateNamesAnotherAddressIsNotStreamedFrom) {
     TempDir certificates;
-    ASSERT_TRUE(makeCertificate(certificates.path(), "elsewhere", "IP:127.0.0.2"));
+    ASSERT_TRUE(kvexec::test::makeCertificate(certificates.path(), "elsewhere", "IP:127.0.0.2"));
     ClusterProcesses cluster(2, 1, kVBuckets,
                              tlsArgs(certificates.path(), "elsewhere", "elsewhere"));
     expectReplicationRefused(cluster, "certificate refused: IP address mismatch");
+}
+
+// etcd serving its clients over TLS (--cluster https://... --etcd-ca): the
+// nodes keep their cluster there as over http (a map of both, a Majority
+// write on the replica, a killed node failed over), and kvexec-cluster
+// reads it with --etcd-ca and is refused without it.
+TEST(ClusterEtcdTlsSocketTest, NodesKeepTheirClusterInAnEtcdServedOverTls) {
+    ClusterProcesses cluster(2, 1, kVBuckets, {"--failover-timeout", "2"},
+                             cluster::test::EtcdScheme::Https);
+    ASSERT_EQ(cluster.etcdUrl().rfind("https://", 0), 0u);
+    ASSERT_TRUE(cluster.waitForMap()) << "the nodes never agreed on a map of both";
+    const auto written =
+        cluster.writeOnceReplicated("over-tls", "v", protocol::DurabilityLevel::Majority);
+    ASSERT_TRUE(written.has_value());
+    EXPECT_EQ(written->status, kSuccess);
+    const auto replica = cluster.readWhenItHolds("over-tls", 1, "v");
+    ASSERT_TRUE(replica.has_value());
+    EXPECT_EQ(replica->value, "v");
+
+    EXPECT_EQ(runClusterTool(cluster.etcdUrl(), "--etcd-ca " + cluster.etcdCaFile() + " status"),
+              0);
+    EXPECT_EQ(runClusterTool(cluster.etcdUrl(), "status"), 1);  // the system's CAs: refused
+
+    cluster.kill(0);
+    ASSERT_TRUE(cluster.waitForMap({{1}})) << "n0 was not failed over";
+    const auto kept = cluster.readWhenItHolds("over-tls", 0, "v");
+    ASSERT_TRUE(kept.has_value());
+    EXPECT_EQ(kept->value, "v");
+    EXPECT_TRUE(cluster.stopAll());
 }
 
 }  // namespace

@@ -185,13 +185,6 @@ TEST_F(LongLeaseFailoverTest, ANodeBackBeforeItsLeaseExpiresIsFailedOverNotReins
     EXPECT_TRUE(cluster.stopAll());
 }
 
-int runClusterTool(const std::string& etcdUrl, const std::string& arguments) {
-    const std::string command = std::string(KVEXEC_CLUSTER_BINARY) + " --etcd " + etcdUrl + " " +
-                                arguments + " > /dev/null 2>&1";
-    const int status = std::system(command.c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 // With a long failover timeout, only the command fails the node over in
 // time; the node, still alive, stops leading once its keep-alive finds its
 // lease gone (a third of the timeout) and joins again as a replica.

@@ -26,8 +26,8 @@
 #include "executor/test_support.h"
 #include "server/replication/replication_client.h"
 #include "server/server.h"
-#include "server/test_certificate.h"
 #include "server/tls_context.h"
+#include "test_certificate.h"
 
 namespace kvexec::server {
 namespace {
@@ -254,7 +254,7 @@ TEST_F(ReplicationClientTest, APeerThatMovedGetsANewConnection) {
 // and the report says why; the plain port is never used instead.
 TEST_F(ReplicationClientTest, APeerWithoutATlsPortIsNotStreamedFromInThePlain) {
     engine::test::TempDir certificates;
-    ASSERT_TRUE(test::makeCertificate(certificates.path().string(), "ca", "IP:127.0.0.1"));
+    ASSERT_TRUE(kvexec::test::makeCertificate(certificates.path().string(), "ca", "IP:127.0.0.1"));
     const TlsClientContext tls((certificates.path() / "ca.pem").string());
     ReplicationSettings settings;
     settings.nodeName = kReplica;

@@ -146,7 +146,8 @@ class PartitionRun:
     # -- the cluster ------------------------------------------------------
 
     def etcd_url(self):
-        return "http://%s:%d" % (self.net.address("etcd"), ETCD_PORT)
+        scheme = "https" if self.args.tls else "http"
+        return "%s://%s:%d" % (scheme, self.net.address("etcd"), ETCD_PORT)
 
     def node_address(self, name):
         return "%s:%d" % (self.net.address(name), KV_PORT)
@@ -155,9 +156,10 @@ class PartitionRun:
         """`kvexec-cluster status --json` of `bucket`'s cluster (default: the
         first bucket's, whose leader and map the monitor follows)."""
         root = "/kvexec/" + (bucket or self.buckets[0])
+        ca = ["--etcd-ca", self.cert] if self.args.tls else []
         try:
-            result = subprocess.run([self.args.cluster_tool, "--etcd", self.etcd_url(), "--root",
-                                     root, "status", "--json"],
+            result = subprocess.run([self.args.cluster_tool, "--etcd", self.etcd_url()] + ca +
+                                    ["--root", root, "status", "--json"],
                                     capture_output=True, text=True, timeout=10)
         except subprocess.TimeoutExpired:
             return None
@@ -177,8 +179,10 @@ class PartitionRun:
         etcd_address = self.net.address("etcd")
         url = self.etcd_url()
         peer = "http://127.0.0.1:2380"
-        self.etcd = self.net.spawn("etcd", [
-            a.etcd, "--name", "kvexec", "--data-dir", os.path.join(data, "etcd"),
+        tls = self.tls_flags(data) if a.tls else []
+        served = ["--cert-file", self.cert, "--key-file", self.key] if a.tls else []
+        self.etcd = self.net.spawn("etcd", [a.etcd] + served + [
+            "--name", "kvexec", "--data-dir", os.path.join(data, "etcd"),
             "--listen-client-urls", url, "--advertise-client-urls", url,
             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
             "--initial-cluster", "kvexec=" + peer,
@@ -190,7 +194,6 @@ class PartitionRun:
                 raise RuntimeError("etcd did not start at %s; see %s/etcd.log"
                                    % (etcd_address, self.out))
             time.sleep(0.1)
-        tls = self.tls_flags(data) if a.tls else []
         for name in NODES:
             argv = [a.server, "--host", self.net.address(name), "--port", str(KV_PORT),
                     "--data-dir", os.path.join(data, name), "--cluster", url, "--node", name,
@@ -211,17 +214,20 @@ class PartitionRun:
         self.log("cluster settled after %.1f s" % took)
 
     def tls_flags(self, data):
-        """--tls: one self-signed certificate issued to every node's address,
-        which each node serves on its TLS port and trusts as its CA, so that
-        replication between the nodes goes over TLS (clients stay plain)."""
+        """--tls: one self-signed certificate issued to every node's address
+        and etcd's, which each node serves on its TLS port, etcd serves to
+        its clients, and the nodes (and status()) trust as their CA, so that
+        replication between the nodes and every request to etcd go over TLS
+        (the workers stay plain). The nodes' flags."""
         cert, key = os.path.join(data, "nodes.pem"), os.path.join(data, "nodes.key")
-        names = ",".join("IP:" + self.net.address(n) for n in NODES)
+        self.cert, self.key = cert, key
+        names = ",".join("IP:" + self.net.address(n) for n in ["etcd"] + NODES)
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                         "-subj", "/CN=kvexec partition soak", "-addext",
                         "subjectAltName=" + names, "-keyout", key, "-out", cert],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return ["--tls-port", str(TLS_PORT), "--tls-cert", cert, "--tls-key", key,
-                "--cluster-tls-ca", cert]
+                "--cluster-tls-ca", cert, "--etcd-ca", cert]
 
     def wait_log_line(self, name, prefix, deadline):
         path = os.path.join(self.out, name + ".log")
@@ -671,7 +677,7 @@ def render(summary, max_violations=10):
         return "-" if value is None else str(value)
 
     lines = ["partition-soak seed %d%s: %d partitions (%s), %d healed"
-             % (summary["seed"], ", replication over TLS" if summary.get("tls") else "",
+             % (summary["seed"], ", replication and etcd over TLS" if summary.get("tls") else "",
                 len(summary["partitions"]),
                 ", ".join("%s %d" % kv for kv in sorted(summary["partitions_by_kind"].items())),
                 sum(1 for p in summary["partitions"] if "heal" in p)),

@@ -1,8 +1,8 @@
-#include "server/test_certificate.h"
+#include "test_certificate.h"
 
 #include <cstdlib>
 
-namespace kvexec::server::test {
+namespace kvexec::test {
 
 bool makeCertificate(const std::string& dir, const std::string& name,
                      const std::string& subjectAltName) {
@@ -13,4 +13,4 @@ bool makeCertificate(const std::string& dir, const std::string& name,
     return std::system(command.c_str()) == 0;
 }
 
-}  // namespace kvexec::server::test
+}  // namespace kvexec::test
