@@ -36,11 +36,11 @@ evhttp_connection* EtcdConnector::connect(event_base* base, const timeval& timeo
         if (session == nullptr) {
             return nullptr;
         }
-        // The bufferevent owns the session from here (freed with it).
+        // With BEV_OPT_CLOSE_ON_FREE the bufferevent owns the session from
+        // here, even when it cannot be made (libevent frees it then).
         bufferevent* bev = bufferevent_openssl_socket_new(
             base, -1, session, BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
         if (bev == nullptr) {
-            SSL_free(session);
             return nullptr;
         }
         // etcd (Go) may close a connection without TLS's close_notify.

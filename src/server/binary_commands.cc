@@ -586,7 +586,9 @@ void Connection::binarySelectBucket(const Request& request) {
         return respondError(request, Status::NoAccess, "no such bucket");
     }
     if (!mayUse(*wanted)) {
-        return respondError(request, Status::NoAccess, "no access to bucket " + wanted->name);
+        // The same words as for no such bucket: a user learns no bucket name
+        // it is not given.
+        return respondError(request, Status::NoAccess, "no such bucket");
     }
     if (dcpProducer_ != nullptr && wanted != bucket_) {
         // The producer streams the bucket it was opened on.

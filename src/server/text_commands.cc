@@ -60,8 +60,15 @@ void Connection::textReply(const TextCommand& command, std::string_view line) {
 }
 
 void Connection::executeText(const TextCommand& command) {
-    if (!authenticated_ && command.verb != TextVerb::Version && command.verb != TextVerb::Quit) {
+    const bool anyone = command.verb == TextVerb::Version || command.verb == TextVerb::Quit;
+    if (!authenticated_ && !anyone) {
         out_ += "CLIENT_ERROR unauthenticated: use the binary protocol's SASL\r\n";
+        return;
+    }
+    if (!mayUse(*bucket_) && !anyone) {
+        // Authenticated by binary SASL on this connection, as a user the
+        // connection's bucket is not given to.
+        out_ += "CLIENT_ERROR no access to bucket " + bucket_->name + "\r\n";
         return;
     }
     switch (command.verb) {

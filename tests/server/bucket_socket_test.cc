@@ -170,8 +170,15 @@ TEST_F(BucketSocketTest, AUserUsesOnlyTheBucketsItIsGiven) {
     EXPECT_EQ(statusOf(app.call(request(Opcode::Get, "k"))), kNoAccess);
     EXPECT_EQ(statusOf(app.call(request(Opcode::Stat))), kNoAccess);
     EXPECT_EQ(statusOf(app.call(request(Opcode::SelectBucket, "default"))), kNoAccess);
+    // Text commands on the same connection, authenticated over binary,
+    // are held to the same buckets.
+    EXPECT_EQ(app.ask("set k 0 0 1\r\nx"), "CLIENT_ERROR no access to bucket default\r\n");
     ASSERT_EQ(statusOf(app.call(request(Opcode::SelectBucket, "travel"))), kSuccess);
     ASSERT_EQ(statusOf(set(app, "k", "app-travel")), kSuccess);
+    ASSERT_TRUE(app.send("get k\r\n"));
+    EXPECT_EQ(app.readLine(), "VALUE k 0 10\r\n");
+    EXPECT_EQ(app.readLine(), "app-travel\r\n");
+    EXPECT_EQ(app.readLine(), "END\r\n");
     EXPECT_EQ(statusOf(app.call(request(Opcode::SelectBucket, "default"))), kNoAccess);
     EXPECT_EQ(valueOf(app, "k"), "app-travel");  // still on travel
 
