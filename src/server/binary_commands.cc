@@ -563,7 +563,7 @@ void Connection::binarySasl(const Request& request) {
     switch (reply.outcome) {
         case protocol::auth::SaslOutcome::Success:
             authenticated_ = true;
-            role_ = reply.role;
+            role_ = reply.user->role;
             user_ = reply.user;
             sasl_.reset();
             return respond(request, Status::Success, {}, {}, reply.payload);

@@ -24,10 +24,6 @@ std::string errorText(const std::vector<unsigned long>& codes) {
     return text;
 }
 
-[[noreturn]] void fail(const std::string& what) {
-    throw std::runtime_error(what + ": " + openSslErrors());
-}
-
 bool isIpAddress(const std::string& host) {
     unsigned char address[sizeof(in6_addr)];
     return inet_pton(AF_INET, host.c_str(), address) == 1 ||
@@ -54,21 +50,31 @@ std::string openSslErrors() {
     return codes.empty() ? std::string("unknown error") : errorText(codes);
 }
 
-TlsClientContext::TlsClientContext(const std::string& caFile, std::string_view option)
-    : context_(SSL_CTX_new(TLS_client_method())) {
-    if (context_ == nullptr) {
-        fail("TLS: cannot create a context");
+void throwOpenSslError(const std::string& what) {
+    throw std::runtime_error(what + ": " + openSslErrors());
+}
+
+SSL_CTX* newTlsContext(const SSL_METHOD* method) {
+    SSL_CTX* context = SSL_CTX_new(method);
+    if (context == nullptr) {
+        throwOpenSslError("TLS: cannot create a context");
     }
+    if (SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) != 1) {
+        SSL_CTX_free(context);
+        throwOpenSslError("TLS: cannot require TLS 1.2");
+    }
+    return context;
+}
+
+TlsClientContext::TlsClientContext(const std::string& caFile, std::string_view option)
+    : context_(newTlsContext(TLS_client_method())) {
     try {
-        if (SSL_CTX_set_min_proto_version(context_, TLS1_2_VERSION) != 1) {
-            fail("TLS: cannot require TLS 1.2");
-        }
         if (caFile.empty()) {
             if (SSL_CTX_set_default_verify_paths(context_) != 1) {
-                fail(std::string(option) + ": the system's CA certificates");
+                throwOpenSslError(std::string(option) + ": the system's CA certificates");
             }
         } else if (SSL_CTX_load_verify_locations(context_, caFile.c_str(), nullptr) != 1) {
-            fail(std::string(option) + " " + caFile);
+            throwOpenSslError(std::string(option) + " " + caFile);
         }
         SSL_CTX_set_verify(context_, SSL_VERIFY_PEER, nullptr);
     } catch (...) {

@@ -13,7 +13,7 @@
 // for it.
 #pragma once
 
-#include <openssl/types.h>
+#include <openssl/ssl.h>
 
 #include <string>
 #include <string_view>
@@ -52,5 +52,13 @@ std::string tlsFailure(const SSL* session, const std::vector<unsigned long>& err
 // OpenSSL's queued errors of this thread as one line (the queue is
 // emptied); "unknown error" when none is queued.
 std::string openSslErrors();
+
+// Throws std::runtime_error: `what`, then openSslErrors().
+[[noreturn]] void throwOpenSslError(const std::string& what);
+
+// A new context of `method` (TLS_client_method(), TLS_server_method())
+// that refuses anything older than TLS 1.2; the caller frees it
+// (SSL_CTX_free). Throws std::runtime_error when OpenSSL cannot make one.
+SSL_CTX* newTlsContext(const SSL_METHOD* method);
 
 }  // namespace kvexec::tls

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "executor/test_support.h"
 #include "kvexec/engine/bucket.h"
 #include "storage/storage_test_util.h"
 
@@ -65,6 +66,18 @@ inline BucketConfig testConfig(const TempDir& dir) {
     // count flusher runs (the batched nudge has its own test).
     config.flushBatchDelay = std::chrono::microseconds::zero();
     return config;
+}
+
+// Opens a bucket on a pool that runs its tasks, and waits until its warmup
+// has ended; throws std::runtime_error if it is still running at
+// kvexec::test's deadline.
+inline std::unique_ptr<Bucket> openWarmedUp(ExecutorPool& pool, const BucketConfig& config) {
+    auto bucket = Bucket::open(pool, config);
+    if (!kvexec::test::waitFor(
+            [&] { return bucket->warmupProgress().state != WarmupState::Running; })) {
+        throw std::runtime_error("warmup did not complete");
+    }
+    return bucket;
 }
 
 inline StoreRequest setRequest(Vbid vbid, std::string key, std::string value,

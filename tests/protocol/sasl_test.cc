@@ -166,10 +166,12 @@ TEST_F(SaslSessionTest, EachUserLogsInWithItsOwnPasswordAndRole) {
     SaslSession session(users_);
     const auto client = session.start("PLAIN", "\0Administrator\0password"s);
     ASSERT_EQ(client.outcome, SaslOutcome::Success);
-    EXPECT_EQ(client.role, Role::Client);
+    ASSERT_NE(client.user, nullptr);
+    EXPECT_EQ(client.user->role, Role::Client);
     const auto node = session.start("PLAIN", "\0@node\0node-secret"s);
     ASSERT_EQ(node.outcome, SaslOutcome::Success);
-    EXPECT_EQ(node.role, Role::Node);
+    ASSERT_NE(node.user, nullptr);
+    EXPECT_EQ(node.user->role, Role::Node);
     EXPECT_EQ(session.start("PLAIN", "\0@node\0password"s).outcome, SaslOutcome::Failure);
 
     ScramClient scram(HashAlgorithm::Sha256, "@node", "node-secret");
@@ -180,7 +182,8 @@ TEST_F(SaslSessionTest, EachUserLogsInWithItsOwnPasswordAndRole) {
     ASSERT_TRUE(final) << error;
     const SaslReply done = session.step("SCRAM-SHA256", *final);
     ASSERT_EQ(done.outcome, SaslOutcome::Success);
-    EXPECT_EQ(done.role, Role::Node);
+    ASSERT_NE(done.user, nullptr);
+    EXPECT_EQ(done.user->role, Role::Node);
 
     EXPECT_THROW(users_.add({"@node", "other", 64}, Role::Client), std::invalid_argument);
 }

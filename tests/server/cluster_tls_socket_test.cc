@@ -57,6 +57,20 @@ bool eventually(Pred done) {
     return true;
 }
 
+// A Majority write of `key` is acknowledged, and the replica (slot 1 of
+// its chain) holds it with the active's CAS.
+void expectCommittedOnTheReplica(ClusterProcesses& cluster, const std::string& key,
+                                 const std::string& value) {
+    const auto written =
+        cluster.writeOnceReplicated(key, value, protocol::DurabilityLevel::Majority);
+    ASSERT_TRUE(written.has_value());
+    EXPECT_EQ(written->status, kSuccess);
+    const auto copy = cluster.readWhenItHolds(key, 1, value);
+    ASSERT_TRUE(copy.has_value());
+    EXPECT_EQ(copy->value, value);
+    EXPECT_EQ(copy->cas, written->cas);
+}
+
 std::size_t openStreams(ClusterProcesses& cluster) {
     std::size_t open = 0;
     for (std::size_t i = 0; i < cluster.size(); ++i) {
@@ -95,14 +109,7 @@ TEST(ClusterTlsSocketTest, ReplicasStreamOverTlsAndDurableWritesCommit) {
     ClusterProcesses cluster(2, 1, kVBuckets, tlsArgs(certificates.path(), "node", "node"));
     ASSERT_TRUE(cluster.waitForMap()) << "the nodes never agreed on a map of both";
 
-    const auto written =
-        cluster.writeOnceReplicated("tls-key", "over tls", protocol::DurabilityLevel::Majority);
-    ASSERT_TRUE(written.has_value());
-    EXPECT_EQ(written->status, kSuccess);
-    const auto copy = cluster.readWhenItHolds("tls-key", 1, "over tls");
-    ASSERT_TRUE(copy.has_value());
-    EXPECT_EQ(copy->value, "over tls");
-    EXPECT_EQ(copy->cas, written->cas);
+    expectCommittedOnTheReplica(cluster, "tls-key", "over tls");
 
     // One stream per vBucket, each from its active's TLS port.
     EXPECT_TRUE(eventually([&] { return openStreams(cluster) == kVBuckets; }))
@@ -143,13 +150,7 @@ TEST(ClusterEtcdTlsSocketTest, NodesKeepTheirClusterInAnEtcdServedOverTls) {
                              cluster::test::EtcdScheme::Https);
     ASSERT_EQ(cluster.etcdUrl().rfind("https://", 0), 0u);
     ASSERT_TRUE(cluster.waitForMap()) << "the nodes never agreed on a map of both";
-    const auto written =
-        cluster.writeOnceReplicated("over-tls", "v", protocol::DurabilityLevel::Majority);
-    ASSERT_TRUE(written.has_value());
-    EXPECT_EQ(written->status, kSuccess);
-    const auto replica = cluster.readWhenItHolds("over-tls", 1, "v");
-    ASSERT_TRUE(replica.has_value());
-    EXPECT_EQ(replica->value, "v");
+    expectCommittedOnTheReplica(cluster, "over-tls", "v");
 
     EXPECT_EQ(runClusterTool(cluster.etcdUrl(), "--etcd-ca " + cluster.etcdCaFile() + " status"),
               0);

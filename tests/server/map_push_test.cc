@@ -42,12 +42,7 @@ std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, const engine::tes
     engine::BucketConfig config = engine::test::testConfig(dir);
     config.name = name;
     config.numVBuckets = kVBuckets;
-    auto bucket = engine::Bucket::open(pool, config);
-    if (!kvexec::test::waitFor(
-            [&] { return bucket->warmupProgress().state != engine::WarmupState::Running; })) {
-        throw std::runtime_error("warmup did not complete");
-    }
-    return bucket;
+    return engine::test::openWarmedUp(pool, config);
 }
 
 class MapPushTest : public ::testing::Test {

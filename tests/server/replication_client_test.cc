@@ -49,12 +49,7 @@ std::unique_ptr<engine::Bucket> openBucket(ExecutorPool& pool, const engine::tes
     config.name = "default";
     config.nodeName = node;
     config.numVBuckets = kVBuckets;
-    auto bucket = engine::Bucket::open(pool, config);
-    if (!kvexec::test::waitFor(
-            [&] { return bucket->warmupProgress().state != engine::WarmupState::Running; })) {
-        throw std::runtime_error("warmup did not complete");
-    }
-    return bucket;
+    return engine::test::openWarmedUp(pool, config);
 }
 
 class ReplicationClientTest : public ::testing::Test {

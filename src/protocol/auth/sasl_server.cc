@@ -30,7 +30,7 @@ SaslReply failure(std::string why) {
 }
 
 SaslReply success(std::string payload, const Users::User& user) {
-    return {SaslOutcome::Success, std::move(payload), {}, user.role, &user};
+    return {SaslOutcome::Success, std::move(payload), {}, &user};
 }
 
 std::vector<std::string_view> split(std::string_view s, char sep) {

@@ -80,10 +80,11 @@ enum class SaslOutcome { Success, Continue, Failure };
 
 struct SaslReply {
     SaslOutcome outcome = SaslOutcome::Failure;
-    std::string payload;                // challenge (Continue) or server-final (Success)
-    std::string error;                  // why, for Failure (logged, not sent)
-    Role role = Role::Client;           // the user's, on Success
-    const Users::User* user = nullptr;  // on Success (Users outlives every session)
+    std::string payload;  // challenge (Continue) or server-final (Success)
+    std::string error;    // why, for Failure (logged, not sent)
+    // Who logged in, with the role and buckets, on Success (Users outlives
+    // every session).
+    const Users::User* user = nullptr;
 };
 
 class SaslSession {
