@@ -150,7 +150,9 @@ struct TaskKindStats {
     HistogramSummary queueTime;  // from wake time to the start of the run
     HistogramSummary runTime;    // length of run()
 };
-inline constexpr std::size_t kMaxTaskKinds = 256;  // about 20 KB each
+// About 20 KB each, and 20 KB more for each further group of cores its
+// tasks ran on (its histograms are split by core, up to 8 ways).
+inline constexpr std::size_t kMaxTaskKinds = 256;
 
 enum class WorkerState : std::uint8_t { Idle, Running };
 std::string_view to_string(WorkerState);

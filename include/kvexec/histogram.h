@@ -47,6 +47,9 @@ class Histogram {
     // The value at quantile q in [0, 1] (the upper bound of its bucket,
     // capped at max()); 0 when empty.
     std::chrono::nanoseconds valueAtQuantile(double q) const noexcept;
+    // Adds `other`'s counts, sum and max into this one (to summarise
+    // several histograms as one); `other` may be recorded into meanwhile.
+    void add(const Histogram& other) noexcept;
     // The number of values recorded (sums the buckets: for readers, not
     // for the recording path).
     std::uint64_t count() const noexcept;

@@ -1,12 +1,17 @@
 // Observability: the histogram's accuracy and thread safety, and what
 // stats() shows about kinds, slow runs and workers, for every backend.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "executor/contract_fixture.h"
+#include "executor/observability/striped_histogram.h"
 #include "kvexec/histogram.h"
 #include "kvexec/manual_executor_pool.h"
 #include "kvexec/stats_format.h"
@@ -74,6 +79,49 @@ TEST(Histogram, ConcurrentRecordsAreAllCounted) {
         t.join();
     }
     EXPECT_EQ(h.summary().count, 200'000u);
+}
+
+// Threads on different cores record into different stripes; the summary
+// counts every record once, with the sum and the max of all of them.
+TEST(StripedHistogram, RecordsFromEveryCoreAreSummarisedTogether) {
+    detail::StripedHistogram h;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < 4; ++t) {
+        threads.emplace_back([&h, t, cores] {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(t % cores, &one);
+            pthread_setaffinity_np(pthread_self(), sizeof one, &one);  // best effort
+            for (int i = 1; i <= 10'000; ++i) {
+                h.record(nanoseconds(i + 10'000 * static_cast<int>(t)));
+            }
+        });
+    }
+    for (int i = 0; i < 100; ++i) {
+        EXPECT_LE(h.summary().max, nanoseconds(40'000));  // readable while recording
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    const HistogramSummary s = h.summary();
+    EXPECT_EQ(s.count, 40'000u);
+    EXPECT_EQ(s.max, nanoseconds(40'000));
+    EXPECT_EQ(s.mean, nanoseconds(20'000));  // (1 + 40,000) / 2, rounded down
+    EXPECT_NEAR(static_cast<double>(s.p50.count()), 20'000.0, 20'000.0 * 0.04);
+}
+
+TEST(Histogram, AddMergesCountsSumAndMax) {
+    Histogram a, b;
+    a.record(nanoseconds(10));
+    b.record(nanoseconds(30));
+    b.record(nanoseconds(5'000));
+    a.add(b);
+    const HistogramSummary s = a.summary();
+    EXPECT_EQ(s.count, 3u);
+    EXPECT_EQ(s.max, nanoseconds(5'000));
+    EXPECT_EQ(s.mean, nanoseconds((10 + 30 + 5'000) / 3));
+    EXPECT_EQ(b.summary().count, 2u) << "the source is left as it was";
 }
 
 // --- stats() of a pool -------------------------------------------------------

@@ -112,9 +112,11 @@ TEST(Parker, AWorkerDeniedASpinSleepsAndStillWakes) {
 }
 
 // A worker that will spin holds its place in the gate from claimSpin(),
-// when it enlists, until its park() ends: the cap counts it while wakers
-// may already prefer it, and it gives the place back after.
-TEST(Parker, AClaimedSpinHoldsAPlaceInTheGateUntilParkEnds) {
+// when it enlists: the cap counts it while wakers may already prefer it. A
+// spin that catches work keeps the place through the run that follows (a
+// busy hand-off loop writes the gate's line only when a spin ends without
+// work); leaveGate() gives it back, and the next claim takes it again.
+TEST(Parker, AClaimedSpinHoldsAPlaceInTheGateUntilTheWorkerLeavesIt) {
     SpinGate gate;
     Parker p;
     p.prepare();
@@ -125,7 +127,43 @@ TEST(Parker, AClaimedSpinHoldsAPlaceInTheGateUntilParkEnds) {
     EXPECT_FALSE(gate.tryEnter(SpinMode::Pause));
     p.unpark();
     p.park(gate, SpinMode::Pause, [](bool) { return true; });
+    EXPECT_FALSE(gate.tryEnter(SpinMode::Pause)) << "a caught spin keeps its place";
+    p.prepare();
+    EXPECT_TRUE(p.claimSpin(gate, SpinMode::Pause)) << "its own place serves the next spin";
+    p.unpark();
+    p.park(gate, SpinMode::Pause, [](bool) { return true; });
+    p.leaveGate(gate);
     EXPECT_TRUE(gate.tryEnter(SpinMode::Pause));
+    for (unsigned i = 0; i < gate.limit(SpinMode::Pause); ++i) {
+        gate.leave();
+    }
+}
+
+// A spin that ends without work gives the place back before the worker
+// sleeps.
+TEST(Parker, ASpinThatCatchesNothingGivesItsPlaceBack) {
+    SpinGate gate;
+    Parker p;
+    p.prepare();
+    ASSERT_TRUE(p.claimSpin(gate, SpinMode::Pause));
+    for (unsigned i = 1; i < gate.limit(SpinMode::Pause); ++i) {
+        ASSERT_TRUE(gate.tryEnter(SpinMode::Pause));
+    }
+    std::atomic<bool> aboutToSleep{false};
+    bool placeFreeBeforeSleep = false;
+    std::thread worker([&] {
+        p.park(gate, SpinMode::Pause, [&](bool spun) {
+            EXPECT_TRUE(spun);
+            placeFreeBeforeSleep = gate.tryEnter(SpinMode::Pause);
+            aboutToSleep.store(true);
+            return true;
+        });
+    });
+    // Unparked only once the spin has ended without work.
+    EXPECT_TRUE(waitFor([&] { return aboutToSleep.load(); }));
+    p.unpark();
+    worker.join();
+    EXPECT_TRUE(placeFreeBeforeSleep);
     for (unsigned i = 0; i < gate.limit(SpinMode::Pause); ++i) {
         gate.leave();
     }

@@ -41,6 +41,20 @@ void Histogram::record(std::chrono::nanoseconds value) noexcept {
     }
 }
 
+void Histogram::add(const Histogram& other) noexcept {
+    for (std::size_t i = 0; i < kBucketCount; ++i) {
+        if (const auto n = other.buckets_[i].load(std::memory_order_relaxed)) {
+            buckets_[i].fetch_add(n, std::memory_order_relaxed);
+        }
+    }
+    sum_.fetch_add(other.sum_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    const auto otherMax = other.max_.load(std::memory_order_relaxed);
+    auto seen = max_.load(std::memory_order_relaxed);
+    while (otherMax > seen &&
+           !max_.compare_exchange_weak(seen, otherMax, std::memory_order_relaxed)) {
+    }
+}
+
 std::chrono::nanoseconds Histogram::valueAtQuantile(double q) const noexcept {
     const std::uint64_t total = count();
     if (total == 0) {

@@ -32,6 +32,7 @@
 #include <string>
 #include <utility>
 
+#include "executor/observability/striped_histogram.h"
 #include "executor/observability/worker_slot.h"
 #include "executor/thread_annotations.h"
 #include "kvexec/executor_pool.h"
@@ -43,8 +44,8 @@ struct KindMetrics {
     KindMetrics(TaskType t, std::string d) : type(t), description(std::move(d)) {}
     const TaskType type;
     const std::string description;
-    Histogram queueTime;
-    Histogram runTime;
+    StripedHistogram queueTime;
+    StripedHistogram runTime;
     std::atomic<std::uint64_t> slowRuns{0};
 };
 

@@ -68,6 +68,9 @@ class IdleWorkers {
         return takeLowest(sleeping_.words);
     }
 
+    // A spinning worker, taken off its set, or none.
+    std::optional<std::size_t> takeSpinner() noexcept { return takeLowest(hot_.spinning); }
+
     // Every idle worker, taken (setThreadCount, shutdown: each looks at
     // why it was woken). `f(index)` unparks one.
     template <class F>
@@ -136,20 +139,11 @@ class IdleWorkers {
         return std::nullopt;
     }
 
-  public:
-    // A word on the spinning set's cache line, for the owner's own use: a
-    // hand-off writes both (ReadyQueue keeps its lane bits here), so it
-    // moves one line between the cores, not two.
-    std::atomic<std::uint64_t>& companionWord() noexcept { return hot_.companion; }
-    const std::atomic<std::uint64_t>& companionWord() const noexcept { return hot_.companion; }
-
-  private:
     // Spinners come and go on every hand-off; sleepers rarely.
     struct alignas(64) Hot {
-        std::atomic<std::uint64_t> companion{0};
         Set spinning{};
     } hot_;
-    static_assert(sizeof(Hot) == 64, "the spinning set and the companion word share one line");
+    static_assert(sizeof(Hot) == 64, "the spinning set has a line of its own");
     // `recent`: the index + 1 of the last worker that enlisted as a
     // sleeper (0: none yet), on the line that enlisting writes anyway.
     struct alignas(64) Sleeping {

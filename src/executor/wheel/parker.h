@@ -36,8 +36,14 @@
 // really sleeps. Parkers live as long as their pool, so a late unpark()
 // never touches freed memory.
 //
-// Thread safety: prepare()/claimSpin()/park() only by the owning worker;
-// unpark() by any thread, once per prepare(). SpinGate: any thread.
+// A producer that takes an idle worker while no record is queued may hand
+// it its record directly (handOff() before unpark()): the worker then takes
+// it from here, and no ready lane, lane bit or lane lock is touched on the
+// way (ReadyQueue::takeIdleForHandOff).
+//
+// Thread safety: prepare()/claimSpin()/park()/takeHandedOff()/leaveGate()
+// only by the owning worker; handOff() and unpark() by the thread that took
+// the worker off its idle set, once per prepare(). SpinGate: any thread.
 #pragma once
 
 #include <algorithm>
@@ -55,6 +61,8 @@
 #endif
 
 namespace kvexec::wheel {
+
+struct Record;  // record.h
 
 enum class SpinMode { Pause, Yield };
 
@@ -99,7 +107,8 @@ class alignas(64) SpinGate {
 };
 
 // One cache line per parker: a waker's store to one worker's parker must
-// not disturb another worker spinning on its own.
+// not disturb another worker spinning on its own. A handed-off record
+// travels on that line too.
 class alignas(64) Parker {
   public:
     using Clock = std::chrono::steady_clock;
@@ -137,10 +146,33 @@ class alignas(64) Parker {
 
     // Whether this worker will spin when it parks next: decided before it
     // enlists as idle, so that it can enlist where wakers look first.
-    // True holds a place in the gate until park() gives it back.
+    // True holds a place in the gate. A spin that catches work keeps it
+    // through the runs that follow, so that a busy hand-off loop (spin,
+    // run, spin ...) writes the gate's shared line only when a spin ends
+    // without work (on 16 cores that line, written twice per hand-off,
+    // was among the few every hand-off of the pool passed through). So the
+    // gate caps the workers that spin or run since their last caught spin.
     bool claimSpin(SpinGate& gate, SpinMode mode) noexcept {
-        willSpin_ = spinPays_ && gate.tryEnter(mode);
+        willSpin_ = spinPays_ && (holdsGate_ || (holdsGate_ = gate.tryEnter(mode)));
         return willSpin_;
+    }
+    // The worker exits: gives its place in the gate back.
+    void leaveGate(SpinGate& gate) noexcept {
+        if (holdsGate_) {
+            holdsGate_ = false;
+            gate.leave();
+        }
+    }
+
+    // A record for the worker, from the thread that took it off the idle
+    // set; stored before that thread's unpark(), whose seq_cst exchange
+    // publishes it to the worker's acquire of the signal.
+    void handOff(Record* r) noexcept { handedOff_ = r; }
+    // What handOff() left, once park() has returned; null if nothing.
+    Record* takeHandedOff() noexcept {
+        Record* r = handedOff_;
+        handedOff_ = nullptr;
+        return r;
     }
 
     // Spins if claimSpin() said so (see above), then calls
@@ -154,11 +186,10 @@ class alignas(64) Parker {
         const bool spun = willSpin_;
         if (willSpin_) {
             willSpin_ = false;
-            const bool caught = spin(mode);
-            gate.leave();
-            if (caught) {
-                return;
+            if (spin(mode)) {
+                return;  // keeps its place in the gate (claimSpin)
             }
+            leaveGate(gate);
             spinPays_ = false;
         }
         if (!beforeSleep(spun)) {
@@ -233,6 +264,8 @@ class alignas(64) Parker {
     std::atomic<std::uint32_t> state_{kWaiting};
     bool spinPays_ = true;                // owner-only
     bool willSpin_ = false;               // owner-only: claimSpin() until park()
+    bool holdsGate_ = false;              // owner-only: a place in the SpinGate
+    Record* handedOff_ = nullptr;         // handOff(), then the owner's take
     std::atomic<std::uint64_t> runs_{0};  // see countRun()
 };
 

@@ -38,7 +38,7 @@ std::size_t ReadyQueue::laneForThisThread() const noexcept {
 
 void ReadyQueue::prefetchForPush() const noexcept {
     __builtin_prefetch(lanes_[laneForThisThread()].get(), 1);
-    __builtin_prefetch(&laneBits(), 1);
+    __builtin_prefetch(&laneBits(), 0);  // read: mostly unwritten (ready_queue.h)
 }
 
 // Under the lane's lock, when the lane turns empty or non-empty: bit and
@@ -151,8 +151,8 @@ void ReadyQueue::clear() {
 // lane bit. ThreadSanitizer does not model fences (GCC warns, and CI turns
 // warnings into errors), so its builds order the two with a seq_cst
 // read-modify-write of the lane bits instead: with take()'s loads seq_cst
-// too, the same pairing in the C++ model, at the cost of a write to a line
-// that take() writes anyway when it finds a spinner.
+// too, the same pairing in the C++ model, at the cost of a write to the
+// lane bits' line (in those builds only).
 Parker* ReadyQueue::takeIdle() noexcept {
 #if defined(__SANITIZE_THREAD__)
     laneBits().fetch_or(0, std::memory_order_seq_cst);
@@ -160,6 +160,17 @@ Parker* ReadyQueue::takeIdle() noexcept {
     std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
     const auto index = idle_.take();
+    return index ? parkers_[*index].get() : nullptr;
+}
+
+// No fence is needed here: nothing was published that a worker must see.
+// If no worker is idle, the caller pushes and takes the usual path, whose
+// fence pairs with the workers' enlisting.
+Parker* ReadyQueue::takeIdleForHandOff(bool sleepersToo) noexcept {
+    if (laneBits().load(std::memory_order_relaxed) != 0) {
+        return nullptr;
+    }
+    const auto index = sleepersToo ? idle_.take() : idle_.takeSpinner();
     return index ? parkers_[*index].get() : nullptr;
 }
 

@@ -49,9 +49,9 @@ class ReadyQueue {
     // Queues a record in the lane of the calling thread's core (state ->
     // Ready). Requires the record's shard lock.
     void push(Record& r) { pushTo(r, laneForThisThread()); }
-    // Starts fetching, for writing, what push() and takeIdle() write on
-    // this thread's core: a worker wrote them last. For callers with other
-    // work to overlap the misses with.
+    // Starts fetching this thread's lane (for writing) and the lane bits
+    // (for reading): what a hand-off or a push touches first. For callers
+    // with other work to overlap the misses with.
     void prefetchForPush() const noexcept;
     // The same into lane `lane` (< laneCount()): for tests.
     void pushTo(Record& r, std::size_t lane);
@@ -74,6 +74,14 @@ class ReadyQueue {
     // it after releasing its locks), or null. Call after the push it is
     // for: it orders that push before its look at the idle set.
     Parker* takeIdle() noexcept;
+    // An idle worker taken off the idle set to be handed a record directly
+    // (Parker::handOff), or null: while any lane holds records (they come
+    // first, rule 8), or if no worker is idle (then push() and takeIdle()).
+    // A record that skips the lanes skips their lock, the lane bits' two
+    // writes and the worker's look at them: on 16 cores those were where
+    // every hand-off of a type met. `sleepersToo`: a sleeping worker may be
+    // handed one, else only a spinning one (see WheelPool::queueLocked).
+    Parker* takeIdleForHandOff(bool sleepersToo) noexcept;
     // Takes and unparks every idle worker (setThreadCount, shutdown).
     void wakeAllIdle();
     IdleWorkers& idle() noexcept { return idle_; }
@@ -104,13 +112,16 @@ class ReadyQueue {
     const std::size_t laneCount_;
     std::unique_ptr<std::unique_ptr<ReadyLane>[]> lanes_;
     // Bit i: lane i holds records. Written under lane i's lock when it
-    // turns empty or non-empty; read by workers without a lock. It is the
-    // idle set's companion word, on the spinning workers' cache line: a
-    // producer writes both (its lane turns non-empty, it takes a spinner),
-    // and so does the worker (its pop empties the lane, it enlists), so a
-    // hand-off moves that line once each way, not two lines.
-    std::atomic<std::uint64_t>& laneBits() noexcept { return idle_.companionWord(); }
-    const std::atomic<std::uint64_t>& laneBits() const noexcept { return idle_.companionWord(); }
+    // turns empty or non-empty; read by workers without a lock, and by
+    // every producer before it hands a record over (takeIdleForHandOff).
+    // On a line of its own: with records handed straight to idle workers
+    // the lanes stay empty and the bits unwritten, so those reads hit a
+    // line every core holds. (It shared the spinning workers' line while
+    // every hand-off wrote both; on 16 cores that line was then read and
+    // written five times per hand-off.)
+    std::atomic<std::uint64_t>& laneBits() noexcept { return laneBits_; }
+    const std::atomic<std::uint64_t>& laneBits() const noexcept { return laneBits_; }
+    alignas(64) std::atomic<std::uint64_t> laneBits_{0};
     IdleWorkers idle_;
     std::unique_ptr<std::unique_ptr<Parker>[]> parkers_;
     std::size_t parkerCount_ GUARDED_BY(control) = 0;

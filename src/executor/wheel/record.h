@@ -18,6 +18,11 @@
 //
 // Transitions, and the lock each needs:
 //   Timer   -> Ready      queueLocked() (shard, then a ready lane)
+//   Timer   -> Running    queueLocked() handing it to an idle worker
+//                         while no record is queued (shard). Like a
+//                         popped record, it is then the worker's: a wake
+//                         or snooze before its run starts applies after
+//                         that run (rules 5 and 6, as for a running task)
 //   Ready   -> Running    ReadyQueue::pop() (its lane's lock only: a worker)
 //   Ready   -> Timer      a snooze: unlinkLocked() then armLocked() (both)
 //   Running -> RunningWoken, any Running* -> RunningRevived,

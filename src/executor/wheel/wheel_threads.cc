@@ -53,23 +53,34 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
     // a collision). A record taken first waits for those destructors, so
     // a destructor must not wait for another task of its type to run.
     detail::ReleasedTasks dropped;
-    while (!q.stopping() && index < q.targetThreads()) {
-        bool more = false;
-        Record* r = q.pop(more);
+    Parker& me = q.parker(index);
+    for (;;) {
+        // A record handed to this worker is run even while the pool stops
+        // (a Dead task does not run, and its record is dropped): it is in
+        // no lane that shutdown would clear.
+        Record* r = me.takeHandedOff();
         if (r == nullptr) {
-            waitForWork(q, index, dropped);
-            continue;
-        }
-        if (more) {
-            if (Parker* helper = q.takeIdle()) {  // more work queued: share it
-                helper->unpark();
+            if (q.stopping() || index >= q.targetThreads()) {
+                break;
+            }
+            bool more = false;
+            r = q.pop(more);
+            if (r == nullptr) {
+                waitForWork(q, index, dropped);
+                continue;
+            }
+            if (more) {
+                if (Parker* helper = q.takeIdle()) {  // more work queued: share it
+                    helper->unpark();
+                }
             }
         }
         owners_.release(dropped);
         if (runRecord(*r, slot, dropped)) {
-            q.parker(index).countRun();
+            me.countRun();
         }
     }
+    me.leaveGate(spinGate_);
     // An unpark meant for work may have reached this exiting worker: pass
     // it on.
     if (q.anyQueued()) {
