@@ -151,7 +151,10 @@ class alignas(64) Parker {
     // run, spin ...) writes the gate's shared line only when a spin ends
     // without work (on 16 cores that line, written twice per hand-off,
     // was among the few every hand-off of the pool passed through). So the
-    // gate caps the workers that spin or run since their last caught spin.
+    // gate caps the workers that spin or run since their last caught spin;
+    // the cost: workers running long tasks keep their places, and while
+    // they fill the gate the other idle workers of every type sleep (a
+    // hand-off to them is a futex wake).
     bool claimSpin(SpinGate& gate, SpinMode mode) noexcept {
         willSpin_ = spinPays_ && (holdsGate_ || (holdsGate_ = gate.tryEnter(mode)));
         return willSpin_;

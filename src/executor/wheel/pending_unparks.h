@@ -1,5 +1,6 @@
 // pending_unparks.h: the idle workers a locked section took off the idle
-// set (ReadyQueue::takeIdle), to unpark once its locks are released.
+// set (ReadyQueue::takeIdle, takeIdleForHandOff), to unpark once its locks
+// are released.
 //
 // A taken worker is in no idle set any more: nothing but this list will
 // unpark it, and one that is never unparked sleeps through every later

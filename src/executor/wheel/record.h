@@ -21,8 +21,11 @@
 //   Timer   -> Running    queueLocked() handing it to an idle worker
 //                         while no record is queued (shard). Like a
 //                         popped record, it is then the worker's: a wake
-//                         or snooze before its run starts applies after
-//                         that run (rules 5 and 6, as for a running task)
+//                         before its run starts runs it once more after
+//                         that run (rule 5, as for a running task); a
+//                         snooze before it starts makes the worker place
+//                         it again instead of running it (rules 1 and 6)
+//   Running -> Timer      that worker, for such a snooze (shard)
 //   Ready   -> Running    ReadyQueue::pop() (its lane's lock only: a worker)
 //   Ready   -> Timer      a snooze: unlinkLocked() then armLocked() (both)
 //   Running -> RunningWoken, any Running* -> RunningRevived,
@@ -96,6 +99,10 @@ struct Record : TimerWheel::Entry {
     // A Ready record's lane in its type's ReadyQueue: set by the push
     // (shard lock and the lane's), read under the shard lock.
     std::uint8_t lane = 0;
+    // The task's snooze sequence when the record was last made due (shard
+    // lock): a worker that finds it changed before the run starts takes
+    // the snooze into account (WheelPool::deferSnoozed).
+    std::uint32_t dueSnoozeSeq = 0;
     // The task's kind in the pool's metrics: resolved by its first run,
     // then only touched by the worker running it.
     detail::KindMetrics* kind = nullptr;

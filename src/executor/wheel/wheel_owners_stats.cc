@@ -133,6 +133,7 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
     }
     for (auto& shard : shards_) {
         Deferred out;
+        out.batch = true;
         {
             detail::MutexLock lock(shard->mutex);
             std::vector<Record*> owned;

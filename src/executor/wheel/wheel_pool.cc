@@ -25,7 +25,8 @@ void WheelPool::placeLocked(Record& r, Clock::time_point key, Clock::time_point 
 
 // The one place a record is made due (record.h): it leaves the wheel here,
 // whatever made it due, and goes straight to an idle worker when no record
-// is queued before it, else into a ready list.
+// is queued before it (and no other may become due in this section:
+// Deferred::batch), else into a ready list.
 //
 // With more workers than cores only a spinning worker is handed a record:
 // a sleeper must first get a core that busy threads hold, while a record
@@ -40,8 +41,10 @@ void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
     r.key = key;
     TaskAccess::setStateUnlessDead(*r.task, TaskState::Running);
     ReadyQueue& q = readyOf(r.task->type());
+    r.dueSnoozeSeq = TaskAccess::snoozeSeq(*r.task);
     const bool sleepersToo = q.targetThreads() <= spinGate_.cores();
-    if (Parker* worker = q.takeIdleForHandOff(sleepersToo)) {
+    Parker* worker = out.batch ? nullptr : q.takeIdleForHandOff(sleepersToo);
+    if (worker != nullptr) {
         r.setState(Record::State::Running);  // taken, as a pop would
         worker->handOff(&r);
         out.unpark.add(worker);

@@ -83,6 +83,11 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     struct Deferred {
         detail::ReleasedTasks released;  // erased: drop, then count out
         bool notifyTimer = false;
+        // Several records may become due in this section (the timer's
+        // pass, an unregistering): queueLocked() hands none straight to a
+        // worker, so that the workers it wakes pick them by priority (rule
+        // 8) once the section ends.
+        bool batch = false;
         PendingUnparks unpark;
     };
     // Every call builds one, zeroed: above 80 bytes GCC zeroes it with a
@@ -121,6 +126,7 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     void finish(Deferred& out);
 
     bool runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped);
+    bool deferSnoozed(Record& r) EXCLUDES(r.shard.mutex);
     void workerLoop(TaskType type, std::size_t index, detail::WorkerSlot* slot);
     // An idle worker's wait: returns when there may be work, or when it
     // may have to exit. `dropped` is released before it sleeps.

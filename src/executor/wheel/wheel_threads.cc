@@ -19,6 +19,9 @@ using detail::TaskAccess;
 // if the task was Dead and did not run.
 bool WheelPool::runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped) {
     Task& task = *r.task;  // a running record is never erased by others
+    if (TaskAccess::snoozeSeq(task) != r.dueSnoozeSeq && deferSnoozed(r)) {
+        return false;
+    }
     const detail::TaskRun run(task, {metrics_.get(), worker}, r.kind);
     Deferred out;
     {
@@ -39,6 +42,26 @@ bool WheelPool::runRecord(Record& r, detail::WorkerSlot* worker, detail::Release
     }
     finish(out);
     return run.ran();
+}
+
+// The task was snoozed after its record became due and before this worker
+// began its run (the record was handed to the worker, or popped, and the
+// worker had not started): it waits for its new wake time (rules 1 and 6)
+// unless a wake, a schedule or a cancel came since. True: the record is
+// placed again and no longer this worker's.
+bool WheelPool::deferSnoozed(Record& r) {
+    Deferred out;
+    {
+        detail::MutexLock lock(r.shard.mutex);
+        const Task& task = *r.task;
+        if (r.loadState() != Record::State::Running || task.isDead() ||
+            task.wakeTime() <= Clock::now()) {
+            return false;
+        }
+        armLocked(r, task.wakeTime(), out);
+    }
+    finish(out);
+    return true;
 }
 
 // Started by workers_ (common/worker_threads.h), which names the thread
@@ -115,7 +138,7 @@ void WheelPool::waitForWork(ReadyQueue& q, std::size_t index, detail::ReleasedTa
     }
     idle.enlist(index, spinning);
     if (mustLook() && idle.withdraw(index, spinning)) {
-        me.unpark();  // park() returns at once (and gives a claimed spin back)
+        me.unpark();  // park() returns at once (a claimed spin catches it)
     }
     me.park(spinGate_, mode, [&](bool spun) {
         if (!spun) {
@@ -174,6 +197,7 @@ void WheelPool::notifyTimer() {
 }
 
 void WheelPool::fireExpired(Clock::time_point now, Deferred& out) {
+    out.batch = true;
     for (auto& shard : shards_) {
         detail::MutexLock lock(shard->mutex);
         shard->wheel.advance(now, [&](TimerWheel::Entry& e) {
