@@ -47,6 +47,8 @@ struct ManualBackend {
 };
 
 using ThreadedBackends = ::testing::Types<ClassicBackend, WheelBackend, WheelLanesBackend>;
+// The Wheel's own rules beyond the contract (its hand-off to idle workers).
+using WheelBackends = ::testing::Types<WheelBackend, WheelLanesBackend>;
 using AllBackends =
     ::testing::Types<ClassicBackend, WheelBackend, WheelLanesBackend, ManualBackend>;
 

@@ -25,8 +25,14 @@ class TaskRun {
   public:
     // Runs task.run() unless the task is Dead (see runTask()).
     TaskRun(Task& task, RunSite site, KindMetrics*& kind)
+        : TaskRun(task, site, kind, TaskAccess::snoozeSeq(task)) {}
+    // The same, for a backend that read the task's snooze sequence before
+    // (to look for a snooze since the task became due): a snooze after
+    // that read counts as one made during the run (rule 4), so none falls
+    // between the backend's look and the run's.
+    TaskRun(Task& task, RunSite site, KindMetrics*& kind, std::uint32_t snoozeSeqBefore)
         : task_(task),
-          snoozeSeqBefore_(TaskAccess::snoozeSeq(task)),
+          snoozeSeqBefore_(snoozeSeqBefore),
           ran_(!task.isDead()),
           again_(ran_ && runTask(task, site, kind)) {}
 

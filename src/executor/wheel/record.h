@@ -40,8 +40,9 @@
 //     through it, so an old deadline can never fire later and link it again.
 //   - Unlink: a worker's ReadyQueue::pop() (Ready -> Running), or
 //     cancel and re-arm holding both locks.
-//   - Arm: only a Timer record, or a Ready one right after its unlink; never
-//     a Running one (its worker places it again after the run).
+//   - Arm: only a Timer record, or a Ready one right after its unlink; a
+//     Running one only by its own worker (after the run, or before it for a
+//     snooze: deferSnoozed).
 //   - Free: only WheelPool::eraseLocked() (shard lock), never while linked;
 //     a Running record only by its own worker, after the run.
 // ReadyLane checks the link rules in builds with assertions on.
@@ -99,10 +100,13 @@ struct Record : TimerWheel::Entry {
     // A Ready record's lane in its type's ReadyQueue: set by the push
     // (shard lock and the lane's), read under the shard lock.
     std::uint8_t lane = 0;
-    // The task's snooze sequence when the record was last made due (shard
-    // lock): a worker that finds it changed before the run starts takes
-    // the snooze into account (WheelPool::deferSnoozed).
-    std::uint32_t dueSnoozeSeq = 0;
+    // The task's snooze sequence when the record was last made due, or
+    // (for a snooze that reached the record while a worker held it) a
+    // value it cannot equal: a worker that finds the task's differ before
+    // the run starts takes the snooze into account
+    // (WheelPool::deferSnoozed). Written under the shard lock, read by the
+    // worker without it.
+    std::atomic<std::uint32_t> dueSnoozeSeq{0};
     // The task's kind in the pool's metrics: resolved by its first run,
     // then only touched by the worker running it.
     detail::KindMetrics* kind = nullptr;

@@ -131,28 +131,28 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
             return;
         }
     }
+    // One section for every shard: the blockShutdown tasks it wakes are all
+    // queued before a worker is unparked for them (rule 8).
+    Deferred out;
+    out.batch = true;
     for (auto& shard : shards_) {
-        Deferred out;
-        out.batch = true;
-        {
-            detail::MutexLock lock(shard->mutex);
-            std::vector<Record*> owned;
-            shard->forEachLocked([&](Record& r) {
-                if (&r.task->owner() == &owner) {
-                    owned.push_back(&r);
-                }
-            });
-            for (Record* r : owned) {
-                heldFor(*shard, *r);
-                if (force || !r->task->blocksShutdown()) {
-                    cancelLocked(*r, out);
-                } else {
-                    wakeLocked(*r, out);  // let it finish its work now
-                }
+        detail::MutexLock lock(shard->mutex);
+        std::vector<Record*> owned;
+        shard->forEachLocked([&](Record& r) {
+            if (&r.task->owner() == &owner) {
+                owned.push_back(&r);
+            }
+        });
+        for (Record* r : owned) {
+            heldFor(*shard, *r);
+            if (force || !r->task->blocksShutdown()) {
+                cancelLocked(*r, out);
+            } else {
+                wakeLocked(*r, out);  // let it finish its work now
             }
         }
-        finish(out);
     }
+    finish(out);
     detail::UniqueLock lock(owners_.mutex);
     owners_.awaitDrainedLocked(owner, lock);
 }

@@ -41,7 +41,7 @@ void WheelPool::queueLocked(Record& r, Clock::time_point key, Deferred& out) {
     r.key = key;
     TaskAccess::setStateUnlessDead(*r.task, TaskState::Running);
     ReadyQueue& q = readyOf(r.task->type());
-    r.dueSnoozeSeq = TaskAccess::snoozeSeq(*r.task);
+    r.dueSnoozeSeq.store(TaskAccess::snoozeSeq(*r.task), std::memory_order_relaxed);
     const bool sleepersToo = q.targetThreads() <= spinGate_.cores();
     Parker* worker = out.batch ? nullptr : q.takeIdleForHandOff(sleepersToo);
     if (worker != nullptr) {
@@ -138,7 +138,12 @@ bool WheelPool::wakeLocked(Record& r, Deferred& out) {
         TaskAccess::setWakeTime(*r.task, now);
         queueLocked(r, now, out);
     } else if (isRunningLocked(r) && r.loadState() == Record::State::Running) {
-        // No lost wake-up: runs again after this run (a revive already does).
+        // No lost wake-up: runs again after this run (a revive already does),
+        // as soon as possible: its wake time is now (rule 5). Set here too,
+        // so that a worker that has the record and has not started its run
+        // can tell a snooze after this wake from one before it
+        // (deferSnoozed).
+        TaskAccess::setWakeTime(*r.task, Clock::now());
         r.setState(Record::State::RunningWoken);
     }
     return true;
@@ -157,7 +162,14 @@ void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred
         return;
     }
     if (r.loadState() != Record::State::Ready || when <= now) {
-        return;  // running (its worker places it after the run), or due anyway
+        // Running: its worker places it after the run. One that has not
+        // started it yet must see this snooze even if the snooze's count
+        // was read when the record became due (a Task::snooze from another
+        // thread counts before it takes this lock): deferSnoozed.
+        if (r.running()) {
+            r.dueSnoozeSeq.store(TaskAccess::snoozeSeq(*r.task) - 1, std::memory_order_relaxed);
+        }
+        return;  // or due anyway
     }
     ReadyQueue& q = readyOf(r.task->type());
     detail::UniqueLock lock(q.laneOf(r).mutex);

@@ -19,10 +19,11 @@ using detail::TaskAccess;
 // if the task was Dead and did not run.
 bool WheelPool::runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped) {
     Task& task = *r.task;  // a running record is never erased by others
-    if (TaskAccess::snoozeSeq(task) != r.dueSnoozeSeq && deferSnoozed(r)) {
+    const std::uint32_t snoozeSeq = TaskAccess::snoozeSeq(task);
+    if (snoozeSeq != r.dueSnoozeSeq.load(std::memory_order_relaxed) && deferSnoozed(r)) {
         return false;
     }
-    const detail::TaskRun run(task, {metrics_.get(), worker}, r.kind);
+    const detail::TaskRun run(task, {metrics_.get(), worker}, r.kind, snoozeSeq);
     Deferred out;
     {
         detail::MutexLock lock(r.shard.mutex);
@@ -46,19 +47,21 @@ bool WheelPool::runRecord(Record& r, detail::WorkerSlot* worker, detail::Release
 
 // The task was snoozed after its record became due and before this worker
 // began its run (the record was handed to the worker, or popped, and the
-// worker had not started): it waits for its new wake time (rules 1 and 6)
-// unless a wake, a schedule or a cancel came since. True: the record is
-// placed again and no longer this worker's.
+// worker had not started): it waits for its new wake time (rules 1 and 6),
+// unless it was woken after the snooze (a wake sets the wake time to now:
+// wakeLocked), scheduled again after a cancel, or cancelled. True: the
+// record is placed again and no longer this worker's.
 bool WheelPool::deferSnoozed(Record& r) {
     Deferred out;
     {
         detail::MutexLock lock(r.shard.mutex);
         const Task& task = *r.task;
-        if (r.loadState() != Record::State::Running || task.isDead() ||
+        const Record::State state = r.loadState();
+        if (state == Record::State::RunningRevived || task.isDead() ||
             task.wakeTime() <= Clock::now()) {
             return false;
         }
-        armLocked(r, task.wakeTime(), out);
+        armLocked(r, task.wakeTime(), out);  // a wake before the snooze is forgotten
     }
     finish(out);
     return true;
