@@ -131,28 +131,34 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
             return;
         }
     }
-    // One section for every shard: the blockShutdown tasks it wakes are all
-    // queued before a worker is unparked for them (rule 8).
-    Deferred out;
-    out.batch = true;
+    // Shard by shard, each in one section: the blockShutdown tasks it wakes
+    // in a shard are all queued before a worker is unparked for them (rule
+    // 8 within the shard). Across shards the sections stay apart: the
+    // tasks dropped in one are released (destructors run) before the next
+    // shard is visited, and a task woken in an earlier shard may start
+    // before a higher-priority one in a later shard is queued.
     for (auto& shard : shards_) {
-        detail::MutexLock lock(shard->mutex);
-        std::vector<Record*> owned;
-        shard->forEachLocked([&](Record& r) {
-            if (&r.task->owner() == &owner) {
-                owned.push_back(&r);
-            }
-        });
-        for (Record* r : owned) {
-            heldFor(*shard, *r);
-            if (force || !r->task->blocksShutdown()) {
-                cancelLocked(*r, out);
-            } else {
-                wakeLocked(*r, out);  // let it finish its work now
+        Deferred out;
+        out.batch = true;
+        {
+            detail::MutexLock lock(shard->mutex);
+            std::vector<Record*> owned;
+            shard->forEachLocked([&](Record& r) {
+                if (&r.task->owner() == &owner) {
+                    owned.push_back(&r);
+                }
+            });
+            for (Record* r : owned) {
+                heldFor(*shard, *r);
+                if (force || !r->task->blocksShutdown()) {
+                    cancelLocked(*r, out);
+                } else {
+                    wakeLocked(*r, out);  // let it finish its work now
+                }
             }
         }
+        finish(out);
     }
-    finish(out);
     detail::UniqueLock lock(owners_.mutex);
     owners_.awaitDrainedLocked(owner, lock);
 }
