@@ -111,6 +111,17 @@ TEST(Parker, AWorkerDeniedASpinSleepsAndStillWakes) {
     }
 }
 
+// `p` claims a spin, and the rest of the gate's places are taken: a place
+// is free again only if `p` gives its own back. The caller leaves every
+// place at the end.
+void claimTheLastPlace(SpinGate& gate, Parker& p) {
+    p.prepare();
+    ASSERT_TRUE(p.claimSpin(gate, SpinMode::Pause));
+    for (unsigned i = 1; i < gate.limit(SpinMode::Pause); ++i) {
+        ASSERT_TRUE(gate.tryEnter(SpinMode::Pause));
+    }
+}
+
 // A worker that will spin holds its place in the gate from claimSpin(),
 // when it enlists: the cap counts it while wakers may already prefer it. A
 // spin that catches work keeps the place through the run that follows (a
@@ -119,11 +130,7 @@ TEST(Parker, AWorkerDeniedASpinSleepsAndStillWakes) {
 TEST(Parker, AClaimedSpinHoldsAPlaceInTheGateUntilTheWorkerLeavesIt) {
     SpinGate gate;
     Parker p;
-    p.prepare();
-    ASSERT_TRUE(p.claimSpin(gate, SpinMode::Pause));
-    for (unsigned i = 1; i < gate.limit(SpinMode::Pause); ++i) {
-        ASSERT_TRUE(gate.tryEnter(SpinMode::Pause));
-    }
+    ASSERT_NO_FATAL_FAILURE(claimTheLastPlace(gate, p));
     EXPECT_FALSE(gate.tryEnter(SpinMode::Pause));
     p.unpark();
     p.park(gate, SpinMode::Pause, [](bool) { return true; });
@@ -144,11 +151,7 @@ TEST(Parker, AClaimedSpinHoldsAPlaceInTheGateUntilTheWorkerLeavesIt) {
 TEST(Parker, ASpinThatCatchesNothingGivesItsPlaceBack) {
     SpinGate gate;
     Parker p;
-    p.prepare();
-    ASSERT_TRUE(p.claimSpin(gate, SpinMode::Pause));
-    for (unsigned i = 1; i < gate.limit(SpinMode::Pause); ++i) {
-        ASSERT_TRUE(gate.tryEnter(SpinMode::Pause));
-    }
+    ASSERT_NO_FATAL_FAILURE(claimTheLastPlace(gate, p));
     std::atomic<bool> aboutToSleep{false};
     bool placeFreeBeforeSleep = false;
     std::thread worker([&] {

@@ -4,9 +4,7 @@
 #include <memory>
 #include <new>
 
-#if defined(__linux__)
-#include <sched.h>
-#endif
+#include "executor/this_core.h"
 
 namespace kvexec::detail {
 
@@ -23,12 +21,7 @@ StripedHistogram::~StripedHistogram() {
 }
 
 Histogram& StripedHistogram::stripeForThisCore() noexcept {
-    std::size_t index = 0;
-#if defined(__linux__)
-    const int cpu = sched_getcpu();
-    index = cpu < 0 ? 0 : static_cast<std::size_t>(cpu) & (kStripes - 1);
-#endif
-    std::atomic<Histogram*>& slot = stripes_[index];
+    std::atomic<Histogram*>& slot = stripes_[thisCore() & (kStripes - 1)];
     if (Histogram* h = slot.load(std::memory_order_acquire)) {
         return *h;
     }

@@ -7,9 +7,8 @@
 // One histogram took two atomic adds per record (bucket and sum) on lines
 // that every worker wrote: on 16 cores those lines, with the hand-off's
 // own, were where the pool stopped scaling. Here a worker adds into the
-// stripe of its core (glibc's sched_getcpu() reads it from the thread's
-// rseq area, no system call), so workers on different cores write
-// different lines; a thread that moves only shares a stripe for a while.
+// stripe of its core (this_core.h), so workers on different cores write
+// different lines.
 //
 // Memory: a stripe is a Histogram (about 10 KB), made on the first record
 // from one of its cores, so a kind run on few cores costs few; at most

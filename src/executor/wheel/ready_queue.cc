@@ -6,9 +6,7 @@
 #include <bit>
 #include <cassert>
 
-#if defined(__linux__)
-#include <sched.h>
-#endif
+#include "executor/this_core.h"
 
 namespace kvexec::wheel {
 
@@ -21,19 +19,10 @@ ReadyQueue::ReadyQueue(std::size_t lanes)
     }
 }
 
-// The core the thread runs on: glibc reads it from the thread's rseq area
-// (no system call), and threads on one core rarely meet on its lane. A
-// thread that moves meanwhile only shares a lane for a while.
+// The lane of the core the thread runs on: threads on one core rarely meet
+// on its lane.
 std::size_t ReadyQueue::laneForThisThread() const noexcept {
-    if (laneCount_ == 1) {
-        return 0;
-    }
-#if defined(__linux__)
-    const int cpu = sched_getcpu();
-    return cpu < 0 ? 0 : static_cast<std::size_t>(cpu) % laneCount_;
-#else
-    return 0;
-#endif
+    return laneCount_ == 1 ? 0 : detail::thisCore() % laneCount_;
 }
 
 void ReadyQueue::prefetchForPush() const noexcept {
