@@ -288,9 +288,12 @@ TYPED_TEST(WheelHandOff, TasksWokenTogetherRunByPriorityOnAnIdleWorker) {
 // A snooze after a task became due, before a worker began its run, is
 // not lost (rules 1 and 6), also when the record was handed to a sleeping
 // worker, which takes a while to wake. The task asks to run again at once
-// unless snoozed, so a lost snooze shows as runs without end. At most one
-// run per round may begin after its snooze: one whose worker looked
-// before the snooze, which then counts as made during that run (rule 4).
+// unless snoozed, so a lost snooze shows as runs without end, and the
+// task never comes to rest. At most one run per round may begin after its
+// snooze: one whose worker looked before the snooze, which then counts as
+// made during that run (rule 4). Each round waits for that run to end
+// before the next wake: a wake during it would make it run once more
+// whatever the snooze (rule 5), and that run again at once.
 TYPED_TEST(WheelHandOff, ASnoozeBeforeTheRunStartsIsNotLost) {
     constexpr int kRounds = 40;
     std::atomic<bool> snoozed{false};
@@ -312,6 +315,9 @@ TYPED_TEST(WheelHandOff, ASnoozeBeforeTheRunStartsIsNotLost) {
         ASSERT_TRUE(this->pool->wakeAndWait(id));
         ASSERT_TRUE(this->pool->snoozeAndWait(id, std::chrono::hours(1)));
         snoozed = true;
+        ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::Snoozed; }))
+            << "round " << round << ": the snoozed task never came to rest, " << lateRuns.load()
+            << " runs began after the snooze";
     }
     const int late = lateRuns.load();
     this->pool->cancel(id);
