@@ -71,11 +71,14 @@
 //     early: like every entry they fire only once their own tick is reached.
 //   - kForever: an entry armed with deadline == Clock::time_point::max()
 //     (what now + kForever saturates to) is kept out of the wheel entirely,
-//     in a "forever" list. It counts as armed (armed(), size(), cancel() and
-//     re-arm work as for any entry) but it is never fired and nextExpiry()
-//     ignores it. Deadlines within one resolution of time_point::max() round
-//     up past it and may likewise never fire (that is never early, and no
-//     steady_clock reaches them).
+//     in no list at all: it is only marked and counted. It counts as armed
+//     (armed(), size(), cancel() and re-arm work as for any entry) but it
+//     is never fired and nextExpiry() ignores it. Linking it into a list
+//     would write its neighbours, other tasks' entries, on every arm and
+//     cancel: a task snoozed forever and woken at once does both on every
+//     round trip, on whichever core runs it. Deadlines within one
+//     resolution of time_point::max() round up past it and may likewise
+//     never fire (that is never early, and no steady_clock reaches them).
 //
 // Callback rules (advance)
 // ------------------------
@@ -155,7 +158,7 @@ class TimerWheel {
         friend class TimerWheel;
         Clock::time_point deadline_{};
         std::uint64_t tick_ = 0;         // deadline rounded up to a tick
-        std::uint8_t where_ = kNowhere;  // a level (0..5) or one of the lists below
+        std::uint8_t where_ = kNowhere;  // a level (0..5), a list below, or kForever
         std::uint8_t slot_ = 0;          // slot within the level
     };
 
@@ -172,7 +175,6 @@ class TimerWheel {
         }
         initList(pending_);
         initList(overflow_);
-        initList(forever_);
     }
 
     // The wheel is pointed at by its entries and its lists point at
@@ -198,7 +200,7 @@ class TimerWheel {
         e.deadline_ = deadline;
         ++size_;
         if (deadline == Clock::time_point::max()) {
-            pushBack(forever_, e, kForever);
+            e.where_ = kForever;  // linked nowhere: see "Far future and forever"
             return;
         }
         e.tick_ = tickAtOrAfter(deadline);
@@ -298,7 +300,7 @@ class TimerWheel {
     // Entry::where_ values beyond the levels 0..kLevels-1.
     static constexpr std::uint8_t kOverflow = kLevels;
     static constexpr std::uint8_t kPending = kLevels + 1;  // due: fire on next advance()
-    static constexpr std::uint8_t kForever = kLevels + 2;  // never fires
+    static constexpr std::uint8_t kForever = kLevels + 2;  // never fires; in no list
     static constexpr std::uint8_t kNowhere = 0xff;         // not armed
     static constexpr std::uint64_t kNoTick = std::numeric_limits<std::uint64_t>::max();
     static constexpr std::uint64_t kSlotMask = kSlotsPerLevel - 1;
@@ -466,6 +468,11 @@ class TimerWheel {
     // unlink: removes an armed entry from whatever list holds it and keeps
     // the occupancy masks and lower bounds in step.
     void unlink(Entry& e) noexcept {
+        if (e.where_ == kForever) {
+            e.where_ = kNowhere;
+            --size_;
+            return;
+        }
         Links& node = e;
         node.prev->next = node.next;
         node.next->prev = node.prev;
@@ -585,7 +592,6 @@ class TimerWheel {
     std::array<Level, kLevels> levels_;
     Links pending_;   // due entries (armed at or before elapsed_)
     Links overflow_;  // beyond the current level-5 block
-    Links forever_;   // kForever entries: armed, never fired
     std::uint64_t overflowMinTick_ = kNoTick;
     bool advancing_ = false;
 };
