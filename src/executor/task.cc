@@ -60,12 +60,13 @@ void Task::cancel() noexcept {
 }
 
 void Task::snooze(Clock::duration d) noexcept {
-    detail::TaskAccess::snoozeUntil(*this, detail::deadlineAfter(Clock::now(), d));
+    const detail::SnoozeMade made =
+        detail::TaskAccess::snoozeUntil(*this, detail::deadlineAfter(Clock::now(), d));
     auto* host = detail::TaskAccess::host(*this);
     // Inside its own run() the pool reads the new wake time when run()
     // returns; outside, the pool must move the task in its queues.
     if (host && detail::currentTask() != this) {
-        host->onTaskSnoozed(*this);
+        host->onTaskSnoozed(*this, made);
     }
 }
 

@@ -16,13 +16,21 @@
 
 namespace kvexec::detail {
 
+// What one snooze wrote: the wake time, and the sequence number after it.
+struct SnoozeMade {
+    Clock::time_point until;
+    std::uint32_t seq;
+};
+
 // Implemented by a backend. Called by Task::snooze() / Task::cancel() when
 // the task is held by that backend and the call does not come from the
 // task's own run(). The pool must still exist (see task.h).
 class TaskHost {
   public:
-    // The task's wake time has just been set; move it in the queues.
-    virtual void onTaskSnoozed(Task& task) noexcept = 0;
+    // The task's wake time has just been set by `snooze`; under the
+    // backend's lock, TaskAccess::reapplySnooze(), then move the task in
+    // the queues.
+    virtual void onTaskSnoozed(Task& task, SnoozeMade snooze) noexcept = 0;
     // Cancel the task as ExecutorPool::cancel(id, false) does.
     virtual void onTaskCancelled(Task& task) noexcept = 0;
 
@@ -50,10 +58,22 @@ class TaskAccess {
     // What Task::snooze does, without calling back into the pool.
     // The sequence is only compared for change across a run, so a plain
     // increment (no read-modify-write) is enough even if two snoozes race.
-    static void snoozeUntil(Task& t, Clock::time_point when) noexcept {
+    static SnoozeMade snoozeUntil(Task& t, Clock::time_point when) noexcept {
         setWakeTime(t, when);
-        t.snoozeSeq_.store(t.snoozeSeq_.load(std::memory_order_relaxed) + 1,
-                           std::memory_order_release);
+        const std::uint32_t seq = t.snoozeSeq_.load(std::memory_order_relaxed) + 1;
+        t.snoozeSeq_.store(seq, std::memory_order_release);
+        return {when, seq};
+    }
+    // For a snooze made outside the backend's lock (Task::snooze from
+    // another thread), under that lock before the task is moved: a run's
+    // end or a wake under the lock between the snooze's two writes read
+    // the sequence before it, took the task as not snoozed and set its wake
+    // time to now over the snooze's. Puts the snooze's back, unless a later
+    // snooze came; the snooze then counts as made after them.
+    static void reapplySnooze(Task& t, SnoozeMade snooze) noexcept {
+        if (snoozeSeq(t) == snooze.seq) {
+            setWakeTime(t, snooze.until);
+        }
     }
     // Starts loading what a snooze reads and writes (state, wake time,
     // sequence), which may straddle two cache lines.

@@ -315,9 +315,12 @@ TYPED_TEST(WheelHandOff, ASnoozeBeforeTheRunStartsIsNotLost) {
         ASSERT_TRUE(this->pool->wakeAndWait(id));
         ASSERT_TRUE(this->pool->snoozeAndWait(id, std::chrono::hours(1)));
         snoozed = true;
-        ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::Snoozed; }))
-            << "round " << round << ": the snoozed task never came to rest, " << lateRuns.load()
-            << " runs began after the snooze";
+        if (!waitFor([&] { return t->state() == TaskState::Snoozed; })) {
+            this->pool->cancel(id);  // its run reads this frame's atomics
+            this->fence();
+            FAIL() << "round " << round << ": the snoozed task never came to rest, "
+                   << lateRuns.load() << " runs began after the snooze";
+        }
     }
     const int late = lateRuns.load();
     this->pool->cancel(id);

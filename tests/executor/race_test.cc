@@ -1,6 +1,6 @@
 // Races the contract must survive, for every threaded backend: unregister
-// racing schedule, many threads waking and snoozing one task, owners coming
-// and going while tasks run.
+// racing schedule, many threads waking and snoozing one task, a snooze from
+// another thread as a run ends, owners coming and going while tasks run.
 #include <stdexcept>
 
 #include "executor/contract_fixture.h"
@@ -81,6 +81,28 @@ TYPED_TEST(Races, ManyThreadsWakingAndSnoozingOneTaskNeverLoseTheLastWake) {
     // A wake that came while the task ran may still be pending: stop every
     // run before `runs` goes out of scope.
     this->retireOwner();
+}
+
+// Task::snooze() from another thread writes the wake time, then the
+// snooze's sequence number, then takes the pool's lock to move the task. A
+// run that ends between the two writes reads the old number, takes the
+// task as not snoozed and sets its wake time to now over the snooze's; the
+// pool must put the snooze's back (rule 6). The task runs again at once
+// unless snoozed, so a lost snooze shows as a task that never comes to rest.
+TYPED_TEST(Races, ASnoozeFromAnotherThreadAsARunEndsIsNotLost) {
+    constexpr int kRounds = 3000;
+    // Asleep from the start: a wake while it ran would make it run once
+    // more whatever the snooze (rule 5), and then again at once.
+    auto t = this->task([](LambdaTask&) { return true; }, TaskType::NonIO, 0, 1h);
+    const TaskId id = this->pool->schedule(t);
+    for (int round = 0; round < kRounds; ++round) {
+        ASSERT_TRUE(this->pool->wakeAndWait(id));
+        t->snooze(1h);
+        if (!waitForYielding([&] { return t->state() == TaskState::Snoozed; })) {
+            this->pool->cancel(id);
+            FAIL() << "round " << round << ": the snoozed task never came to rest";
+        }
+    }
 }
 
 TYPED_TEST(Races, OwnersComeAndGoWhileTheirTasksRun) {

@@ -39,8 +39,10 @@ struct Entry {
     // newer (a snooze in progress) until the queue sees it under its lock.
     Clock::time_point key{};
     Where where = Where::Future;
-    // wake() or snooze() arrived while Running: handled when the run ends.
+    // wake() arrived while Running: handled when the run ends.
     bool notified = false;
+    // A snooze reached the queue while Running (TaskRun::asap).
+    bool snoozedWhileRunning = false;
     // schedule() revived the (Dead) task while Running or Finishing.
     bool revived = false;
     // The task's kind in the pool's metrics: resolved by its first run,

@@ -136,20 +136,27 @@ bool Scheduler::wake(TaskId id) {
 }
 
 // The task's wake time has changed: move a queued entry to match. A running
-// one is re-queued by its worker, which sees the snooze by its sequence.
+// one is re-queued by its worker after the run, at its wake time
+// (snoozedWhileRunning: the run may have read the snooze's count already).
 bool Scheduler::rekeyToWakeTimeLocked(Entry& e) {
     if (e.task->isDead()) {
         return false;
     }
     TaskQueue& q = queueOf(e.task->type());
     detail::MutexLock queueLock(q.mutex);
+    rekeyInQueueLocked(q, e);
+    return true;
+}
+
+void Scheduler::rekeyInQueueLocked(TaskQueue& q, Entry& e) {
     if (e.where == Entry::Where::Future || e.where == Entry::Where::Ready) {
         const auto now = Clock::now();
         if (q.rekeyLocked(e, e.keyFor(e.task->wakeTime(), now), now)) {
             q.wakeup.notify_one();
         }
+    } else if (e.where == Entry::Where::Running) {
+        e.snoozedWhileRunning = true;  // its worker places it after the run
     }
-    return true;
 }
 
 bool Scheduler::snooze(TaskId id, Clock::duration d) {
@@ -161,16 +168,27 @@ bool Scheduler::snooze(TaskId id, Clock::duration d) {
     // A negative duration means "due now", never a wake time in the past
     // (it would count as queue time).
     const auto after = std::max(d, Clock::duration::zero());
+    // Under the queue's lock, which a run's end takes: one ending between
+    // the snooze's two writes would set the wake time to now over it.
+    TaskQueue& q = queueOf(e->task->type());
+    detail::MutexLock queueLock(q.mutex);
     TaskAccess::snoozeUntil(*e->task, detail::deadlineAfter(Clock::now(), after));
-    return rekeyToWakeTimeLocked(*e);
+    rekeyInQueueLocked(q, *e);
+    return true;
 }
 
-void Scheduler::onTaskSnoozed(Task& task) noexcept {
+void Scheduler::onTaskSnoozed(Task& task, detail::SnoozeMade snooze) noexcept {
     detail::MutexLock lock(owners_.mutex);
     Entry* e = findLocked(task.id());
-    if (e != nullptr && e->task.get() == &task) {
-        rekeyToWakeTimeLocked(*e);
+    if (e == nullptr || e->task.get() != &task || task.isDead()) {
+        return;
     }
+    // Both under the lock a run's end takes (finishRun), in one section: a
+    // run ending between them would set the wake time to now again.
+    TaskQueue& q = queueOf(task.type());
+    detail::MutexLock queueLock(q.mutex);
+    TaskAccess::reapplySnooze(task, snooze);
+    rekeyInQueueLocked(q, *e);
 }
 
 void Scheduler::onTaskCancelled(Task& task) noexcept {

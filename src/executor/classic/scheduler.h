@@ -59,7 +59,7 @@ class Scheduler final : public detail::TaskHost {
     PoolStats stats() const;
 
     // detail::TaskHost
-    void onTaskSnoozed(Task& task) noexcept override;
+    void onTaskSnoozed(Task& task, detail::SnoozeMade snooze) noexcept override;
     void onTaskCancelled(Task& task) noexcept override;
 
   private:
@@ -78,6 +78,8 @@ class Scheduler final : public detail::TaskHost {
         REQUIRES(owners_.mutex);
     bool wakeLocked(Entry& e) REQUIRES(owners_.mutex);
     bool rekeyToWakeTimeLocked(Entry& e) REQUIRES(owners_.mutex);
+    // The same, holding the queue's lock (a snooze from outside: onTaskSnoozed).
+    void rekeyInQueueLocked(TaskQueue& q, Entry& e) REQUIRES(owners_.mutex, q.mutex);
 
     // Runs a taken (Running) entry unless it is Dead, then re-queues or
     // drops it.

@@ -32,12 +32,13 @@ void Scheduler::finishRun(Entry& e, const detail::TaskRun& run) {
 // Rules 4 and 5 (TaskRun): at once, or at its wake time.
 void Scheduler::requeueAfterRunLocked(TaskQueue& q, Entry& e, const detail::TaskRun& run) {
     const auto now = Clock::now();
-    const bool asap = run.asap(e.revived, e.notified);
+    const bool asap = run.asap(e.revived, e.notified, e.snoozedWhileRunning);
     if (asap) {
         TaskAccess::setWakeTime(*e.task, now);
     }
     e.key = asap ? now : e.keyFor(e.task->wakeTime(), now);
     e.notified = false;
+    e.snoozedWhileRunning = false;
     e.revived = false;
     if (q.pushLocked(e, now)) {
         q.wakeup.notify_one();
@@ -62,6 +63,7 @@ void Scheduler::dropFinished(Entry& e) {
             e.key = e.keyFor(e.task->wakeTime(), now);
             e.revived = false;
             e.notified = false;
+            e.snoozedWhileRunning = false;
             if (q.pushLocked(e, now)) {
                 q.wakeup.notify_one();
             }

@@ -3,9 +3,13 @@
 // every backend:
 //   - re-queue it if the run returned true and the task is not Dead since,
 //     or if schedule() revived it while it ran; else drop it;
-//   - a re-queued task runs again as soon as possible, unless the run
-//     snoozed it, and no wake() or revive came while it ran: then at its
-//     wake time.
+//   - a re-queued task runs again as soon as possible, unless it was
+//     snoozed while it ran, and no wake() or revive came while it ran: then
+//     at its wake time. A snooze counts as made while it ran if the run
+//     sees the task's snooze sequence change, or if the snooze reached the
+//     backend's lock while the task was taken (the backend marks it then:
+//     a snooze from another thread counts before it takes that lock, so
+//     the run may have read the new count already).
 // Where a backend re-queues it (heaps, a wheel) stays with the backend.
 //
 // Thread safety: construct (which runs the task) holding none of the
@@ -40,8 +44,8 @@ class TaskRun {
     // Rules 1 and 4: re-queue, or drop.
     bool requeue(bool revived) const { return revived || (again_ && !task_.isDead()); }
     // Rules 4 and 5: when re-queued, at once (else at its wake time).
-    bool asap(bool revived, bool woken) const {
-        const bool snoozed = TaskAccess::snoozeSeq(task_) != snoozeSeqBefore_;
+    bool asap(bool revived, bool woken, bool snoozedWhileTaken) const {
+        const bool snoozed = snoozedWhileTaken || TaskAccess::snoozeSeq(task_) != snoozeSeqBefore_;
         return revived || woken || !snoozed;
     }
 

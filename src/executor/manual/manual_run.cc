@@ -67,12 +67,13 @@ bool Scheduler::runEntry(Entry& e) {
         }
         if (run.requeue(e.revived)) {
             const auto now = Clock::now();
-            const bool asap = run.asap(e.revived, e.woken);
+            const bool asap = run.asap(e.revived, e.woken, e.snoozed);
             if (asap) {
                 TaskAccess::setWakeTime(*e.task, now);
             }
             e.selfRequeued = asap && !e.woken && !e.revived;
             e.woken = false;
+            e.snoozed = false;
             e.revived = false;
             queueLocked(e, asap ? now : keyFor(e, now), now);
         } else {

@@ -97,7 +97,11 @@ bool Scheduler::wakeLocked(Entry& e) {
 // The task's wake time has changed: re-queue a queued entry to match. A
 // running one is re-queued after its run, which sees the snooze.
 void Scheduler::rekeyToWakeTimeLocked(Entry& e) {
-    if (e.running || e.task->isDead()) {
+    if (e.task->isDead()) {
+        return;
+    }
+    if (e.running) {
+        e.snoozed = true;  // placed after the run (TaskRun::asap)
         return;
     }
     const auto now = Clock::now();
@@ -170,10 +174,11 @@ bool Scheduler::snooze(TaskId id, Clock::duration d) {
     return true;
 }
 
-void Scheduler::onTaskSnoozed(Task& task) noexcept {
+void Scheduler::onTaskSnoozed(Task& task, detail::SnoozeMade snooze) noexcept {
     detail::MutexLock lock(owners_.mutex);
     Entry* e = findLocked(task.id());
     if (e != nullptr && e->task.get() == &task) {
+        TaskAccess::reapplySnooze(task, snooze);
         rekeyToWakeTimeLocked(*e);
     }
 }

@@ -55,7 +55,7 @@ class Scheduler final : public detail::TaskHost {
     TaskId runEarliest(TaskType type);
 
     // detail::TaskHost
-    void onTaskSnoozed(Task& task) noexcept override;
+    void onTaskSnoozed(Task& task, detail::SnoozeMade snooze) noexcept override;
     void onTaskCancelled(Task& task) noexcept override;
 
   private:
@@ -68,6 +68,7 @@ class Scheduler final : public detail::TaskHost {
         std::uint64_t queuedAt = 0;  // order among equal (priority, key)
         bool running = false;        // taken by a caller of runDue/runEarliest
         bool woken = false;          // woken while running
+        bool snoozed = false;        // snoozed from outside while running
         bool revived = false;        // scheduled again (after cancel) while running
         // Re-queued as soon as possible by its own run in the current
         // runDue() call: that call does not run it again.

@@ -10,6 +10,9 @@
 //                   time (lazy re-arm, see armLocked)
 //   Ready           in the ready list of its task's type    no     yes
 //   Running         taken by one worker                     no     no
+//   RunningSnoozed  Running, and snoozed from outside        no     no
+//                   meanwhile: at its wake time if the run
+//                   returns true (TaskRun::asap)
 //   RunningWoken    Running, and woken meanwhile: runs      no     no
 //                   again at once if the run returns true
 //   RunningRevived  Running, and scheduled again after a    no     no
@@ -28,8 +31,8 @@
 //   Running -> Timer      that worker, for such a snooze (shard)
 //   Ready   -> Running    ReadyQueue::pop() (its lane's lock only: a worker)
 //   Ready   -> Timer      a snooze: unlinkLocked() then armLocked() (both)
-//   Running -> RunningWoken, any Running* -> RunningRevived,
-//   Running* -> Running (cancel)                          (shard)
+//   Running -> RunningSnoozed, Running or RunningSnoozed -> RunningWoken,
+//   any Running* -> RunningRevived, Running* -> Running (cancel)  (shard)
 //   Running* -> Timer / Ready / freed   its worker, after the run (shard)
 //   Timer / Ready -> freed              cancel, unregister (shard; and the
 //                                       lane to unlink a Ready one)
@@ -74,7 +77,14 @@ namespace kvexec::wheel {
 struct Shard;
 
 struct Record : TimerWheel::Entry {
-    enum class State : std::uint8_t { Timer, Ready, Running, RunningWoken, RunningRevived };
+    enum class State : std::uint8_t {
+        Timer,
+        Ready,
+        Running,
+        RunningSnoozed,
+        RunningWoken,
+        RunningRevived
+    };
 
     Record(TaskPtr t, detail::OwnerState& o, Shard& s) : task(std::move(t)), owner(o), shard(s) {}
 

@@ -137,7 +137,8 @@ bool WheelPool::wakeLocked(Record& r, Deferred& out) {
         const auto now = Clock::now();
         TaskAccess::setWakeTime(*r.task, now);
         queueLocked(r, now, out);
-    } else if (isRunningLocked(r) && r.loadState() == Record::State::Running) {
+    } else if (isRunningLocked(r) && (r.loadState() == Record::State::Running ||
+                                      r.loadState() == Record::State::RunningSnoozed)) {
         // No lost wake-up: runs again after this run (a revive already does),
         // as soon as possible: its wake time is now (rule 5). Set here too,
         // so that a worker that has the record and has not started its run
@@ -162,12 +163,8 @@ void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred
         return;
     }
     if (r.loadState() != Record::State::Ready || when <= now) {
-        // Running: its worker places it after the run. One that has not
-        // started it yet must see this snooze even if the snooze's count
-        // was read when the record became due (a Task::snooze from another
-        // thread counts before it takes this lock): deferSnoozed.
         if (r.running()) {
-            r.dueSnoozeSeq.store(TaskAccess::snoozeSeq(*r.task) - 1, std::memory_order_relaxed);
+            snoozedWhileHeldLocked(r);
         }
         return;  // or due anyway
     }
@@ -177,6 +174,21 @@ void WheelPool::rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred
         q.unlinkLocked(r);
         lock.unlock();
         armLocked(r, when, out);
+    } else {
+        snoozedWhileHeldLocked(r);
+    }
+}
+
+// A snooze reached a record a worker holds: the worker places it after the
+// run, at its wake time (RunningSnoozed: the run may have read the
+// snooze's count already, as a Task::snooze from another thread counts
+// before it takes this lock). One that has not started the run must see
+// the snooze even if the snooze's count was read when the record became
+// due: deferSnoozed.
+void WheelPool::snoozedWhileHeldLocked(Record& r) {
+    r.dueSnoozeSeq.store(TaskAccess::snoozeSeq(*r.task) - 1, std::memory_order_relaxed);
+    if (r.loadState() == Record::State::Running) {
+        r.setState(Record::State::RunningSnoozed);
     }
 }
 
@@ -327,7 +339,7 @@ bool WheelPool::snoozeAndWait(TaskId id, Clock::duration d) {
     return true;
 }
 
-void WheelPool::onTaskSnoozed(Task& task) noexcept {
+void WheelPool::onTaskSnoozed(Task& task, detail::SnoozeMade snooze) noexcept {
     Deferred out;
     {
         Shard& shard = shardOf(task.id());
@@ -336,6 +348,7 @@ void WheelPool::onTaskSnoozed(Task& task) noexcept {
         if (r == nullptr || r->task.get() != &task || task.isDead()) {
             return;
         }
+        TaskAccess::reapplySnooze(task, snooze);
         heldFor(shard, *r);
         rekeyToWakeTimeLocked(*r, Clock::now(), out);
     }

@@ -96,7 +96,7 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     static_assert(sizeof(Deferred) <= 80, "keep Deferred small: see above");
 
     // detail::TaskHost
-    void onTaskSnoozed(Task& task) noexcept override;
+    void onTaskSnoozed(Task& task, detail::SnoozeMade snooze) noexcept override;
     void onTaskCancelled(Task& task) noexcept override;
 
     Shard& shardOf(TaskId id) { return *shards_[id % kShardCount]; }
@@ -120,6 +120,7 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     bool wakeLocked(Record& r, Deferred& out) REQUIRES(r.shard.mutex);
     void rekeyToWakeTimeLocked(Record& r, Clock::time_point now, Deferred& out)
         REQUIRES(r.shard.mutex);
+    static void snoozedWhileHeldLocked(Record& r) REQUIRES(r.shard.mutex);
     // Frees the record; its task reference goes to `released`, dropped
     // once the locks are released.
     void eraseLocked(Record& r, detail::ReleasedTasks& released) REQUIRES(r.shard.mutex);

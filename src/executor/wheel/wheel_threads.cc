@@ -31,7 +31,8 @@ bool WheelPool::runRecord(Record& r, detail::WorkerSlot* worker, detail::Release
         const bool revived = state == Record::State::RunningRevived;
         if (run.requeue(revived)) {
             const auto now = Clock::now();
-            const bool asap = run.asap(revived, state == Record::State::RunningWoken);
+            const bool asap = run.asap(revived, state == Record::State::RunningWoken,
+                                       state == Record::State::RunningSnoozed);
             if (asap) {
                 TaskAccess::setWakeTime(task, now);
             }
