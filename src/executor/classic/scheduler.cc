@@ -138,16 +138,6 @@ bool Scheduler::wake(TaskId id) {
 // The task's wake time has changed: move a queued entry to match. A running
 // one is re-queued by its worker after the run, at its wake time
 // (snoozedWhileRunning: the run may have read the snooze's count already).
-bool Scheduler::rekeyToWakeTimeLocked(Entry& e) {
-    if (e.task->isDead()) {
-        return false;
-    }
-    TaskQueue& q = queueOf(e.task->type());
-    detail::MutexLock queueLock(q.mutex);
-    rekeyInQueueLocked(q, e);
-    return true;
-}
-
 void Scheduler::rekeyInQueueLocked(TaskQueue& q, Entry& e) {
     if (e.where == Entry::Where::Future || e.where == Entry::Where::Ready) {
         const auto now = Clock::now();

@@ -77,8 +77,8 @@ class Scheduler final : public detail::TaskHost {
     bool cancelLocked(Entry& e, bool remove, detail::ReleasedTasks& dropped)
         REQUIRES(owners_.mutex);
     bool wakeLocked(Entry& e) REQUIRES(owners_.mutex);
-    bool rekeyToWakeTimeLocked(Entry& e) REQUIRES(owners_.mutex);
-    // The same, holding the queue's lock (a snooze from outside: onTaskSnoozed).
+    // After a snooze: moves a queued entry to the task's wake time, or
+    // marks a running one (its queue's lock: where a run's end writes).
     void rekeyInQueueLocked(TaskQueue& q, Entry& e) REQUIRES(owners_.mutex, q.mutex);
 
     // Runs a taken (Running) entry unless it is Dead, then re-queues or

@@ -177,7 +177,7 @@ bool Scheduler::snooze(TaskId id, Clock::duration d) {
 void Scheduler::onTaskSnoozed(Task& task, detail::SnoozeMade snooze) noexcept {
     detail::MutexLock lock(owners_.mutex);
     Entry* e = findLocked(task.id());
-    if (e != nullptr && e->task.get() == &task) {
+    if (e != nullptr && e->task.get() == &task && !task.isDead()) {
         TaskAccess::reapplySnooze(task, snooze);
         rekeyToWakeTimeLocked(*e);
     }
