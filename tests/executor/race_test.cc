@@ -87,8 +87,10 @@ TYPED_TEST(Races, ManyThreadsWakingAndSnoozingOneTaskNeverLoseTheLastWake) {
 // snooze's sequence number, then takes the pool's lock to move the task. A
 // run that ends between the two writes reads the old number, takes the
 // task as not snoozed and sets its wake time to now over the snooze's; the
-// pool must put the snooze's back (rule 6). The task runs again at once
-// unless snoozed, so a lost snooze shows as a task that never comes to rest.
+// pool must put the snooze's back (rule 6). A run that read the new number
+// before it started sees no change either; the lock, reached while the
+// task is taken, must mark it. The task runs again at once unless snoozed,
+// so a lost snooze shows as a task that never comes to rest.
 TYPED_TEST(Races, ASnoozeFromAnotherThreadAsARunEndsIsNotLost) {
     constexpr int kRounds = 3000;
     // Asleep from the start: a wake while it ran would make it run once

@@ -95,7 +95,9 @@ bool Scheduler::wakeLocked(Entry& e) {
 }
 
 // The task's wake time has changed: re-queue a queued entry to match. A
-// running one is re-queued after its run, which sees the snooze.
+// running one is marked and re-queued after its run, at its wake time (a
+// snooze from another thread counts before it takes this lock, so the run
+// may have read the new count already).
 void Scheduler::rekeyToWakeTimeLocked(Entry& e) {
     if (e.task->isDead()) {
         return;
