@@ -328,5 +328,33 @@ TYPED_TEST(WheelHandOff, ASnoozeBeforeTheRunStartsIsNotLost) {
     EXPECT_LE(late, kRounds);
 }
 
+// The last of wakes and snoozes that reach a record before its worker
+// begins the run decides whether it runs (rules 1, 5 and 6): a wake, a
+// second wake, a snooze and a wake again must run the task, also when the
+// worker is asleep and takes a while to start. The snooze must not leave
+// the second wake's mark standing in for the last one: the worker, seeing
+// the snooze, would put the task to sleep for an hour.
+TYPED_TEST(WheelHandOff, AWakeAfterASnoozeBeforeTheRunStartsIsNotLost) {
+    constexpr int kRounds = 40;
+    std::atomic<int> runs{0};
+    auto t = sleeperTask(this->owner, runs);
+    const TaskId id = this->pool->schedule(t);
+    for (int round = 0; round < kRounds; ++round) {
+        // Long enough for the idle worker to stop spinning and sleep: sets
+        // up the case, decides nothing.
+        std::this_thread::sleep_for(1ms);
+        const int before = runs.load();
+        ASSERT_TRUE(this->pool->wakeAndWait(id));
+        ASSERT_TRUE(this->pool->wakeAndWait(id));
+        ASSERT_TRUE(this->pool->snoozeAndWait(id, std::chrono::hours(1)));
+        ASSERT_TRUE(this->pool->wakeAndWait(id));
+        ASSERT_TRUE(waitFor([&] { return runs.load() > before; }))
+            << "round " << round << ": the last wake was lost";
+        // The task sleeps (forever) once its runs are over.
+        ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::Snoozed; })) << "round " << round;
+    }
+    this->retireOwner();  // no run may read `runs` after this frame
+}
+
 }  // namespace
 }  // namespace kvexec::test

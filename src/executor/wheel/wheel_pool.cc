@@ -137,15 +137,18 @@ bool WheelPool::wakeLocked(Record& r, Deferred& out) {
         const auto now = Clock::now();
         TaskAccess::setWakeTime(*r.task, now);
         queueLocked(r, now, out);
-    } else if (isRunningLocked(r) && (r.loadState() == Record::State::Running ||
-                                      r.loadState() == Record::State::RunningSnoozed)) {
+    } else if (isRunningLocked(r)) {
         // No lost wake-up: runs again after this run (a revive already does),
-        // as soon as possible: its wake time is now (rule 5). Set here too,
-        // so that a worker that has the record and has not started its run
-        // can tell a snooze after this wake from one before it
-        // (deferSnoozed).
+        // as soon as possible: its wake time is now (rule 5). Set on every
+        // wake, also of a record woken before: a worker that has the record
+        // and has not started its run tells a snooze after the last wake
+        // from one before it by the wake time (deferSnoozed), so a wake, a
+        // snooze and a wake again must leave it at now.
         TaskAccess::setWakeTime(*r.task, Clock::now());
-        r.setState(Record::State::RunningWoken);
+        const Record::State state = r.loadState();
+        if (state == Record::State::Running || state == Record::State::RunningSnoozed) {
+            r.setState(Record::State::RunningWoken);
+        }
     }
     return true;
 }
