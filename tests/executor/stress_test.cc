@@ -5,8 +5,9 @@
 //   - a task never runs on two threads at once (rule 3);
 //   - a task whose cancel() returned never starts again: at most the one
 //     run that had already been taken may still start (rule 7);
-//   - a wake issued while a task is snoozed is followed by a run, unless a
-//     later snooze or cancel overrode it (rule 5);
+//   - a wake is followed by a run, unless a later snooze or cancel
+//     overrode it: a wake of a running task makes it run once more
+//     (rule 5);
 //   - after unregisterTaskable() returns, no task of the owner starts and
 //     every one has been released: weak_ptrs expired (rule 9);
 //   - tasks call back into the pool (wake of other tasks) while all this
@@ -93,7 +94,9 @@ struct Probe {
     std::atomic<std::uint64_t> starts{0};
     std::atomic<std::uint64_t> startsAtCancel{0};
     std::atomic<bool> cancelled{false};
-    std::atomic<std::uint64_t> snoozes{0};  // pool->snooze() calls on it
+    // Bumped before and after every pool->snooze() call on it: a snooze
+    // under way while a wake is made shows as a change.
+    std::atomic<std::uint64_t> snoozes{0};
     // Runs it still asks for once its owner is finishing ("more to flush"):
     // keeps blockShutdown tasks alive, and being re-queued, while
     // unregisterTaskable() is under way.
@@ -368,7 +371,6 @@ class StressThread {
         if (!slot.task) {
             return;
         }
-        const bool snoozed = slot.task->state() == TaskState::Snoozed;
         WakeCheck check{slot.probe, slot.task->id(), slot.probe->starts.load(),
                         slot.probe->snoozes.load(), Clock::now() + kWakeDeadline};
         if (rng_() % 2 == 0) {
@@ -376,7 +378,10 @@ class StressThread {
         } else {
             pool_.wakeAndWait(check.id);
         }
-        if (snoozed && slot.probe->kind == Kind::Flusher && !slot.probe->cancelled) {
+        // A flusher asks to run again, asleep until woken: whatever it was
+        // doing at the wake (asleep, queued, taken by a worker that has
+        // not begun its run, running), a run must begin after it.
+        if (slot.probe->kind == Kind::Flusher && !slot.probe->cancelled) {
             wakes_.push_back(std::move(check));
         }
     }
@@ -398,6 +403,7 @@ class StressThread {
         } else {
             pool_.snoozeAndWait(id, rng_() % 4 == 0 ? kForever : Clock::duration(d));
         }
+        probe->snoozes.fetch_add(1);
     }
 
     void cancel(Slot& slot) {
@@ -463,7 +469,7 @@ class StressThread {
                 return true;  // overridden by a later cancel or snooze
             }
             if (now > w.deadline) {
-                violations_.add("wake of snoozed task " + std::to_string(w.id) +
+                violations_.add("wake of task " + std::to_string(w.id) +
                                 " was not followed by a run");
                 return true;
             }
