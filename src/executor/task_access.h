@@ -56,12 +56,15 @@ class TaskAccess {
         t.wakeTime_.store(when.time_since_epoch().count(), std::memory_order_release);
     }
     // What Task::snooze does, without calling back into the pool.
-    // The sequence is only compared for change across a run, so a plain
-    // increment (no read-modify-write) is enough even if two snoozes race.
+    // Backends compare the sequence for equality with a value read earlier
+    // (a run's start, the Wheel's due mark, reapplySnooze), so it must only
+    // ever move on: a Task::snooze from another thread increments it
+    // without the pool's lock, and a plain load and store racing snoozes
+    // made under that lock could put it back to a value already seen, and
+    // hide those snoozes.
     static SnoozeMade snoozeUntil(Task& t, Clock::time_point when) noexcept {
         setWakeTime(t, when);
-        const std::uint32_t seq = t.snoozeSeq_.load(std::memory_order_relaxed) + 1;
-        t.snoozeSeq_.store(seq, std::memory_order_release);
+        const std::uint32_t seq = t.snoozeSeq_.fetch_add(1, std::memory_order_acq_rel) + 1;
         return {when, seq};
     }
     // For a snooze made outside the backend's lock (Task::snooze from
