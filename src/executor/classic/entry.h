@@ -45,6 +45,9 @@ struct Entry {
     bool snoozedWhileRunning = false;
     // schedule() revived the (Dead) task while Running or Finishing.
     bool revived = false;
+    // What came while it ran has been acted on (re-queued), or no longer
+    // counts (cancelled).
+    void forgetRunMarks() { notified = snoozedWhileRunning = revived = false; }
     // The task's kind in the pool's metrics: resolved by its first run,
     // then only touched by the thread running it.
     detail::KindMetrics* kind = nullptr;

@@ -77,8 +77,7 @@ bool Scheduler::cancelLocked(Entry& e, bool remove, detail::ReleasedTasks& dropp
     TaskAccess::setState(*e.task, TaskState::Dead);
     TaskQueue& q = queueOf(e.task->type());
     detail::UniqueLock queueLock(q.mutex);
-    e.notified = false;
-    e.revived = false;
+    e.forgetRunMarks();
     const bool queued = e.where == Entry::Where::Future || e.where == Entry::Where::Ready;
     if (queued && remove) {
         q.removeLocked(e);

@@ -37,9 +37,7 @@ void Scheduler::requeueAfterRunLocked(TaskQueue& q, Entry& e, const detail::Task
         TaskAccess::setWakeTime(*e.task, now);
     }
     e.key = asap ? now : e.keyFor(e.task->wakeTime(), now);
-    e.notified = false;
-    e.snoozedWhileRunning = false;
-    e.revived = false;
+    e.forgetRunMarks();
     if (q.pushLocked(e, now)) {
         q.wakeup.notify_one();
     }
@@ -61,9 +59,7 @@ void Scheduler::dropFinished(Entry& e) {
                 TaskAccess::setWakeTime(*e.task, now);
             }
             e.key = e.keyFor(e.task->wakeTime(), now);
-            e.revived = false;
-            e.notified = false;
-            e.snoozedWhileRunning = false;
+            e.forgetRunMarks();
             if (q.pushLocked(e, now)) {
                 q.wakeup.notify_one();
             }

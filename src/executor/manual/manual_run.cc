@@ -72,9 +72,7 @@ bool Scheduler::runEntry(Entry& e) {
                 TaskAccess::setWakeTime(*e.task, now);
             }
             e.selfRequeued = asap && !e.woken && !e.revived;
-            e.woken = false;
-            e.snoozed = false;
-            e.revived = false;
+            e.forgetRunMarks();
             queueLocked(e, asap ? now : keyFor(e, now), now);
         } else {
             TaskAccess::setState(*e.task, TaskState::Dead);

@@ -63,8 +63,7 @@ void Scheduler::eraseLocked(Entry& e, detail::ReleasedTasks& out) {
 // due so that the next runDue() drops it; a running one finishes its run.
 void Scheduler::cancelLocked(Entry& e, bool remove, detail::ReleasedTasks& out) {
     TaskAccess::setState(*e.task, TaskState::Dead);
-    e.woken = false;
-    e.revived = false;
+    e.forgetRunMarks();
     if (e.running) {
         return;
     }

@@ -70,6 +70,9 @@ class Scheduler final : public detail::TaskHost {
         bool woken = false;          // woken while running
         bool snoozed = false;        // snoozed from outside while running
         bool revived = false;        // scheduled again (after cancel) while running
+        // What came while it ran has been acted on (re-queued), or no
+        // longer counts (cancelled).
+        void forgetRunMarks() { woken = snoozed = revived = false; }
         // Re-queued as soon as possible by its own run in the current
         // runDue() call: that call does not run it again.
         bool selfRequeued = false;
