@@ -10,8 +10,26 @@
 namespace kvexec {
 
 namespace {
-// Ids are process-wide so that a task keeps its id across pools.
-std::atomic<TaskId> nextTaskId{1};
+
+// Ids are process-wide so that a task keeps its id across pools. A thread
+// takes them from the shared counter a block at a time: threads creating
+// tasks on many cores (a one-shot task per request) would otherwise all
+// write the counter's line once per task. Within a block they are
+// consecutive, so that tasks a thread creates one after another still sit
+// side by side in the Wheel's index (wheel/id_table.h).
+constexpr TaskId kTaskIdBlock = 64;
+std::atomic<TaskId> nextTaskIdBlock{1};
+
+TaskId newTaskId() noexcept {
+    thread_local TaskId next = 0;
+    thread_local TaskId blockEnd = 0;
+    if (next == blockEnd) {
+        next = nextTaskIdBlock.fetch_add(kTaskIdBlock, std::memory_order_relaxed);
+        blockEnd = next + kTaskIdBlock;
+    }
+    return next++;
+}
+
 }  // namespace
 
 std::string_view to_string(TaskType type) {
@@ -42,7 +60,7 @@ std::string_view to_string(TaskState state) {
 
 Task::Task(Taskable& owner, TaskType type, int priority, Clock::duration initialSleep,
            bool blockShutdown)
-    : id_(nextTaskId.fetch_add(1, std::memory_order_relaxed)),
+    : id_(newTaskId()),
       owner_(owner),
       type_(type),
       priority_(priority),

@@ -2,12 +2,22 @@
 // owners, and the stats() hold: the owner rules of every backend.
 #include "executor/common/owner_registry.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include "executor/task_runner.h"
+#include "executor/this_core.h"
 
 namespace kvexec::detail {
+
+OwnerRegistry::OwnerRegistry(std::size_t admissionStripes)
+    : stripeCount_(std::max<std::size_t>(admissionStripes, 1)),
+      stripes_(std::make_unique<AdmissionStripe[]>(stripeCount_)) {}
+
+std::size_t OwnerRegistry::stripeOfThisCore() const noexcept {
+    return stripeCount_ == 1 ? 0 : thisCore() % stripeCount_;
+}
 
 void OwnerRegistry::registerOwner(Taskable& owner) {
     MutexLock lock(mutex);
@@ -16,10 +26,37 @@ void OwnerRegistry::registerOwner(Taskable& owner) {
     }
     auto [it, inserted] = owners_.try_emplace(&owner);
     if (inserted) {
-        it->second = std::make_unique<OwnerState>();
+        try {
+            it->second = std::make_unique<OwnerState>(stripeCount_);
+            publishLocked(owner, it->second.get());
+        } catch (...) {
+            withdrawLocked(owner);
+            owners_.erase(it);
+            throw;
+        }
     } else if (it->second->unregistering) {
         throw std::logic_error("kvexec: registerTaskable() of '" + owner.name() +
                                "' while it is being unregistered");
+    }
+}
+
+void OwnerRegistry::publishLocked(const Taskable& owner, OwnerState* state) {
+    for (std::size_t i = 0; i < stripeCount_; ++i) {
+        MutexLock stripeLock(stripes_[i].mutex);
+        stripes_[i].owners.emplace(&owner, state);
+    }
+}
+
+void OwnerRegistry::withdrawLocked(const Taskable& owner) noexcept {
+    for (std::size_t i = 0; i < stripeCount_; ++i) {
+        MutexLock stripeLock(stripes_[i].mutex);
+        stripes_[i].owners.erase(&owner);
+    }
+}
+
+void OwnerRegistry::passStripesLocked() {
+    for (std::size_t i = 0; i < stripeCount_; ++i) {
+        MutexLock stripeLock(stripes_[i].mutex);
     }
 }
 
@@ -37,6 +74,21 @@ OwnerState& OwnerRegistry::admitLocked(const Task& task) {
         throw refusedError(task);
     }
     return *it->second;
+}
+
+OwnerState* OwnerRegistry::admit(const Task& task) {
+    const std::size_t stripe = stripeOfThisCore();
+    AdmissionStripe& s = stripes_[stripe];
+    MutexLock lock(s.mutex);
+    if (stopping_) {
+        return nullptr;
+    }
+    auto it = s.owners.find(&task.owner());
+    if (it == s.owners.end() || it->second->unregistering) {
+        return nullptr;
+    }
+    it->second->added.add(stripe);
+    return it->second;
 }
 
 std::logic_error OwnerRegistry::refusedError(const Task& task) const {
@@ -62,6 +114,7 @@ OwnerState* OwnerRegistry::beginUnregisterLocked(Taskable& owner) {
         return nullptr;
     }
     it->second->unregistering = true;
+    passStripesLocked();  // admissions that saw the flag clear are counted
     return it->second.get();
 }
 
@@ -72,6 +125,7 @@ void OwnerRegistry::awaitDrainedLocked(Taskable& owner, UniqueLock& lock) {
         return (it == owners_.end() || it->second->held() == 0) && statsHolding_ == 0;
     });
     drainWaiters_.fetch_sub(1);
+    withdrawLocked(owner);
     owners_.erase(&owner);
 }
 
@@ -81,7 +135,8 @@ void OwnerRegistry::awaitDrainedLocked(Taskable& owner, UniqueLock& lock) {
 // count rise or this sees it waiting.) Nothing here touches an OwnerState
 // after counting a task out of it: the waiter may free it at once. `added`
 // no longer changes once unregistering has begun (admission stops under
-// the mutex), so the waiter's held() is exact. Without the waiter check, a
+// the mutex, and through the stripes once beginUnregisterLocked() has
+// passed them), so the waiter's held() is exact. Without the waiter check, a
 // pool running one task at a time took the mutex after every run, against
 // schedule() taking it too.
 void OwnerRegistry::release(ReleasedTasks& released) {
@@ -99,7 +154,7 @@ void OwnerRegistry::release(ReleasedTasks& released) {
 
 // Counts one task out of `owner`; wakes unregisterTaskable() if one waits.
 void OwnerRegistry::uncount(OwnerState& owner) {
-    owner.released.fetch_add(1);
+    owner.released.add(stripeOfThisCore());
     if (drainWaiters_.load() > 0) {
         MutexLock lock(mutex);
         drained_.notify_all();

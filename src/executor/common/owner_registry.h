@@ -9,11 +9,15 @@
 // backends (how tasks are found and cancelled) stays with them.
 //
 // Thread safety: `mutex` guards the owner table and the stopping flag; a
-// backend may guard its own tables with it too (Classic does). OwnerState
-// is atomic: read under any lock, counted out without one. release() and
-// StatsHold's constructor and destructor take `mutex`: call them holding
-// none of the pool's locks (they drop task references, so a task's
-// destructor may run there).
+// backend may guard its own tables with it too (Classic does). A backend
+// whose schedule() calls must not all meet on `mutex` (the Wheel) admits
+// through admit() instead: the registry keeps a copy of the owner table
+// per admission stripe, each under its own mutex, and a thread admits
+// through the stripe of the core it runs on (registering and forgetting an
+// owner visit every stripe). OwnerState is atomic: read under any lock,
+// counted out without one. release() and StatsHold's constructor and
+// destructor take `mutex`: call them holding none of the pool's locks
+// (they drop task references, so a task's destructor may run there).
 #pragma once
 
 #include <algorithm>
@@ -25,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "executor/common/striped_count.h"
 #include "executor/thread_annotations.h"
 #include "kvexec/task.h"
 #include "kvexec/taskable.h"
@@ -34,16 +39,25 @@ namespace kvexec::detail {
 // An owner as a pool tracks it. Lives from registerTaskable() until
 // unregisterTaskable() returns, so a held task's record may point at it.
 struct OwnerState {
+    explicit OwnerState(std::size_t stripes) : added(stripes), released(stripes) {}
+
     // Set (under OwnerRegistry::mutex) when unregistering starts.
     std::atomic<bool> unregistering{false};
-    // Tasks the pool holds: added - released. Two counters, each on its own
-    // cache line: the thread that schedules a task writes only `added` (under
-    // OwnerRegistry::mutex), the worker that drops it only `released`, so a
-    // one-shot hand-off moves no counter line between their cores.
-    alignas(64) std::atomic<std::size_t> added{0};
-    alignas(64) std::atomic<std::size_t> released{0};
+    // Tasks the pool holds: added - released. Each is split into stripes
+    // (one per admission stripe of the registry), so that the threads that
+    // schedule tasks and the workers that drop them, on many cores at
+    // once, do not all write one line; and apart from each other, so that
+    // a one-shot hand-off moves no counter line between the two cores.
+    StripedCount added;
+    StripedCount released;
 
-    std::size_t held() const noexcept { return added.load() - released.load(); }
+    // Exact once no task is being admitted (unregistering has begun):
+    // `added` is read first and no longer moves, and `released` read after
+    // it is at most what has been released, never more than was added.
+    std::size_t held() const noexcept {
+        const std::uint64_t in = added.sum();
+        return in - released.sum();
+    }
 
     // Rule 9: while its owner is being unregistered, a blockShutdown task
     // is never put to sleep: it runs until it returns false.
@@ -73,6 +87,10 @@ class ReleasedTasks {
 
 class OwnerRegistry {
   public:
+    // `admissionStripes` (at least 1): how many stripes admit() spreads
+    // its callers over, as a rule one per core on a machine with many.
+    explicit OwnerRegistry(std::size_t admissionStripes = 1);
+
     // registerTaskable(): again for a registered owner does nothing; throws
     // std::logic_error while the pool stops or the owner is unregistering.
     void registerOwner(Taskable& owner) EXCLUDES(mutex);
@@ -82,10 +100,20 @@ class OwnerRegistry {
     // holds the task for (addTaskLocked once it is in the caller's table).
     // Throws std::logic_error (rule 2, or the pool stops).
     OwnerState& admitLocked(const Task& task) REQUIRES(mutex);
-    void addTaskLocked(OwnerState& owner) REQUIRES(mutex) { owner.added.fetch_add(1); }
+    void addTaskLocked(OwnerState& owner) REQUIRES(mutex) { owner.added.add(stripeOfThisCore()); }
 
-    // For a backend that admits and counts a task under `mutex`, then
-    // releases it before it inserts the task into its own table (so that
+    // schedule() without `mutex`: admits the task and counts it in through
+    // the admission stripe of the caller's core; null when refused (rule
+    // 2, or the pool stops: throw refusedError(), made holding no lock, as
+    // it runs the task's description()). Then as for admitLocked(), and
+    // the caller must look at refusesNow() under its table's lock (below).
+    // An owner that begins unregistering has every stripe visited after
+    // its flag is set: an admission that saw the flag clear has counted
+    // its task in before that visit ends.
+    OwnerState* admit(const Task& task) EXCLUDES(mutex);
+
+    // For a backend that admits and counts a task under `mutex` or through
+    // admit(), and inserts the task into its own table after (so that
     // schedule() calls do not queue on one lock): under the lock of that
     // table, the owner may have begun unregistering or the pool stopping
     // since. unregisterTaskable() and shutdown set their flag before they
@@ -124,6 +152,22 @@ class OwnerRegistry {
   private:
     friend class StatsHold;
 
+    // A copy of the owner table that admit() reads, one per stripe; each
+    // on its own lines, so that threads on different cores admit without
+    // meeting. Changed under `mutex` and the stripe's own lock.
+    struct alignas(64) AdmissionStripe {
+        Mutex mutex;
+        std::unordered_map<const Taskable*, OwnerState*> owners GUARDED_BY(mutex);
+    };
+
+    std::size_t stripeOfThisCore() const noexcept;
+    // Adds or removes `owner` in every stripe's table.
+    void publishLocked(const Taskable& owner, OwnerState* state) REQUIRES(mutex);
+    void withdrawLocked(const Taskable& owner) noexcept REQUIRES(mutex);
+    // Takes and releases each stripe's lock: an admission under way
+    // through any of them has ended once this returns.
+    void passStripesLocked() REQUIRES(mutex);
+
     mutable std::condition_variable drained_;   // a task count or statsHolding_ fell
     std::atomic<std::size_t> drainWaiters_{0};  // threads in awaitDrainedLocked()
     std::unordered_map<const Taskable*, std::unique_ptr<OwnerState>> owners_ GUARDED_BY(mutex);
@@ -131,6 +175,8 @@ class OwnerRegistry {
     std::atomic<bool> stopping_{false};
     // stats() calls holding task references (StatsHold).
     mutable std::size_t statsHolding_ GUARDED_BY(mutex) = 0;
+    const std::size_t stripeCount_;
+    const std::unique_ptr<AdmissionStripe[]> stripes_;
 };
 
 // The task references a stats() call holds, counted in the registry, so

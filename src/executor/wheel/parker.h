@@ -74,7 +74,11 @@ class alignas(64) SpinGate {
   public:
     static constexpr unsigned kFewCores = 4;
 
-    SpinGate() : cores_(std::max(1u, std::thread::hardware_concurrency())) {}
+    SpinGate() : cores_(machineCores()) {}
+
+    static unsigned machineCores() noexcept {
+        return std::max(1u, std::thread::hardware_concurrency());
+    }
 
     unsigned cores() const noexcept { return cores_; }
     // Yield spinners give their core away between rounds, so on a few

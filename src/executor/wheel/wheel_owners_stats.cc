@@ -30,8 +30,12 @@ std::size_t readyLanesFor(const PoolConfig& config, unsigned cores) {
 
 }  // namespace
 
+// The owners' admission stripes follow the ready lanes: one per core on a
+// machine with many (schedule() calls on different cores then admit their
+// tasks without meeting on one lock), one on a few.
 WheelPool::WheelPool(const PoolConfig& config)
-    : metrics_(config.recordMetrics ? std::make_unique<detail::PoolMetrics>() : nullptr),
+    : owners_(readyLanesFor(config, SpinGate::machineCores())),
+      metrics_(config.recordMetrics ? std::make_unique<detail::PoolMetrics>() : nullptr),
       timerWakeAt_(Clock::time_point::max().time_since_epoch().count()),
       workers_(metrics_.get()) {
     for (auto& shard : shards_) {

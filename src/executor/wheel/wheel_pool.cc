@@ -217,16 +217,15 @@ TaskId WheelPool::schedule(TaskPtr task) {
     }
     const TaskId id = task->id();
     // The shard's and the ready lane's lock lines were last written by a
-    // worker: start taking them over while the owners lock is taken.
+    // worker: start taking them over while the task is admitted.
     __builtin_prefetch(&shardOf(id), 1);
     readyOf(task->type()).prefetchForPush();
-    // The owners lock only admits and counts the task: schedule() calls on
-    // many cores would otherwise queue on it for their whole insert.
-    detail::OwnerState* owner = nullptr;
-    {
-        detail::MutexLock ownersLock(owners_.mutex);
-        owner = &owners_.admitLocked(*task);
-        owners_.addTaskLocked(*owner);
+    // Admitted through the admission stripe of this core, not under the
+    // owners lock: schedule() calls on many cores would otherwise all
+    // meet on that lock.
+    detail::OwnerState* const owner = owners_.admit(*task);
+    if (owner == nullptr) {
+        throw owners_.refusedError(*task);
     }
     Deferred out;
     Admission admission = Admission::Refused;

@@ -19,8 +19,9 @@
 // decision after a run are the rules every backend shares (common/).
 //
 // Locking (the ground rules):
-// - owners_.mutex guards the owners; schedule() holds it only to admit
-//   and count a task. It inserts under the shard lock alone, and looks
+// - owners_.mutex guards the owners; schedule() does not take it: it
+//   admits and counts a task through its core's admission stripe
+//   (owner_registry.h), inserts under the shard lock alone, and looks
 //   there again whether the owner began unregistering or the pool stopping
 //   (both set their flag, then walk the shards): unregisterTaskable()
 //   cannot miss a task being scheduled.
@@ -28,8 +29,8 @@
 // - ReadyLane::mutex guards one lane of a type's ready records
 //   (ready_queue.h); the idle set and which lanes hold records are atomic.
 // - Order: a shard, then a ready lane; never two shards or two lanes at
-//   once. owners_.mutex is always taken alone. ReadyQueue::control (worker counts) and
-//   timerMutex_ are taken alone.
+//   once. owners_.mutex (then an admission stripe's) is taken alone. ReadyQueue::control (worker
+//   counts) and timerMutex_ are taken alone.
 // - User code (run(), description(), hooks, task destructors) runs with no
 //   lock held. unpark() and timer notification happen after unlocking
 //   (Deferred, finish()). unpark() never blocks (a store, and a futex wake

@@ -1,0 +1,94 @@
+// The owner registry's admission stripes (the Wheel's schedule() path):
+// a task counted in through one core's stripe and out on another's, and
+// unregistering while threads admit through every stripe at once.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "executor/common/owner_registry.h"
+#include "executor/test_support.h"
+
+namespace kvexec::test {
+namespace {
+
+using detail::OwnerRegistry;
+using detail::OwnerState;
+
+TEST(StripedCount, SumsEveryStripe) {
+    detail::StripedCount count(4);
+    count.add(0);
+    count.add(3);
+    count.add(3);
+    EXPECT_EQ(count.sum(), 3u);
+}
+
+TEST(OwnerRegistry, ATaskCountedInOnOneStripeAndOutOnAnotherLeavesNoneHeld) {
+    OwnerRegistry registry(4);
+    TestOwner owner;
+    registry.registerOwner(owner);
+    auto task = makeTask(owner, [](LambdaTask&) { return false; });
+    OwnerState* state = registry.admit(*task);
+    ASSERT_NE(state, nullptr);
+    EXPECT_EQ(state->held(), 1u);
+    state->released.add(state->released.stripes() - 1);  // another core's stripe
+    EXPECT_EQ(state->held(), 0u);
+}
+
+TEST(OwnerRegistry, AnOwnerNotRegisteredIsRefusedWithItsName) {
+    OwnerRegistry registry(4);
+    TestOwner owner("unknown-bucket");
+    auto task = makeTask(owner, [](LambdaTask&) { return false; });
+    EXPECT_EQ(registry.admit(*task), nullptr);
+    EXPECT_NE(std::string(registry.refusedError(*task).what()).find("unknown-bucket"),
+              std::string::npos);
+}
+
+// Threads admit and count out through their cores' stripes while the
+// owner is unregistered. Unregistering must wait for every task admitted
+// before it began (the owner's state is freed once it returns: under ASan
+// a late count would be a use after free), and refuse every one after.
+TEST(OwnerRegistry, UnregisteringWaitsForAdmissionsThroughEveryStripeAndRefusesLaterOnes) {
+    for (int round = 0; round < 20; ++round) {
+        OwnerRegistry registry(8);
+        TestOwner owner;
+        registry.registerOwner(owner);
+        auto task = makeTask(owner, [](LambdaTask&) { return false; });
+        std::atomic<bool> unregistered{false};
+        std::atomic<int> admitted{0};
+        std::atomic<int> admittedAfterUnregister{0};
+        std::vector<std::thread> admitters;
+        for (int t = 0; t < 4; ++t) {
+            admitters.emplace_back([&] {
+                for (int refusals = 0; refusals < 100;) {
+                    const bool after = unregistered.load();
+                    if (OwnerState* state = registry.admit(*task)) {
+                        admitted.fetch_add(1);
+                        if (after) {
+                            admittedAfterUnregister.fetch_add(1);
+                        }
+                        registry.uncount(*state);
+                    } else {
+                        ++refusals;
+                    }
+                }
+            });
+        }
+        ASSERT_TRUE(waitForYielding([&] { return admitted.load() > 200; }));
+        {
+            detail::UniqueLock lock(registry.mutex);
+            ASSERT_NE(registry.beginUnregisterLocked(owner), nullptr);
+            registry.awaitDrainedLocked(owner, lock);
+        }
+        unregistered = true;
+        for (auto& t : admitters) {
+            t.join();
+        }
+        EXPECT_EQ(admittedAfterUnregister.load(), 0) << "round " << round;
+        EXPECT_EQ(registry.count(), 0u);
+    }
+}
+
+}  // namespace
+}  // namespace kvexec::test
