@@ -113,7 +113,9 @@ struct PoolConfig {
     // so that they and the workers do not all meet on one lock. 0 means
     // one per core on machines with more than 4 cores, else one (on a few
     // cores one lock is not where a hand-off waits, and a lane costs the
-    // one-thread round trip a cache line). Other backends ignore it.
+    // one-thread round trip a cache line). It also sets how many per-core
+    // stripes schedule() admits tasks through (each owner then costs two
+    // cache lines per stripe). Other backends ignore it.
     std::size_t wheelReadyLanes = 0;
 };
 

@@ -1,6 +1,7 @@
 // task.cc: Task and LambdaTask.
 #include "kvexec/task.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "executor/task_access.h"
@@ -12,20 +13,28 @@ namespace kvexec {
 namespace {
 
 // Ids are process-wide so that a task keeps its id across pools. A thread
-// takes them from the shared counter a block at a time: threads creating
-// tasks on many cores (a one-shot task per request) would otherwise all
-// write the counter's line once per task. Within a block they are
-// consecutive, so that tasks a thread creates one after another still sit
-// side by side in the Wheel's index (wheel/id_table.h).
-constexpr TaskId kTaskIdBlock = 64;
-std::atomic<TaskId> nextTaskIdBlock{1};
+// takes them from the shared counter in blocks, and hands out each block
+// in order: threads creating tasks on many cores (a one-shot task per
+// request) would otherwise all write the counter's line once per task.
+// A thread's blocks grow from one id to kMaxTaskIdBlock, so that threads
+// which each make only a few tasks still take ids one after another from
+// the counter; blocks of one size for all would start every thread at the
+// same remainder modulo the block size, and the Wheel's shard is the id
+// modulo 8. Ids that one thread makes in a row stay consecutive, so that
+// its tasks sit side by side in the Wheel's index (wheel/id_table.h), and
+// a benchmark that splits its tasks between threads by their order splits
+// the shards between them too.
+constexpr TaskId kMaxTaskIdBlock = 64;
+std::atomic<TaskId> nextTaskId{1};
 
 TaskId newTaskId() noexcept {
     thread_local TaskId next = 0;
     thread_local TaskId blockEnd = 0;
+    thread_local TaskId blockSize = 1;
     if (next == blockEnd) {
-        next = nextTaskIdBlock.fetch_add(kTaskIdBlock, std::memory_order_relaxed);
-        blockEnd = next + kTaskIdBlock;
+        next = nextTaskId.fetch_add(blockSize, std::memory_order_relaxed);
+        blockEnd = next + blockSize;
+        blockSize = std::min(2 * blockSize, kMaxTaskIdBlock);
     }
     return next++;
 }

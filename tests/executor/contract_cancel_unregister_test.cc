@@ -181,17 +181,18 @@ TYPED_TEST(UnregisterRules, Rule9_OutsideSnoozeDuringUnregisterNeverQueuesATaskT
     this->pool->registerTaskable(bucket);
     this->pool->setThreadCount(TaskType::NonIO, 2);  // a second worker to run it twice
     Gate releasing, letGo;
-    // Sixteen consecutive ids: one in each Wheel shard, so the first shard
-    // unregister visits holds one of them.
-    for (int i = 0; i < 16; ++i) {
+    // Tasks that hold unregistering up once it drops them, until one sits in
+    // the Wheel's shard 0 (id % 8 == 0), the first shard it visits.
+    for (bool inFirstShard = false; !inFirstShard;) {
         auto hold = std::make_shared<HoldOnRelease>(releasing, letGo);
-        this->pool->schedule(makeTask(
+        const TaskId held = this->pool->schedule(makeTask(
             bucket, [hold](LambdaTask&) { return false; }, TaskType::Reader, 0, kForever));
+        inFirstShard = held % 8 == 0;
     }
     std::atomic<int> inRun{0}, overlaps{0}, runs{0};
     std::atomic<bool> finish{false};
     TaskPtr t;
-    do {  // on Wheel, outside the first shard unregister visits (id % 16 == 0)
+    do {  // on Wheel, outside the first shard unregister visits (id % 8 == 0)
         t = makeTask(
             bucket,
             [&](LambdaTask&) {
@@ -204,7 +205,7 @@ TYPED_TEST(UnregisterRules, Rule9_OutsideSnoozeDuringUnregisterNeverQueuesATaskT
                 return !finish.load();
             },
             TaskType::NonIO, 0, kArmedFor, /*blockShutdown=*/true);
-    } while (t->id() % 16 == 0);
+    } while (t->id() % 8 == 0);
     std::weak_ptr<Task> weak = t;
     const auto id = this->pool->schedule(std::move(t));
     // Runs once the timer has passed the task's original deadline.

@@ -78,8 +78,9 @@ TEST(OwnerRegistry, UnregisteringWaitsForAdmissionsThroughEveryStripeAndRefusesL
         ASSERT_TRUE(waitForYielding([&] { return admitted.load() > 200; }));
         {
             detail::UniqueLock lock(registry.mutex);
-            ASSERT_NE(registry.beginUnregisterLocked(owner), nullptr);
-            registry.awaitDrainedLocked(owner, lock);
+            const auto registration = registry.beginUnregisterLocked(owner);
+            ASSERT_TRUE(registration.has_value());
+            registry.awaitDrainedLocked(owner, *registration, lock);
         }
         unregistered = true;
         for (auto& t : admitters) {
@@ -88,6 +89,41 @@ TEST(OwnerRegistry, UnregisteringWaitsForAdmissionsThroughEveryStripeAndRefusesL
         EXPECT_EQ(admittedAfterUnregister.load(), 0) << "round " << round;
         EXPECT_EQ(registry.count(), 0u);
     }
+}
+
+// Two threads unregister one owner; the first to see its tasks drained
+// forgets it, and the owner is registered again before the second looks.
+// The second must return and leave the new registration alone (before, it
+// forgot that one too; with admission through the stripes, while tasks
+// were being admitted to it).
+TEST(OwnerRegistry, ASecondUnregisteringLeavesTheNextRegistrationAlone) {
+    OwnerRegistry registry(4);
+    TestOwner owner;
+    registry.registerOwner(owner);
+    auto task = makeTask(owner, [](LambdaTask&) { return false; });
+    OwnerState* state = registry.admit(*task);
+    ASSERT_NE(state, nullptr);
+    auto begin = [&] {
+        detail::MutexLock lock(registry.mutex);
+        return registry.beginUnregisterLocked(owner);
+    };
+    const auto first = begin();
+    const auto second = begin();
+    ASSERT_TRUE(first.has_value());
+    ASSERT_EQ(first, second);
+    registry.uncount(*state);
+    auto await = [&](OwnerRegistry::Registration registration) {
+        detail::UniqueLock lock(registry.mutex);
+        registry.awaitDrainedLocked(owner, registration, lock);
+    };
+    await(*first);
+    EXPECT_EQ(registry.count(), 0u);
+    registry.registerOwner(owner);
+    await(*second);
+    EXPECT_EQ(registry.count(), 1u);
+    OwnerState* again = registry.admit(*task);
+    ASSERT_NE(again, nullptr) << "the owner's new registration was forgotten";
+    registry.uncount(*again);
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ using kvexec::test::TestOwner;
 
 struct QueueWorld {
     TestOwner owner;
-    detail::OwnerState ownerState{1};
+    detail::OwnerState ownerState{1, 1};
     Shard shard;
     std::vector<std::unique_ptr<Record>> records;
 

@@ -21,7 +21,7 @@ using kvexec::test::TestOwner;
 
 struct SlabWorld {
     TestOwner owner;
-    detail::OwnerState ownerState{1};
+    detail::OwnerState ownerState{1, 1};
     Shard shard;
     RecordSlab slab;
 

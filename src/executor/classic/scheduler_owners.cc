@@ -90,7 +90,8 @@ void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
     detail::OwnerRegistry::checkNotOwnTask(owner);
     detail::ReleasedTasks dropped;
     detail::UniqueLock lock(owners_.mutex);
-    if (owners_.beginUnregisterLocked(owner) == nullptr) {
+    const auto registration = owners_.beginUnregisterLocked(owner);
+    if (!registration) {
         return;
     }
     cancelOwnerTasksLocked(owner, force, dropped);
@@ -99,7 +100,7 @@ void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
         owners_.release(dropped);
         lock.lock();
     }
-    owners_.awaitDrainedLocked(owner, lock);
+    owners_.awaitDrainedLocked(owner, *registration, lock);
 }
 
 PoolStats Scheduler::stats() const {

@@ -27,13 +27,18 @@ void OwnerRegistry::registerOwner(Taskable& owner) {
     auto [it, inserted] = owners_.try_emplace(&owner);
     if (inserted) {
         try {
-            it->second = std::make_unique<OwnerState>(stripeCount_);
+            // Published refusing tasks, as if unregistering: if a stripe's
+            // table cannot take it, it is withdrawn from the others before
+            // any task was admitted through them.
+            it->second = std::make_unique<OwnerState>(stripeCount_, ++registrations_);
+            it->second->unregistering = true;
             publishLocked(owner, it->second.get());
         } catch (...) {
             withdrawLocked(owner);
             owners_.erase(it);
             throw;
         }
+        it->second->unregistering = false;
     } else if (it->second->unregistering) {
         throw std::logic_error("kvexec: registerTaskable() of '" + owner.name() +
                                "' while it is being unregistered");
@@ -108,25 +113,38 @@ void OwnerRegistry::checkNotOwnTask(const Taskable& owner) {
     }
 }
 
-OwnerState* OwnerRegistry::beginUnregisterLocked(Taskable& owner) {
+std::optional<OwnerRegistry::Registration> OwnerRegistry::beginUnregisterLocked(Taskable& owner) {
     auto it = owners_.find(&owner);
     if (it == owners_.end()) {
-        return nullptr;
+        return std::nullopt;
     }
     it->second->unregistering = true;
     passStripesLocked();  // admissions that saw the flag clear are counted
-    return it->second.get();
+    return it->second->registration;
 }
 
-void OwnerRegistry::awaitDrainedLocked(Taskable& owner, UniqueLock& lock) {
+// Another unregistering of the same registration may have forgotten the
+// owner while this one waited (and the owner may have been registered
+// again since): then there is nothing left to wait for or to forget. The
+// registration number, not the state's address, tells the two apart: a
+// new state may be allocated where the old one was.
+void OwnerRegistry::awaitDrainedLocked(Taskable& owner, Registration registration,
+                                       UniqueLock& lock) {
+    const auto current = [&]() REQUIRES(mutex) -> OwnerState* {
+        auto it = owners_.find(&owner);
+        return it != owners_.end() && it->second->registration == registration ? it->second.get()
+                                                                               : nullptr;
+    };
     drainWaiters_.fetch_add(1);  // before the first look at the counts: see release()
     drained_.wait(lock.native(), [&]() REQUIRES(mutex) {
-        auto it = owners_.find(&owner);
-        return (it == owners_.end() || it->second->held() == 0) && statsHolding_ == 0;
+        const OwnerState* state = current();
+        return state == nullptr || (state->held() == 0 && statsHolding_ == 0);
     });
     drainWaiters_.fetch_sub(1);
-    withdrawLocked(owner);
-    owners_.erase(&owner);
+    if (current() != nullptr) {
+        withdrawLocked(owner);
+        owners_.erase(&owner);
+    }
 }
 
 // Counting out needs no lock, and takes the mutex only while an

@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
@@ -39,21 +40,26 @@ namespace kvexec::detail {
 // An owner as a pool tracks it. Lives from registerTaskable() until
 // unregisterTaskable() returns, so a held task's record may point at it.
 struct OwnerState {
-    explicit OwnerState(std::size_t stripes) : added(stripes), released(stripes) {}
+    OwnerState(std::size_t stripes, std::uint64_t registration)
+        : registration(registration), added(stripes), released(stripes) {}
 
-    // Set (under OwnerRegistry::mutex) when unregistering starts.
+    // Which registration of the owner this is (OwnerRegistry::Registration).
+    const std::uint64_t registration;
+    // Set (under OwnerRegistry::mutex) when unregistering starts; also
+    // while registerOwner() publishes the state (no task is admitted then).
     std::atomic<bool> unregistering{false};
-    // Tasks the pool holds: added - released. Each is split into stripes
-    // (one per admission stripe of the registry), so that the threads that
-    // schedule tasks and the workers that drop them, on many cores at
-    // once, do not all write one line; and apart from each other, so that
-    // a one-shot hand-off moves no counter line between the two cores.
+    // Tasks the pool holds: added - released. Each is split into stripes,
+    // indexed by the core of the thread that counts a task in (the
+    // scheduling thread's admission stripe) or out (the thread that drops
+    // it), so that the threads that schedule tasks and the workers that
+    // drop them, on many cores at once, do not all write one line.
     StripedCount added;
     StripedCount released;
 
-    // Exact once no task is being admitted (unregistering has begun):
-    // `added` is read first and no longer moves, and `released` read after
-    // it is at most what has been released, never more than was added.
+    // Exact once no task is being admitted, that is once
+    // beginUnregisterLocked() has returned for this registration: `added`
+    // is read first and no longer moves, and `released` read after it is
+    // at most what has been released, never more than was added.
     std::size_t held() const noexcept {
         const std::uint64_t in = added.sum();
         return in - released.sum();
@@ -132,13 +138,19 @@ class OwnerRegistry {
     // 1. checkNotOwnTask(): from one of the owner's own tasks it would wait
     //    for itself: throws std::logic_error.
     static void checkNotOwnTask(const Taskable& owner);
-    // 2. beginUnregisterLocked(): refuse its tasks from now on. Null when
-    //    the owner is not registered (then there is nothing to do).
-    OwnerState* beginUnregisterLocked(Taskable& owner) REQUIRES(mutex);
+    // 2. beginUnregisterLocked(): refuse its tasks from now on. Returns the
+    //    registration being unregistered; none when the owner is not
+    //    registered (then there is nothing to do).
     // 3. (the backend cancels and drops the owner's tasks)
     // 4. awaitDrainedLocked(): wait until the pool holds none of its tasks
-    //    and no stats() call holds any task, then forget the owner.
-    void awaitDrainedLocked(Taskable& owner, UniqueLock& lock) REQUIRES(mutex);
+    //    and no stats() call holds any task, then forget the owner. Two
+    //    threads may unregister one owner at once, and the owner may be
+    //    registered again once the first has returned: the second then
+    //    returns too, and leaves the new registration alone.
+    using Registration = std::uint64_t;
+    std::optional<Registration> beginUnregisterLocked(Taskable& owner) REQUIRES(mutex);
+    void awaitDrainedLocked(Taskable& owner, Registration registration, UniqueLock& lock)
+        REQUIRES(mutex);
 
     // Drops the references (their destructors may run here), then counts
     // them out of their owners, waking unregisterTaskable().
@@ -175,6 +187,7 @@ class OwnerRegistry {
     std::atomic<bool> stopping_{false};
     // stats() calls holding task references (StatsHold).
     mutable std::size_t statsHolding_ GUARDED_BY(mutex) = 0;
+    Registration registrations_ GUARDED_BY(mutex) = 0;  // the last one given
     const std::size_t stripeCount_;
     const std::unique_ptr<AdmissionStripe[]> stripes_;
 };

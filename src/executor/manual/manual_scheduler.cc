@@ -213,7 +213,8 @@ void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
     detail::OwnerRegistry::checkNotOwnTask(owner);
     detail::ReleasedTasks dropped;
     detail::UniqueLock lock(owners_.mutex);
-    if (owners_.beginUnregisterLocked(owner) == nullptr) {
+    const auto registration = owners_.beginUnregisterLocked(owner);
+    if (!registration) {
         return;
     }
     std::vector<Entry*> owned;
@@ -235,7 +236,7 @@ void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
         lock.lock();
     }
     drainOwnerInline(owner, lock);
-    owners_.awaitDrainedLocked(owner, lock);
+    owners_.awaitDrainedLocked(owner, *registration, lock);
 }
 
 PoolStats Scheduler::stats() const {

@@ -20,7 +20,8 @@
 // with a period of a power of two share home slots, and their probe runs
 // grow to about half that period. A server's ids come from one counter
 // shared by every pool and thread, which hands each thread blocks of
-// consecutive ids (task.cc), so such a period is not expected.
+// consecutive ids of growing size (task.cc), so such a period is not
+// expected.
 //
 // Thread safety: none; the shard's mutex guards it. Stores raw pointers and
 // owns nothing.

@@ -1,6 +1,7 @@
 // wheel_owners_stats.cc: the Wheel backend's construction and shutdown,
 // its owners (register, unregister) and stats().
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -129,11 +130,13 @@ std::size_t WheelPool::taskableCount() const {
 // 3. Wait until the pool holds none of them, then forget the owner.
 void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
     detail::OwnerRegistry::checkNotOwnTask(owner);
+    std::optional<detail::OwnerRegistry::Registration> registration;
     {
         detail::MutexLock lock(owners_.mutex);
-        if (owners_.beginUnregisterLocked(owner) == nullptr) {
-            return;
-        }
+        registration = owners_.beginUnregisterLocked(owner);
+    }
+    if (!registration) {
+        return;
     }
     // Shard by shard, each in one section: the blockShutdown tasks it wakes
     // in a shard are all queued before a worker is unparked for them (rule
@@ -164,7 +167,7 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
         finish(out);
     }
     detail::UniqueLock lock(owners_.mutex);
-    owners_.awaitDrainedLocked(owner, lock);
+    owners_.awaitDrainedLocked(owner, *registration, lock);
 }
 
 PoolStats WheelPool::stats() const {

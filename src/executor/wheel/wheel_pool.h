@@ -29,8 +29,9 @@
 // - ReadyLane::mutex guards one lane of a type's ready records
 //   (ready_queue.h); the idle set and which lanes hold records are atomic.
 // - Order: a shard, then a ready lane; never two shards or two lanes at
-//   once. owners_.mutex (then an admission stripe's) is taken alone. ReadyQueue::control (worker
-//   counts) and timerMutex_ are taken alone.
+//   once. owners_.mutex is taken alone (it takes each admission stripe's
+//   lock in turn); schedule() takes its admission stripe's lock alone.
+//   ReadyQueue::control (worker counts) and timerMutex_ are taken alone.
 // - User code (run(), description(), hooks, task destructors) runs with no
 //   lock held. unpark() and timer notification happen after unlocking
 //   (Deferred, finish()). unpark() never blocks (a store, and a futex wake
