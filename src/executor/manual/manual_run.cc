@@ -127,13 +127,15 @@ TaskId Scheduler::runEarliest(TaskType type) {
 // There is no worker to run blockShutdown tasks: run them here. Unlocks and
 // relocks owners_.mutex through the caller's lock, which the analysis cannot
 // follow through a parameter: unchecked inside, REQUIRES still checked at
-// the call.
-void Scheduler::drainOwnerInline(Taskable& owner,
+// the call. Tasks are picked by the owner's registration: if another
+// unregistering of the owner finishes while the lock is released and the
+// owner is registered again, the new registration's tasks are not ours.
+void Scheduler::drainOwnerInline(detail::OwnerRegistry::Registration registration,
                                  detail::UniqueLock& lock) NO_THREAD_SAFETY_ANALYSIS {
     for (;;) {
         Entry* queued = nullptr;
         for (auto& [id, e] : entries_) {
-            if (&e->task->owner() == &owner && !e->running) {
+            if (e->owner.registration == registration && !e->running) {
                 queued = e.get();
                 break;
             }

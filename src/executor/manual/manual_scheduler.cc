@@ -219,7 +219,7 @@ void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
     }
     std::vector<Entry*> owned;
     for (auto& [id, e] : entries_) {
-        if (&e->task->owner() == &owner) {
+        if (e->owner.registration == *registration) {
             owned.push_back(e.get());
         }
     }
@@ -235,7 +235,7 @@ void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
         owners_.release(dropped);
         lock.lock();
     }
-    drainOwnerInline(owner, lock);
+    drainOwnerInline(*registration, lock);
     owners_.awaitDrainedLocked(owner, *registration, lock);
 }
 

@@ -95,7 +95,8 @@ class Scheduler final : public detail::TaskHost {
     // Runs a taken entry unless its task is Dead, then re-queues or drops
     // it. Returns true if run() was called.
     bool runEntry(Entry& e) EXCLUDES(owners_.mutex);
-    void drainOwnerInline(Taskable& owner, detail::UniqueLock& lock) REQUIRES(owners_.mutex);
+    void drainOwnerInline(detail::OwnerRegistry::Registration registration,
+                          detail::UniqueLock& lock) REQUIRES(owners_.mutex);
     void shutdown();
 
     // Null when the pool records no metrics (Manual always records).

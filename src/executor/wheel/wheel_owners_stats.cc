@@ -150,8 +150,11 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
         {
             detail::MutexLock lock(shard->mutex);
             std::vector<Record*> owned;
+            // By registration, not by owner: if another unregistering of
+            // the owner has finished meanwhile and the owner has been
+            // registered again, the new registration's tasks are not ours.
             shard->forEachLocked([&](Record& r) {
-                if (&r.task->owner() == &owner) {
+                if (r.owner.registration == *registration) {
                     owned.push_back(&r);
                 }
             });
