@@ -37,8 +37,9 @@
 
 namespace kvexec::detail {
 
-// An owner as a pool tracks it. Lives from registerTaskable() until
-// unregisterTaskable() returns, so a held task's record may point at it.
+// One registration of an owner, as a pool tracks it. Lives from
+// registerTaskable() until the unregisterTaskable() that forgets it, which
+// waits for every task counted in it: a held task's record may point at it.
 struct OwnerState {
     OwnerState(std::size_t stripes, std::uint64_t registration)
         : registration(registration), added(stripes), released(stripes) {}
@@ -141,9 +142,10 @@ class OwnerRegistry {
     // 2. beginUnregisterLocked(): refuse its tasks from now on. Returns the
     //    registration being unregistered; none when the owner is not
     //    registered (then there is nothing to do).
-    // 3. (the backend cancels and drops the owner's tasks)
-    // 4. awaitDrainedLocked(): wait until the pool holds none of its tasks
-    //    and no stats() call holds any task, then forget the owner. Two
+    // 3. (the backend cancels and drops the registration's tasks)
+    // 4. awaitDrainedLocked(): wait until the pool holds none of the
+    //    registration's tasks and no stats() call holds any task, then
+    //    forget the owner. Two
     //    threads may unregister one owner at once, and the owner may be
     //    registered again once the first has returned: the second then
     //    returns too, and leaves the new registration alone.
