@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -16,6 +17,27 @@ namespace {
 using detail::OwnerRegistry;
 using detail::OwnerState;
 
+// A registry with `owner` registered, a task of it to admit, and the
+// steps of unregistering the owner, each under the registry's lock.
+struct RegisteredOwner {
+    explicit RegisteredOwner(std::size_t stripes) : registry(stripes) {
+        registry.registerOwner(owner);
+    }
+
+    std::optional<OwnerRegistry::Registration> beginUnregister() {
+        detail::MutexLock lock(registry.mutex);
+        return registry.beginUnregisterLocked(owner);
+    }
+    void awaitDrained(OwnerRegistry::Registration registration) {
+        detail::UniqueLock lock(registry.mutex);
+        registry.awaitDrainedLocked(owner, registration, lock);
+    }
+
+    OwnerRegistry registry;
+    TestOwner owner;
+    TaskPtr task = makeTask(owner, [](LambdaTask&) { return false; });
+};
+
 TEST(StripedCount, SumsEveryStripe) {
     detail::StripedCount count(4);
     count.add(0);
@@ -25,11 +47,8 @@ TEST(StripedCount, SumsEveryStripe) {
 }
 
 TEST(OwnerRegistry, ATaskCountedInOnOneStripeAndOutOnAnotherLeavesNoneHeld) {
-    OwnerRegistry registry(4);
-    TestOwner owner;
-    registry.registerOwner(owner);
-    auto task = makeTask(owner, [](LambdaTask&) { return false; });
-    OwnerState* state = registry.admit(*task);
+    RegisteredOwner o(4);
+    OwnerState* state = o.registry.admit(*o.task);
     ASSERT_NE(state, nullptr);
     EXPECT_EQ(state->held(), 1u);
     state->released.add(state->released.stripes() - 1);  // another core's stripe
@@ -51,10 +70,7 @@ TEST(OwnerRegistry, AnOwnerNotRegisteredIsRefusedWithItsName) {
 // a late count would be a use after free), and refuse every one after.
 TEST(OwnerRegistry, UnregisteringWaitsForAdmissionsThroughEveryStripeAndRefusesLaterOnes) {
     for (int round = 0; round < 20; ++round) {
-        OwnerRegistry registry(8);
-        TestOwner owner;
-        registry.registerOwner(owner);
-        auto task = makeTask(owner, [](LambdaTask&) { return false; });
+        RegisteredOwner o(8);
         std::atomic<bool> unregistered{false};
         std::atomic<int> admitted{0};
         std::atomic<int> admittedAfterUnregister{0};
@@ -63,12 +79,12 @@ TEST(OwnerRegistry, UnregisteringWaitsForAdmissionsThroughEveryStripeAndRefusesL
             admitters.emplace_back([&] {
                 for (int refusals = 0; refusals < 100;) {
                     const bool after = unregistered.load();
-                    if (OwnerState* state = registry.admit(*task)) {
+                    if (OwnerState* state = o.registry.admit(*o.task)) {
                         admitted.fetch_add(1);
                         if (after) {
                             admittedAfterUnregister.fetch_add(1);
                         }
-                        registry.uncount(*state);
+                        o.registry.uncount(*state);
                     } else {
                         ++refusals;
                     }
@@ -76,18 +92,15 @@ TEST(OwnerRegistry, UnregisteringWaitsForAdmissionsThroughEveryStripeAndRefusesL
             });
         }
         ASSERT_TRUE(waitForYielding([&] { return admitted.load() > 200; }));
-        {
-            detail::UniqueLock lock(registry.mutex);
-            const auto registration = registry.beginUnregisterLocked(owner);
-            ASSERT_TRUE(registration.has_value());
-            registry.awaitDrainedLocked(owner, *registration, lock);
-        }
+        const auto registration = o.beginUnregister();
+        ASSERT_TRUE(registration.has_value());
+        o.awaitDrained(*registration);
         unregistered = true;
         for (auto& t : admitters) {
             t.join();
         }
         EXPECT_EQ(admittedAfterUnregister.load(), 0) << "round " << round;
-        EXPECT_EQ(registry.count(), 0u);
+        EXPECT_EQ(o.registry.count(), 0u);
     }
 }
 
@@ -97,33 +110,22 @@ TEST(OwnerRegistry, UnregisteringWaitsForAdmissionsThroughEveryStripeAndRefusesL
 // forgot that one too; with admission through the stripes, while tasks
 // were being admitted to it).
 TEST(OwnerRegistry, ASecondUnregisteringLeavesTheNextRegistrationAlone) {
-    OwnerRegistry registry(4);
-    TestOwner owner;
-    registry.registerOwner(owner);
-    auto task = makeTask(owner, [](LambdaTask&) { return false; });
-    OwnerState* state = registry.admit(*task);
+    RegisteredOwner o(4);
+    OwnerState* state = o.registry.admit(*o.task);
     ASSERT_NE(state, nullptr);
-    auto begin = [&] {
-        detail::MutexLock lock(registry.mutex);
-        return registry.beginUnregisterLocked(owner);
-    };
-    const auto first = begin();
-    const auto second = begin();
+    const auto first = o.beginUnregister();
+    const auto second = o.beginUnregister();
     ASSERT_TRUE(first.has_value());
     ASSERT_EQ(first, second);
-    registry.uncount(*state);
-    auto await = [&](OwnerRegistry::Registration registration) {
-        detail::UniqueLock lock(registry.mutex);
-        registry.awaitDrainedLocked(owner, registration, lock);
-    };
-    await(*first);
-    EXPECT_EQ(registry.count(), 0u);
-    registry.registerOwner(owner);
-    await(*second);
-    EXPECT_EQ(registry.count(), 1u);
-    OwnerState* again = registry.admit(*task);
+    o.registry.uncount(*state);
+    o.awaitDrained(*first);
+    EXPECT_EQ(o.registry.count(), 0u);
+    o.registry.registerOwner(o.owner);
+    o.awaitDrained(*second);
+    EXPECT_EQ(o.registry.count(), 1u);
+    OwnerState* again = o.registry.admit(*o.task);
     ASSERT_NE(again, nullptr) << "the owner's new registration was forgotten";
-    registry.uncount(*again);
+    o.registry.uncount(*again);
 }
 
 }  // namespace
