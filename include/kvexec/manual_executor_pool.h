@@ -8,7 +8,9 @@
 //   ignored (nothing would run the tasks anyway).
 // - unregisterTaskable(t, false) runs t's blockShutdown tasks on the calling
 //   thread, as if due now, until they return false (there is no other
-//   thread to run them); it never waits for another thread.
+//   thread to run them); it waits for another thread only while that
+//   thread is inside a run of one of t's tasks, and if that run queues
+//   the task again, runs it here too.
 //
 // Thread safety: any member may be called from any thread; runReady() and
 // runNext() run tasks on the calling thread. Calling them from two threads

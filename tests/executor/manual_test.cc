@@ -1,7 +1,9 @@
 // The Manual backend: the caller runs tasks, deterministically.
 #include <gtest/gtest.h>
 
+#include <future>
 #include <stdexcept>
+#include <thread>
 
 #include "executor/test_support.h"
 #include "kvexec/manual_executor_pool.h"
@@ -127,6 +129,62 @@ TEST_F(ManualPool, UnregisterRunsBlockShutdownTasksOnTheCallingThread) {
     EXPECT_EQ(flushes, 2);
     EXPECT_EQ(others, 0);
     EXPECT_TRUE(weak.expired());
+    EXPECT_EQ(pool.taskableCount(), 1u);
+}
+
+// Another caller is inside a blockShutdown task's run when its owner
+// unregisters, and that run queues the task again: the unregistering runs
+// it, rather than wait for a runReady() that may never come.
+TEST_F(ManualPool, UnregisterRunsABlockShutdownTaskThatAnotherCallersRunQueuedAgain) {
+    TestOwner bucket("bucket-b");
+    pool.registerTaskable(bucket);
+    Gate running, finish;
+    std::atomic<int> flushes{0};
+    std::thread::id secondRunOn;
+    pool.schedule(makeTask(
+        bucket,
+        [&](LambdaTask&) {
+            if (flushes.fetch_add(1) == 0) {
+                running.open();
+                finish.wait();
+                return true;  // again: the unregistering woke it meanwhile
+            }
+            secondRunOn = std::this_thread::get_id();
+            return false;
+        },
+        TaskType::Writer, 0, Clock::duration::zero(), true));
+    std::thread driver([&] { pool.runNext(TaskType::Writer); });  // one run, no more
+    ASSERT_TRUE(running.wait());
+
+    std::promise<void> unregistered;
+    auto done = unregistered.get_future();
+    std::thread unregistering([&] {
+        pool.unregisterTaskable(bucket, false);
+        unregistered.set_value();
+    });
+    // Refused: the unregistering has begun. It holds the pool's lock from
+    // then until it waits for the run (it has nothing else to drop), so it
+    // waits now.
+    std::atomic<int> unused{0};
+    EXPECT_TRUE(waitFor([&] {
+        try {
+            pool.cancel(pool.schedule(countingTask(bucket, unused, false, TaskType::Reader)), true);
+            return false;
+        } catch (const std::logic_error&) {
+            return true;
+        }
+    }));
+    finish.open();
+    driver.join();
+    const bool returned = done.wait_for(kDeadline) == std::future_status::ready;
+    EXPECT_TRUE(returned) << "unregisterTaskable() waited for a caller that never came back";
+    if (!returned) {
+        pool.runReady(TaskType::Writer);  // lets it return
+    }
+    const auto unregisteringThread = unregistering.get_id();
+    unregistering.join();
+    EXPECT_EQ(flushes, 2);
+    EXPECT_EQ(secondRunOn, unregisteringThread);
     EXPECT_EQ(pool.taskableCount(), 1u);
 }
 

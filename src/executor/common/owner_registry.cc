@@ -128,22 +128,34 @@ std::optional<OwnerRegistry::Registration> OwnerRegistry::beginUnregisterLocked(
 // again since): then there is nothing left to wait for or to forget. The
 // registration number, not the state's address, tells the two apart: a
 // new state may be allocated where the old one was.
-void OwnerRegistry::awaitDrainedLocked(Taskable& owner, Registration registration,
-                                       UniqueLock& lock) {
+bool OwnerRegistry::awaitDrainedLocked(Taskable& owner, Registration registration, UniqueLock& lock,
+                                       const std::function<bool()>& hasWork) {
     const auto current = [&]() REQUIRES(mutex) -> OwnerState* {
         auto it = owners_.find(&owner);
         return it != owners_.end() && it->second->registration == registration ? it->second.get()
                                                                                : nullptr;
     };
-    drainWaiters_.fetch_add(1);  // before the first look at the counts: see release()
-    drained_.wait(lock.native(), [&]() REQUIRES(mutex) {
+    const auto drained = [&]() REQUIRES(mutex) {
         const OwnerState* state = current();
         return state == nullptr || (state->held() == 0 && statsHolding_ == 0);
-    });
+    };
+    drainWaiters_.fetch_add(1);  // before the first look at the counts: see release()
+    drained_.wait(lock.native(),
+                  [&]() REQUIRES(mutex) { return drained() || (hasWork && hasWork()); });
     drainWaiters_.fetch_sub(1);
+    if (!drained()) {
+        return false;
+    }
     if (current() != nullptr) {
         withdrawLocked(owner);
         owners_.erase(&owner);
+    }
+    return true;
+}
+
+void OwnerRegistry::wakeDrainWaitersLocked() {
+    if (drainWaiters_.load() > 0) {
+        drained_.notify_all();
     }
 }
 

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -149,10 +150,17 @@ class OwnerRegistry {
     //    threads may unregister one owner at once, and the owner may be
     //    registered again once the first has returned: the second then
     //    returns too, and leaves the new registration alone.
+    //    A backend that runs some of the tasks itself while unregistering
+    //    (Manual, which has no workers) passes `hasWork`, read under the
+    //    mutex: the wait then also ends, returning false, once it says
+    //    there is something to run; the backend runs it and waits again.
+    //    It calls wakeDrainWaitersLocked() whenever that may have changed.
+    //    Returns true once the registration is forgotten.
     using Registration = std::uint64_t;
     std::optional<Registration> beginUnregisterLocked(Taskable& owner) REQUIRES(mutex);
-    void awaitDrainedLocked(Taskable& owner, Registration registration, UniqueLock& lock)
-        REQUIRES(mutex);
+    bool awaitDrainedLocked(Taskable& owner, Registration registration, UniqueLock& lock,
+                            const std::function<bool()>& hasWork = {}) REQUIRES(mutex);
+    void wakeDrainWaitersLocked() REQUIRES(mutex);
 
     // Drops the references (their destructors may run here), then counts
     // them out of their owners, waking unregisterTaskable().
@@ -182,7 +190,8 @@ class OwnerRegistry {
     // through any of them has ended once this returns.
     void passStripesLocked() REQUIRES(mutex);
 
-    mutable std::condition_variable drained_;   // a task count or statsHolding_ fell
+    // A task count or statsHolding_ fell, or a backend's hasWork may hold.
+    mutable std::condition_variable drained_;
     std::atomic<std::size_t> drainWaiters_{0};  // threads in awaitDrainedLocked()
     std::unordered_map<const Taskable*, std::unique_ptr<OwnerState>> owners_ GUARDED_BY(mutex);
     // Written under `mutex`; read without it by refusesNow().

@@ -12,6 +12,15 @@ using detail::TaskAccess;
 
 // --- picking ----------------------------------------------------------------
 
+Scheduler::Entry* Scheduler::queuedOfLocked(detail::OwnerRegistry::Registration registration) {
+    for (auto& [id, e] : entries_) {
+        if (e->owner.registration == registration && !e->running) {
+            return e.get();
+        }
+    }
+    return nullptr;
+}
+
 Scheduler::Entry* Scheduler::takeDueLocked(TaskType type, Clock::time_point now) {
     Entry* best = nullptr;
     for (auto& [id, entry] : entries_) {
@@ -74,6 +83,7 @@ bool Scheduler::runEntry(Entry& e) {
             e.selfRequeued = asap && !e.woken && !e.revived;
             e.forgetRunMarks();
             queueLocked(e, asap ? now : keyFor(e, now), now);
+            owners_.wakeDrainWaitersLocked();  // an unregistering may run it now
         } else {
             TaskAccess::setState(*e.task, TaskState::Dead);
             eraseLocked(e, erased);
@@ -133,13 +143,7 @@ TaskId Scheduler::runEarliest(TaskType type) {
 void Scheduler::drainOwnerInline(detail::OwnerRegistry::Registration registration,
                                  detail::UniqueLock& lock) NO_THREAD_SAFETY_ANALYSIS {
     for (;;) {
-        Entry* queued = nullptr;
-        for (auto& [id, e] : entries_) {
-            if (e->owner.registration == registration && !e->running) {
-                queued = e.get();
-                break;
-            }
-        }
+        Entry* queued = queuedOfLocked(registration);
         if (queued == nullptr) {
             return;
         }

@@ -208,7 +208,8 @@ std::size_t Scheduler::taskableCount() const {
 // Unregistration (the steps of OwnerRegistry): refuse; drop the owner's
 // queued tasks (blockShutdown ones are woken and run here instead, unless
 // force); wait until the pool holds none of them (a run in progress on
-// another caller's thread finishes), then forget the owner.
+// another caller's thread finishes; a blockShutdown task that run queues
+// again is run here too), then forget the owner.
 void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
     detail::OwnerRegistry::checkNotOwnTask(owner);
     detail::ReleasedTasks dropped;
@@ -235,8 +236,12 @@ void Scheduler::unregisterTaskable(Taskable& owner, bool force) {
         owners_.release(dropped);
         lock.lock();
     }
-    drainOwnerInline(*registration, lock);
-    owners_.awaitDrainedLocked(owner, *registration, lock);
+    const auto hasQueued = [&]() REQUIRES(owners_.mutex) {
+        return queuedOfLocked(*registration) != nullptr;
+    };
+    do {
+        drainOwnerInline(*registration, lock);
+    } while (!owners_.awaitDrainedLocked(owner, *registration, lock, hasQueued));
 }
 
 PoolStats Scheduler::stats() const {

@@ -92,6 +92,8 @@ class Scheduler final : public detail::TaskHost {
     // marks the due ones Running (their TaskState) on the way.
     Entry* takeDueLocked(TaskType type, Clock::time_point now) REQUIRES(owners_.mutex);
     Entry* takeEarliestLocked(TaskType type) REQUIRES(owners_.mutex);
+    // A queued (not running) entry of the registration, or null.
+    Entry* queuedOfLocked(detail::OwnerRegistry::Registration registration) REQUIRES(owners_.mutex);
     // Runs a taken entry unless its task is Dead, then re-queues or drops
     // it. Returns true if run() was called.
     bool runEntry(Entry& e) EXCLUDES(owners_.mutex);
