@@ -70,30 +70,33 @@ std::size_t OwnerRegistry::count() const {
     return owners_.size();
 }
 
+// Rule 2, for the owner table and for each stripe's copy of it.
+template <class Table>
+OwnerState* OwnerRegistry::admissibleIn(const Table& table, const Taskable& owner) const {
+    const auto it = table.find(&owner);
+    if (it == table.end() || refusesNow(*it->second)) {
+        return nullptr;
+    }
+    return &*it->second;
+}
+
 OwnerState& OwnerRegistry::admitLocked(const Task& task) {
-    if (stopping_) {
+    OwnerState* owner = admissibleIn(owners_, task.owner());
+    if (owner == nullptr) {
         throw refusedError(task);
     }
-    auto it = owners_.find(&task.owner());
-    if (it == owners_.end() || it->second->unregistering) {
-        throw refusedError(task);
-    }
-    return *it->second;
+    return *owner;
 }
 
 OwnerState* OwnerRegistry::admit(const Task& task) {
     const std::size_t stripe = stripeOfThisCore();
     AdmissionStripe& s = stripes_[stripe];
     MutexLock lock(s.mutex);
-    if (stopping_) {
-        return nullptr;
+    OwnerState* owner = admissibleIn(s.owners, task.owner());
+    if (owner != nullptr) {
+        owner->added.add(stripe);
     }
-    auto it = s.owners.find(&task.owner());
-    if (it == s.owners.end() || it->second->unregistering) {
-        return nullptr;
-    }
-    it->second->added.add(stripe);
-    return it->second;
+    return owner;
 }
 
 std::logic_error OwnerRegistry::refusedError(const Task& task) const {

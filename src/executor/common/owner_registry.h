@@ -183,6 +183,9 @@ class OwnerRegistry {
     };
 
     std::size_t stripeOfThisCore() const noexcept;
+    // The owner's state if it may take a task now, else null.
+    template <class Table>
+    OwnerState* admissibleIn(const Table& table, const Taskable& owner) const;
     // Adds or removes `owner` in every stripe's table.
     void publishLocked(const Taskable& owner, OwnerState* state) REQUIRES(mutex);
     void withdrawLocked(const Taskable& owner) noexcept REQUIRES(mutex);

@@ -35,16 +35,18 @@ std::size_t readyLanesFor(const PoolConfig& config, unsigned cores) {
 // machine with many (schedule() calls on different cores then admit their
 // tasks without meeting on one lock), one on a few.
 WheelPool::WheelPool(const PoolConfig& config)
-    : owners_(readyLanesFor(config, SpinGate::machineCores())),
+    : WheelPool(config, readyLanesFor(config, SpinGate::machineCores())) {}
+
+WheelPool::WheelPool(const PoolConfig& config, std::size_t readyLanes)
+    : owners_(readyLanes),
       metrics_(config.recordMetrics ? std::make_unique<detail::PoolMetrics>() : nullptr),
       timerWakeAt_(Clock::time_point::max().time_since_epoch().count()),
       workers_(metrics_.get()) {
     for (auto& shard : shards_) {
         shard = std::make_unique<Shard>();
     }
-    const std::size_t lanes = readyLanesFor(config, spinGate_.cores());
     for (auto& q : ready_) {
-        q = std::make_unique<ReadyQueue>(lanes);
+        q = std::make_unique<ReadyQueue>(readyLanes);
     }
     // Checked before any thread starts: a throw after that would destroy
     // joinable threads.

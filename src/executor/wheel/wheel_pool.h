@@ -128,6 +128,8 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     void eraseLocked(Record& r, detail::ReleasedTasks& released) REQUIRES(r.shard.mutex);
     void finish(Deferred& out);
 
+    WheelPool(const PoolConfig& config, std::size_t readyLanes);
+
     bool runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped);
     bool deferSnoozed(Record& r) EXCLUDES(r.shard.mutex);
     void workerLoop(TaskType type, std::size_t index, detail::WorkerSlot* slot);
