@@ -8,9 +8,10 @@
 //   ignored (nothing would run the tasks anyway).
 // - unregisterTaskable(t, false) runs t's blockShutdown tasks on the calling
 //   thread, as if due now, until they return false (there is no other
-//   thread to run them); it waits for another thread only while that
-//   thread is inside a run of one of t's tasks, and if that run queues
-//   the task again, runs it here too.
+//   thread to run them). It waits for other threads only while they hold
+//   t's tasks (inside a run, dropping one, or in stats()); a task that
+//   another caller's run queues again is run by whichever of the two
+//   takes it first, so it never waits for a runReady() that may not come.
 //
 // Thread safety: any member may be called from any thread; runReady() and
 // runNext() run tasks on the calling thread. Calling them from two threads
