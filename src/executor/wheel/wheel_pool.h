@@ -79,6 +79,10 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     PoolStats stats() const override;
 
   private:
+    // The public constructor, with the ready lanes per type (and the
+    // owners' admission stripes) worked out once from the config.
+    WheelPool(const PoolConfig& config, std::size_t readyLanes);
+
     // What a locked section leaves to do once its locks are released.
     // If an exception unwinds, `unpark` (declared last, destroyed first)
     // wakes the workers taken before `released` runs task destructors.
@@ -127,8 +131,6 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     // once the locks are released.
     void eraseLocked(Record& r, detail::ReleasedTasks& released) REQUIRES(r.shard.mutex);
     void finish(Deferred& out);
-
-    WheelPool(const PoolConfig& config, std::size_t readyLanes);
 
     bool runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped);
     bool deferSnoozed(Record& r) EXCLUDES(r.shard.mutex);
