@@ -146,6 +146,26 @@ TEST(Parker, AClaimedSpinHoldsAPlaceInTheGateUntilTheWorkerLeavesIt) {
     }
 }
 
+// A worker about to run a task whose last run was long gives its place
+// back, so that idle workers of every type may spin while it runs; before
+// a short run it keeps the place (a busy hand-off loop writes nothing).
+TEST(Parker, AWorkerAboutToRunALongTaskGivesItsPlaceBack) {
+    SpinGate gate;
+    Parker p;
+    ASSERT_NO_FATAL_FAILURE(claimTheLastPlace(gate, p));
+    p.unpark();
+    p.park(gate, SpinMode::Pause, [](bool) { return true; });  // a caught spin
+    p.beforeRun(gate, Parker::kLongRun / 10);
+    EXPECT_FALSE(gate.tryEnter(SpinMode::Pause)) << "a short run keeps the place";
+    p.beforeRun(gate, Parker::kLongRun);
+    EXPECT_TRUE(gate.tryEnter(SpinMode::Pause)) << "a long run gives it back";
+    p.beforeRun(gate, Parker::kLongRun);  // no place: leaves nothing
+    EXPECT_FALSE(gate.tryEnter(SpinMode::Pause)) << "a place was given back twice";
+    for (unsigned i = 0; i < gate.limit(SpinMode::Pause); ++i) {
+        gate.leave();
+    }
+}
+
 // A spin that ends without work gives the place back before the worker
 // sleeps.
 TEST(Parker, ASpinThatCatchesNothingGivesItsPlaceBack) {

@@ -33,15 +33,16 @@
 // by what claimSpin() said), looks for work once more, then park(). A
 // producer takes an idle worker off that set and calls unpark() after
 // releasing its locks; it makes the futex system call only if the worker
-// really sleeps. Parkers live as long as their pool, so a late unpark()
-// never touches freed memory.
+// really sleeps. Before each run the worker calls beforeRun(). Parkers
+// live as long as their pool, so a late unpark() never touches freed
+// memory.
 //
 // A producer that takes an idle worker while no record is queued may hand
 // it its record directly (handOff() before unpark()): the worker then takes
 // it from here, and no ready lane, lane bit or lane lock is touched on the
 // way (ReadyQueue::takeIdleForHandOff).
 //
-// Thread safety: prepare()/claimSpin()/park()/takeHandedOff()/leaveGate()
+// Thread safety: prepare()/claimSpin()/park()/takeHandedOff()/beforeRun()/leaveGate()
 // only by the owning worker; handOff() and unpark() by the thread that took
 // the worker off its idle set, once per prepare(). SpinGate: any thread.
 #pragma once
@@ -126,6 +127,11 @@ class alignas(64) Parker {
     static constexpr auto kPauseSpinWindow = std::chrono::microseconds(5);
     // A park shorter than this means a spin would have caught the work.
     static constexpr auto kShortPark = std::chrono::microseconds(100);
+    // A run this long gives the worker's place in the gate back
+    // (beforeRun()): the runs of a hand-off loop that a spin serves are far
+    // shorter than a spin window, and against a run of twice the window
+    // the gate's two writes cost under 1%.
+    static constexpr auto kLongRun = 2 * kYieldSpinWindow;
 
     void prepare() noexcept { state_.store(kWaiting, std::memory_order_relaxed); }
 
@@ -155,15 +161,29 @@ class alignas(64) Parker {
     // run, spin ...) writes the gate's shared line only when a spin ends
     // without work (on 16 cores that line, written twice per hand-off,
     // was among the few every hand-off of the pool passed through). So the
-    // gate caps the workers that spin or run since their last caught spin;
-    // the cost: workers running long tasks keep their places, and while
-    // they fill the gate the other idle workers of every type sleep (a
-    // hand-off to them is a futex wake).
+    // gate caps the workers that spin, or run tasks whose last run was
+    // short, since their last caught spin; a worker about to run a task
+    // whose last run was long gives its place back (beforeRun()).
     bool claimSpin(SpinGate& gate, SpinMode mode) noexcept {
         willSpin_ = spinPays_ && (holdsGate_ || (holdsGate_ = gate.tryEnter(mode)));
         return willSpin_;
     }
-    // The worker exits: gives its place in the gate back.
+    // The worker is about to run a task whose last run took `lastRun`. A
+    // long run gives the worker's place in the gate back: while it runs it
+    // spins no more than a sleeper, and while workers running flushes or
+    // compactions filled the gate, the other idle workers of every type
+    // slept (a hand-off to them is a futex wake). Leaving and claiming
+    // the place again writes the gate's line twice, nothing against such
+    // a run. A task's first long run (one made afresh each time, say)
+    // still runs with the place held.
+    void beforeRun(SpinGate& gate, Clock::duration lastRun) noexcept {
+        if (lastRun >= kLongRun) {
+            leaveGate(gate);
+        }
+    }
+    // Gives the worker's place in the gate back, if it holds one: after a
+    // spin that caught nothing (park()), before a long run (beforeRun()),
+    // and when the worker exits.
     void leaveGate(SpinGate& gate) noexcept {
         if (holdsGate_) {
             holdsGate_ = false;

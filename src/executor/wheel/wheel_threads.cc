@@ -102,6 +102,7 @@ void WheelPool::workerLoop(TaskType type, std::size_t index, detail::WorkerSlot*
                 }
             }
         }
+        me.beforeRun(spinGate_, r->task->lastRuntime());  // a running record is ours
         owners_.release(dropped);
         if (runRecord(*r, slot, dropped)) {
             me.countRun();
