@@ -6,8 +6,9 @@
 // is called on the task itself rather than on its pool.
 //
 // Thread safety: every function here is safe from any thread (they are
-// atomics); keeping state transitions coherent is the caller's job (the
-// backends do it under their queue locks).
+// atomics), but snoozeUntilLocked(), which needs the backend's lock that
+// orders the task's pool snoozes; keeping state transitions coherent is the
+// caller's job (the backends do it under their queue locks).
 #pragma once
 
 #include <cstdint>
@@ -55,17 +56,33 @@ class TaskAccess {
     static void setWakeTime(Task& t, Clock::time_point when) noexcept {
         t.wakeTime_.store(when.time_since_epoch().count(), std::memory_order_release);
     }
-    // What Task::snooze does, without calling back into the pool.
-    // Backends compare the sequence for equality with a value read earlier
-    // (a run's start, the Wheel's due mark, reapplySnooze), so it must only
-    // ever move on: a Task::snooze from another thread increments it
-    // without the pool's lock, and a plain load and store racing snoozes
-    // made under that lock could put it back to a value already seen, and
-    // hide those snoozes.
+    // What Task::snooze does, without calling back into the pool, from any
+    // thread. Backends compare the sequence (snoozeSeq()) for equality
+    // with a value read earlier (a run's start, the Wheel's due mark,
+    // reapplySnooze), so each count must only ever move on: this one is
+    // incremented atomically, as snoozes from other threads may race it.
+    // The pool's count is read after the increment: so of racing
+    // Task::snooze calls, the last to increment holds every pool snooze
+    // before its read in its `seq`, and reapplySnooze puts its wake time
+    // back unless a snooze came after it. (Read before, two racing calls
+    // could get one `seq` that matched neither, and both were lost over a
+    // run's end.) The pool's count is written under a lock, released
+    // before any run's end reads the counts; on x86 and ARMv8 a read after
+    // this read-modify-write sees it.
     static SnoozeMade snoozeUntil(Task& t, Clock::time_point when) noexcept {
         setWakeTime(t, when);
-        const std::uint32_t seq = t.snoozeSeq_.fetch_add(1, std::memory_order_acq_rel) + 1;
-        return {when, seq};
+        const std::uint32_t own = t.snoozeSeq_.fetch_add(1, std::memory_order_seq_cst) + 1;
+        const std::uint32_t pool = t.poolSnoozeSeq_.load(std::memory_order_seq_cst);
+        return {when, pool + own};
+    }
+    // A pool's snooze(id), under the backend's lock that every pool snooze
+    // of this task takes (Classic's and Manual's owners mutex, the Wheel's
+    // shard mutex; a task is held by one pool at a time): one such write at
+    // a time, so a plain increment keeps the pool's count moving on.
+    static void snoozeUntilLocked(Task& t, Clock::time_point when) noexcept {
+        setWakeTime(t, when);
+        t.poolSnoozeSeq_.store(t.poolSnoozeSeq_.load(std::memory_order_relaxed) + 1,
+                               std::memory_order_release);
     }
     // For a snooze made outside the backend's lock (Task::snooze from
     // another thread), under that lock before the task is moved: a run's
@@ -82,10 +99,14 @@ class TaskAccess {
     // sequence), which may straddle two cache lines.
     static void prefetchForSnooze(const Task& t) noexcept {
         __builtin_prefetch(&t.state_, 1);
-        __builtin_prefetch(&t.snoozeSeq_, 1);
+        __builtin_prefetch(&t.snoozeSeq_, 1);  // and poolSnoozeSeq_ beside it
     }
+    // The snoozes so far: both counts, each only moving on, so of two
+    // reads ordered one after the other the sum differs whenever either
+    // count moved in between (short of 2^32 snoozes).
     static std::uint32_t snoozeSeq(const Task& t) noexcept {
-        return t.snoozeSeq_.load(std::memory_order_acquire);
+        return t.poolSnoozeSeq_.load(std::memory_order_acquire) +
+               t.snoozeSeq_.load(std::memory_order_acquire);
     }
 
     static void recordRun(Task& t, Clock::duration ran) noexcept;

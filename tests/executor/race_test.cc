@@ -107,6 +107,35 @@ TYPED_TEST(Races, ASnoozeFromAnotherThreadAsARunEndsIsNotLost) {
     }
 }
 
+// The same with two snoozes from other threads and the pool's own snooze
+// between them: a pool snooze(id, 0) makes the task due, then this thread
+// snoozes it for an hour, while another thread's snooze may span both.
+// Every order of the three ends with an hour's snooze, so the task must
+// come to rest. (A Task::snooze that read the pool's snooze count before
+// its own increment could get the same sequence number as this thread's,
+// matching neither's count after a run's end, and both were lost.)
+TYPED_TEST(Races, TwoSnoozesFromOtherThreadsAroundThePoolsOwnAreNotLost) {
+    constexpr int kRounds = 2000;
+    auto t = this->task([](LambdaTask&) { return true; }, TaskType::NonIO, 0, 1h);
+    const TaskId id = this->pool->schedule(t);
+    for (int round = 0; round < kRounds; ++round) {
+        std::atomic<bool> go{false};
+        std::thread spanning([&] {
+            while (!go.load()) {
+            }
+            t->snooze(1h);
+        });
+        go.store(true);
+        ASSERT_TRUE(this->pool->snoozeAndWait(id, 0s));
+        t->snooze(1h);
+        spanning.join();
+        if (!waitForYielding([&] { return t->state() == TaskState::Snoozed; })) {
+            this->pool->cancel(id);
+            FAIL() << "round " << round << ": the snoozed task never came to rest";
+        }
+    }
+}
+
 TYPED_TEST(Races, OwnersComeAndGoWhileTheirTasksRun) {
     this->pool->setThreadCount(TaskType::Writer, 2);
     for (int round = 0; round < 50; ++round) {

@@ -161,7 +161,7 @@ bool Scheduler::snooze(TaskId id, Clock::duration d) {
     // the snooze's two writes would set the wake time to now over it.
     TaskQueue& q = queueOf(e->task->type());
     detail::MutexLock queueLock(q.mutex);
-    TaskAccess::snoozeUntil(*e->task, detail::deadlineAfter(Clock::now(), after));
+    TaskAccess::snoozeUntilLocked(*e->task, detail::deadlineAfter(Clock::now(), after));
     rekeyInQueueLocked(q, *e);
     return true;
 }

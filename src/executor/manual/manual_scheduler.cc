@@ -170,7 +170,7 @@ bool Scheduler::snooze(TaskId id, Clock::duration d) {
     }
     // A negative duration means "due now", never a wake time in the past.
     const auto after = std::max(d, Clock::duration::zero());
-    TaskAccess::snoozeUntil(*e->task, detail::deadlineAfter(Clock::now(), after));
+    TaskAccess::snoozeUntilLocked(*e->task, detail::deadlineAfter(Clock::now(), after));
     rekeyToWakeTimeLocked(*e);
     return true;
 }

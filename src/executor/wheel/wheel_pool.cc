@@ -333,7 +333,7 @@ bool WheelPool::snoozeAndWait(TaskId id, Clock::duration d) {
         if (task->isDead()) {
             return false;
         }
-        TaskAccess::snoozeUntil(*task, detail::deadlineAfter(now, d));
+        TaskAccess::snoozeUntilLocked(*task, detail::deadlineAfter(now, d));
         heldFor(shard, *r);
         rekeyToWakeTimeLocked(*r, now, out);
     }
