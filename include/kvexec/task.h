@@ -112,8 +112,8 @@ class Task {
     // atomic increment cost TimeoutAddCancel 7% at one thread); snooze()
     // comes from any thread without that lock, and increments its count
     // atomically.
-    std::atomic<std::uint32_t> snoozeSeq_{0};
-    std::atomic<std::uint32_t> poolSnoozeSeq_{0};
+    std::atomic<std::uint32_t> snoozeSeq_{0};      // snooze() on the task
+    std::atomic<std::uint32_t> poolSnoozeSeq_{0};  // the pool's snooze(id)
     std::atomic<std::uint64_t> runCount_{0};
     std::atomic<Clock::rep> totalRuntime_{0};
     std::atomic<Clock::rep> lastRuntime_{0};

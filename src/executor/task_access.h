@@ -6,18 +6,21 @@
 // is called on the task itself rather than on its pool.
 //
 // Thread safety: every function here is safe from any thread (they are
-// atomics), but snoozeUntilLocked(), which needs the backend's lock that
+// atomics), except snoozeUntilLocked(), which needs the backend's lock that
 // orders the task's pool snoozes; keeping state transitions coherent is the
 // caller's job (the backends do it under their queue locks).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "kvexec/task.h"
 
 namespace kvexec::detail {
 
-// What one snooze wrote: the wake time, and the sequence number after it.
+// What one Task::snooze wrote: the wake time, and the sum of the counts as
+// it saw them after its increment (snoozeUntil): equal to snoozeSeq() as
+// long as neither count has moved since.
 struct SnoozeMade {
     Clock::time_point until;
     std::uint32_t seq;
@@ -64,11 +67,10 @@ class TaskAccess {
     // The pool's count is read after the increment: so of racing
     // Task::snooze calls, the last to increment holds every pool snooze
     // before its read in its `seq`, and reapplySnooze puts its wake time
-    // back unless a snooze came after it. (Read before, two racing calls
-    // could get one `seq` that matched neither, and both were lost over a
-    // run's end.) The pool's count is written under a lock, released
-    // before any run's end reads the counts; on x86 and ARMv8 a read after
-    // this read-modify-write sees it.
+    // back unless a snooze came after that read. (Read before, two racing
+    // calls could get one `seq` that matched neither, and both were lost
+    // over a run's end.) That read must see a pool snooze that a run's end
+    // saw before this increment: see snoozeSeqUnderLock().
     static SnoozeMade snoozeUntil(Task& t, Clock::time_point when) noexcept {
         setWakeTime(t, when);
         const std::uint32_t own = t.snoozeSeq_.fetch_add(1, std::memory_order_seq_cst) + 1;
@@ -89,9 +91,11 @@ class TaskAccess {
     // end or a wake under the lock between the snooze's two writes read
     // the sequence before it, took the task as not snoozed and set its wake
     // time to now over the snooze's. Puts the snooze's back, unless a later
-    // snooze came; the snooze then counts as made after them.
+    // snooze came (a Task::snooze that incremented after this one, or a
+    // pool snooze after this one read the pool's count); the snooze then
+    // counts as made after them.
     static void reapplySnooze(Task& t, SnoozeMade snooze) noexcept {
-        if (snoozeSeq(t) == snooze.seq) {
+        if (snoozeSeqUnderLock(t) == snooze.seq) {
             setWakeTime(t, snooze.until);
         }
     }
@@ -107,6 +111,22 @@ class TaskAccess {
     static std::uint32_t snoozeSeq(const Task& t) noexcept {
         return t.poolSnoozeSeq_.load(std::memory_order_acquire) +
                t.snoozeSeq_.load(std::memory_order_acquire);
+    }
+    // The same, read under the backend's lock by a run's end (TaskRun::asap)
+    // or reapplySnooze, after a pool snooze made under that lock: a
+    // Task::snooze whose increment comes after this read must then read
+    // that pool snooze's count (snoozeUntil), or its `seq` would match
+    // nothing and its wake time would not be put back. The C++ model
+    // promises that only with a seq_cst fence here (the read-to-write
+    // causality shape: the pool's write is a release store, this read is
+    // not seq_cst); x86-64 (a locked read-modify-write drains the store
+    // buffer) and AArch64 (other-multi-copy atomic, release then acquire
+    // ordered) give it without one, so other targets take the fence.
+    static std::uint32_t snoozeSeqUnderLock(const Task& t) noexcept {
+#if !defined(__x86_64__) && !defined(__aarch64__)
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+        return snoozeSeq(t);
     }
 
     static void recordRun(Task& t, Clock::duration ran) noexcept;

@@ -45,7 +45,8 @@ class TaskRun {
     bool requeue(bool revived) const { return revived || (again_ && !task_.isDead()); }
     // Rules 4 and 5: when re-queued, at once (else at its wake time).
     bool asap(bool revived, bool woken, bool snoozedWhileTaken) const {
-        const bool snoozed = snoozedWhileTaken || TaskAccess::snoozeSeq(task_) != snoozeSeqBefore_;
+        const bool snoozed =
+            snoozedWhileTaken || TaskAccess::snoozeSeqUnderLock(task_) != snoozeSeqBefore_;
         return revived || woken || !snoozed;
     }
 
