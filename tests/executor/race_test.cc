@@ -9,7 +9,19 @@ namespace kvexec::test {
 namespace {
 
 template <class B>
-class Races : public ExecutorContract<B> {};
+class Races : public ExecutorContract<B> {
+  protected:
+    // Waits until the snoozed task `t` (scheduled as `id`) is at rest. One
+    // that never comes to rest runs again and again: it is cancelled, so that
+    // the pool can be torn down, and the wait fails.
+    ::testing::AssertionResult comesToRest(const Task& t, TaskId id) {
+        if (waitForYielding([&] { return t.state() == TaskState::Snoozed; })) {
+            return ::testing::AssertionSuccess();
+        }
+        this->pool->cancel(id);
+        return ::testing::AssertionFailure() << "the snoozed task never came to rest";
+    }
+};
 TYPED_TEST_SUITE(Races, ThreadedBackends, BackendNames);
 
 TYPED_TEST(Races, UnregisterRacingScheduleLeavesNoTaskBehind) {
@@ -100,10 +112,7 @@ TYPED_TEST(Races, ASnoozeFromAnotherThreadAsARunEndsIsNotLost) {
     for (int round = 0; round < kRounds; ++round) {
         ASSERT_TRUE(this->pool->wakeAndWait(id));
         t->snooze(1h);
-        if (!waitForYielding([&] { return t->state() == TaskState::Snoozed; })) {
-            this->pool->cancel(id);
-            FAIL() << "round " << round << ": the snoozed task never came to rest";
-        }
+        ASSERT_TRUE(this->comesToRest(*t, id)) << "round " << round;
     }
 }
 
@@ -132,10 +141,7 @@ TYPED_TEST(Races, TwoSnoozesFromOtherThreadsAroundThePoolsOwnAreNotLost) {
         t->snooze(1h);
         spanning.join();
         ASSERT_TRUE(found);
-        if (!waitForYielding([&] { return t->state() == TaskState::Snoozed; })) {
-            this->pool->cancel(id);
-            FAIL() << "round " << round << ": the snoozed task never came to rest";
-        }
+        ASSERT_TRUE(this->comesToRest(*t, id)) << "round " << round;
     }
 }
 
