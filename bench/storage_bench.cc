@@ -7,6 +7,11 @@
 //   items_per_second  documents persisted per second
 //   save_us           wall-clock microseconds per saveDocs() (latency)
 //   opens_per_save    files opened per save (1 with the cache off, ~0 on)
+// Compact/Live:<n>/Stale:<percent>: one compaction of a vBucket file of n
+// live 512-byte documents whose records are that share stale versions;
+// items_per_second: live documents copied per second (time and CPU include
+// the new file's sync). Scan/Live:<n>/Stale:<percent>: one scan of such a
+// file from seqno 0; items_per_second: documents read per second.
 // --smoke runs 3 iterations of each (CI: proves they run, no numbers).
 // With the cache on, every vBucket's file is open before timing starts (the
 // store opens them at start-up). Files go to $KVEXEC_BENCH_DIR (default /var/tmp), one fresh
@@ -112,6 +117,73 @@ void saveDocs(benchmark::State& state, Params p) {
         static_cast<double>(store->fileCacheStats().misses - opensBefore) / saves;
 }
 
+// --- Compact and Scan: one vBucket of `live` documents ----------------------
+// Its file holds every document once, then overwrites of a share of them:
+// `stalePercent` of the records are stale versions, as when automatic
+// compaction starts (BucketConfig::compactionFragmentationPercent, 30).
+struct FileShape {
+    std::size_t live;
+    std::size_t stalePercent;
+};
+
+Params oneVBucket() {
+    return Params{true, 1, 0, SyncMode::None};
+}
+
+// Saves the overwrites that make `stalePercent` of the file stale, in
+// batches of 100 in key order (later seqnos than anything saved before).
+void addStaleVersions(KVStore& store, const FileShape& shape, Seqno& seqno) {
+    const std::size_t stale = shape.live * shape.stalePercent / (100 - shape.stalePercent);
+    std::vector<Document> batch;
+    for (std::size_t i = 0; i < shape.live + stale; ++i) {
+        Document doc;
+        doc.key = "key" + std::to_string(i % shape.live);
+        doc.value.assign(kValueSize, 'v');
+        doc.seqno = ++seqno;
+        batch.push_back(std::move(doc));
+        if (batch.size() == 100) {
+            store.saveDocs(0, batch);
+            batch.clear();
+        }
+    }
+    if (!batch.empty()) {
+        store.saveDocs(0, batch);
+    }
+}
+
+// One iteration: one compaction of the vBucket, after (untimed) saves that
+// make its file that stale again. items_per_second: live documents copied.
+void compact(benchmark::State& state, FileShape shape) {
+    BenchDir dir("kvexec-bench");
+    auto store = openStore(oneVBucket(), dir);
+    Seqno seqno = 0;
+    for (auto _ : state) {
+        state.PauseTiming();
+        addStaleVersions(*store, shape, seqno);
+        state.ResumeTiming();
+        benchmark::DoNotOptimize(store->compact(0, 0));
+    }
+    state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(shape.live));
+}
+
+// One iteration: a scan of the whole vBucket (a stream's backfill reads
+// it so). items_per_second: documents read.
+void scan(benchmark::State& state, FileShape shape) {
+    BenchDir dir("kvexec-bench");
+    auto store = openStore(oneVBucket(), dir);
+    Seqno seqno = 0;
+    addStaleVersions(*store, shape, seqno);
+    std::size_t read = 0;
+    for (auto _ : state) {
+        store->scan(0, 0, [&read](const Document& doc) {
+            read += doc.value.size() != 0 ? 1 : 0;
+            return true;
+        });
+    }
+    benchmark::DoNotOptimize(read);
+    state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(shape.live));
+}
+
 // Lets the cache hold every vBucket without running out of descriptors.
 void raiseDescriptorLimit() {
     rlimit limit{};
@@ -151,6 +223,21 @@ void registerAll(bool smoke) {
                     if (smoke) {
                         b->Iterations(3);
                     }
+                }
+            }
+        }
+    }
+    for (std::size_t live : {1000, 10000}) {
+        for (std::size_t stale : {30, 90}) {
+            const FileShape shape{live, stale};
+            const std::string suffix =
+                "/Live:" + std::to_string(live) + "/Stale:" + std::to_string(stale);
+            using Body = void (*)(benchmark::State&, FileShape);
+            for (const auto& [name, fn] :
+                 {std::pair<std::string, Body>{"Compact", compact}, {"Scan", scan}}) {
+                auto* b = benchmark::RegisterBenchmark((name + suffix).c_str(), fn, shape);
+                if (smoke) {
+                    b->Iterations(2);
                 }
             }
         }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "storage/document_reader.h"
 #include "storage/kv_store_impl.h"
 #include "storage/revision_switch.h"
 
@@ -75,12 +76,14 @@ Snapshot takeSnapshot(KVStore::Impl& store, Vbid vbid, VBucketState& vb, Seqno f
 // Copies the snapshot's documents, dropping tombstones below purgeBefore.
 void copyDocuments(KVStore::Impl& store, const Snapshot& snap, Seqno purgeBefore,
                    CompactionWriter& out, CompactionResult& result) {
-    for (const auto& entry : snap.entries) {
+    DocumentReader reader(*store.ops, *snap.handle, snap.entries);
+    for (std::size_t i = 0; i < snap.entries.size(); ++i) {
+        const auto& entry = snap.entries[i];
         if (entry.deleted && entry.seqno < purgeBefore) {
             ++result.tombstonesPurged;
             continue;
         }
-        out.add(store.readDocument(*snap.handle, entry));
+        out.add(reader.read(i));
         ++result.documentsKept;
     }
 }

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "storage/document_reader.h"
 #include "storage/file_io.h"
 #include "storage/kv_store_impl.h"
 #include "storage/record_format.h"
@@ -192,12 +193,7 @@ void KVStore::Impl::requireUsable(Vbid vbid, const VBucketState& state) const {
 Document KVStore::Impl::readDocument(const FileHandle& handle, const IndexEntry& entry) const {
     std::string bytes(entry.size, '\0');
     io::readAll(*ops, handle.fd(), handle.path(), bytes.data(), bytes.size(), entry.offset);
-    const auto header = format::decodeRecordHeader(bytes.data());
-    if (!header || header->size() != entry.size || header->seqno != entry.seqno ||
-        !format::verifyRecord(*header, bytes.data())) {
-        io::throwCorrupt(handle.path(), entry.offset, "document record fails its check");
-    }
-    return format::decodeDocument(*header, bytes.data());
+    return checkedDocument(handle.path(), entry, bytes.data());
 }
 
 int KVStore::Impl::openUncached(const std::string& path, int flags) {
@@ -369,10 +365,11 @@ std::size_t KVStore::scan(Vbid vbid, Seqno fromSeqno, const ScanCallback& fn) co
         }
         handle = impl_->cache.acquire(vbid, vb.revision, vb.path);
     }
+    DocumentReader reader(*impl_->ops, *handle, entries);
     std::size_t calls = 0;
-    for (const auto& entry : entries) {
+    for (std::size_t i = 0; i < entries.size(); ++i) {
         ++calls;
-        if (!fn(impl_->readDocument(*handle, entry))) {
+        if (!fn(reader.read(i))) {
             break;
         }
     }
