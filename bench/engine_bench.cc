@@ -13,7 +13,9 @@
 //   EngineDurable/<Backend>/Sync:<none|fdatasync>/Cache:<0|1>/real_time
 //       PersistToMajority sets from one front-end thread keeping kInFlight
 //       pending over 64 vBuckets. items_per_second: commits/s; p50_us,
-//       p99_us: accept -> completion callback.
+//       p99_us: accept -> completion callback; saves_per_item: the
+//       flushers' saves (KVStore::saveDocs calls) per durable write;
+//       compactions_per_kitem: compactions (all automatic) per 1,000 of them.
 //   StreamLatency/<Backend>/real_time
 //       one set, then wait for the change stream's callback to see it;
 //       one iteration is that round trip. p50_us, p99_us of it.
@@ -219,6 +221,7 @@ void engineDurable(benchmark::State& state, Backend backend, storage::SyncMode s
     auto inFlight = std::make_shared<std::atomic<std::size_t>>(0);
     auto failures = std::make_shared<std::atomic<std::size_t>>(0);
     std::uint64_t n = 0;
+    const auto before = env.bucket->stats();
     for (auto _ : state) {
         while (inFlight->load(std::memory_order_acquire) >= kInFlight) {
             std::this_thread::yield();
@@ -241,6 +244,14 @@ void engineDurable(benchmark::State& state, Backend backend, storage::SyncMode s
         state.SkipWithError("durable writes failed");
     }
     state.SetItemsProcessed(state.iterations());
+    const auto after = env.bucket->stats();
+    const auto perItem = [&](std::uint64_t count) {
+        return static_cast<double>(count) /
+               static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
+    };
+    state.counters["saves_per_item"] = perItem(after.flusherBatches - before.flusherBatches);
+    state.counters["compactions_per_kitem"] =
+        1000 * perItem(after.compactions - before.compactions);
     reportPercentiles(state, *latency);
 }
 
