@@ -8,11 +8,12 @@
 //   save_us           wall-clock microseconds per saveDocs() (latency)
 //   opens_per_save    files opened per save (1 with the cache off, ~0 on)
 // Compact/Live:<n>/Stale:<percent>: one compaction of a vBucket file of n
-// live 512-byte documents whose records are that share stale versions;
-// items_per_second: live documents copied per second (time and CPU include
-// the new file's sync). Scan/Live:<n>/Stale:<percent>: one scan of such a
-// file from seqno 0; items_per_second: documents read per second.
-// --smoke runs 3 iterations of each (CI: proves they run, no numbers).
+// live 512-byte documents whose records are that share stale versions
+// (the live ones scattered among them); items_per_second: live documents
+// copied per wall-clock second (the new file's syncs included).
+// Scan/Live:<n>/Stale:<percent>: one scan of such a file from seqno 0;
+// items_per_second: documents read per second.
+// --smoke runs 2-3 iterations of each (CI: proves they run, no numbers).
 // With the cache on, every vBucket's file is open before timing starts (the
 // store opens them at start-up). Files go to $KVEXEC_BENCH_DIR (default /var/tmp), one fresh
 // directory per run of a benchmark, removed afterwards.
@@ -25,6 +26,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,9 +120,11 @@ void saveDocs(benchmark::State& state, Params p) {
 }
 
 // --- Compact and Scan: one vBucket of `live` documents ----------------------
-// Its file holds every document once, then overwrites of a share of them:
-// `stalePercent` of the records are stale versions, as when automatic
-// compaction starts (BucketConfig::compactionFragmentationPercent, 30).
+// Its file holds every document once, then overwrites of documents drawn
+// at random (seeded) until `stalePercent` of the records are stale
+// versions (automatic compaction starts at 30: BucketConfig::
+// compactionFragmentationPercent). The live versions lie scattered among
+// the stale ones, as after random updates.
 struct FileShape {
     std::size_t live;
     std::size_t stalePercent;
@@ -130,14 +134,19 @@ Params oneVBucket() {
     return Params{true, 1, 0, SyncMode::None};
 }
 
-// Saves the overwrites that make `stalePercent` of the file stale, in
-// batches of 100 in key order (later seqnos than anything saved before).
-void addStaleVersions(KVStore& store, const FileShape& shape, Seqno& seqno) {
+// Deletes and recreates vBucket 0 with that shape (setup: not timed).
+void writeShape(KVStore& store, const FileShape& shape) {
+    store.deleteVBucket(0);
+    store.createVBucket(0);
     const std::size_t stale = shape.live * shape.stalePercent / (100 - shape.stalePercent);
+    std::mt19937 random(42);
+    std::uniform_int_distribution<std::size_t> anyKey(0, shape.live - 1);
     std::vector<Document> batch;
+    Seqno seqno = 0;
     for (std::size_t i = 0; i < shape.live + stale; ++i) {
         Document doc;
-        doc.key = "key" + std::to_string(i % shape.live);
+        const std::size_t key = i < shape.live ? i : anyKey(random);
+        doc.key = "key" + std::to_string(key);
         doc.value.assign(kValueSize, 'v');
         doc.seqno = ++seqno;
         batch.push_back(std::move(doc));
@@ -151,15 +160,14 @@ void addStaleVersions(KVStore& store, const FileShape& shape, Seqno& seqno) {
     }
 }
 
-// One iteration: one compaction of the vBucket, after (untimed) saves that
-// make its file that stale again. items_per_second: live documents copied.
+// One iteration: one compaction of a file of that shape, written afresh
+// (untimed) before each. items_per_second: live documents copied.
 void compact(benchmark::State& state, FileShape shape) {
     BenchDir dir("kvexec-bench");
     auto store = openStore(oneVBucket(), dir);
-    Seqno seqno = 0;
     for (auto _ : state) {
         state.PauseTiming();
-        addStaleVersions(*store, shape, seqno);
+        writeShape(*store, shape);
         state.ResumeTiming();
         benchmark::DoNotOptimize(store->compact(0, 0));
     }
@@ -171,8 +179,7 @@ void compact(benchmark::State& state, FileShape shape) {
 void scan(benchmark::State& state, FileShape shape) {
     BenchDir dir("kvexec-bench");
     auto store = openStore(oneVBucket(), dir);
-    Seqno seqno = 0;
-    addStaleVersions(*store, shape, seqno);
+    writeShape(*store, shape);
     std::size_t read = 0;
     for (auto _ : state) {
         store->scan(0, 0, [&read](const Document& doc) {
@@ -236,6 +243,7 @@ void registerAll(bool smoke) {
             for (const auto& [name, fn] :
                  {std::pair<std::string, Body>{"Compact", compact}, {"Scan", scan}}) {
                 auto* b = benchmark::RegisterBenchmark((name + suffix).c_str(), fn, shape);
+                b->UseRealTime();
                 if (smoke) {
                     b->Iterations(2);
                 }

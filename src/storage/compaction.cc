@@ -1,12 +1,13 @@
 // Compaction: copy the live documents of revision N into N+1, then switch.
 //
 // Phase 1 copies a snapshot of the index without the write lock, so saves
-// go on. Phase 2 takes the write lock, copies what was saved meanwhile,
-// syncs, renames "<vbid>.kv.<N+1>.compact" to "<vbid>.kv.<N+1>" (the atomic
-// switch: after a crash, open() keeps the highest revision), publishes the
-// new index and revision, and drops N's cached handle before anyone can use
-// it again; N's file is removed last (revision_switch.h). A rollback or a
-// delete-and-recreate meanwhile changes the revision: compaction gives up.
+// go on, and syncs the copy. Phase 2 takes the write lock, copies what was
+// saved meanwhile, syncs, renames "<vbid>.kv.<N+1>.compact" to
+// "<vbid>.kv.<N+1>" (the atomic switch: after a crash, open() keeps the
+// highest revision), publishes the new index and revision, and drops N's
+// cached handle before anyone can use it again; N's file is removed last
+// (revision_switch.h). A rollback or a delete-and-recreate meanwhile
+// changes the revision: compaction gives up.
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,6 +101,10 @@ CompactionResult compactVBucket(KVStore::Impl& store, Vbid vbid, Seqno purgeBefo
     CompactionWriter out(store, vbid, next);
     copyDocuments(store, snap, purgeBeforeSeqno, out, result);
     out.commit(snap.highSeqno);
+    // Synced before the write lock is taken: the sync under it, at the
+    // switch, then writes only what was saved meanwhile, and the vBucket's
+    // saves wait for that alone (they waited for the whole file's sync).
+    out.file().sync();
 
     detail::MutexLock write(vb.writeMutex);
     std::string oldPath;

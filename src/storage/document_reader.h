@@ -38,8 +38,9 @@ class DocumentReader {
     Document read(std::size_t i);
 
   private:
-    // Reads entries[i] and the ones after it that fit one read.
-    void fill(std::size_t i);
+    // Reads entries[i] and, with `readAhead`, the ones after it that fit
+    // one read.
+    void fill(std::size_t i, bool readAhead);
 
     FileOps& ops_;
     const FileHandle& handle_;

@@ -72,9 +72,13 @@ void RevisionWriter::maybeFlush() {
     }
 }
 
-void RevisionWriter::syncAndRename() {
+void RevisionWriter::sync() {
     flush();
     io::sync(ops_, fd_, path_);
+}
+
+void RevisionWriter::syncAndRename() {
+    sync();
     ops_.close(fd_);
     fd_ = -1;
     if (const int r = ops_.rename(path_, finalPath_); r < 0) {

@@ -58,6 +58,9 @@ class RevisionWriter {
     const std::string& finalPath() const noexcept { return finalPath_; }
     std::uint64_t size() const noexcept { return written_ + buffer_.size(); }
 
+    // Flushes and syncs what was appended so far (the file stays open).
+    // Throws StorageError.
+    void sync();
     // Flushes, syncs and closes the file, then renames it to finalPath().
     // Throws StorageError (the temporary file is then removed).
     void syncAndRename();

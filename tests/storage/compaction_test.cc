@@ -2,7 +2,10 @@
 // interlock with saves, reads, the file cache and delete/recreate.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "kvexec/storage/kv_store.h"
 #include "storage_test_util.h"
@@ -167,6 +170,38 @@ TEST_F(CompactionTest, SavesDuringCompactionAreCarriedOver) {
     EXPECT_EQ(reopened.get(0, "k1")->value, "updated");
     EXPECT_EQ(reopened.get(0, "k7")->seqno, 7u);
     EXPECT_EQ(reopened.scan(0, 0, [](const Document&) { return true; }), 7u);
+}
+
+// The copy is synced before the write lock is taken: a save of the same
+// vBucket goes on during that sync (the mode here syncs nothing else).
+TEST_F(CompactionTest, SavesGoOnWhileTheCopyIsSynced) {
+    KVStore store(config());
+    store.createVBucket(0);
+    store.saveDocs(0, batchOf(1, 5));
+    std::thread saver;
+    std::atomic<bool> saved{false};
+    bool savedDuringSync = false;
+    int syncs = 0;
+    ops->setSyncHook([&] {
+        if (++syncs != 1) {
+            return;  // the switch's own syncs
+        }
+        saver = std::thread([&] {
+            store.saveDocs(0, batchOf(6, 1));
+            saved = true;
+        });
+        // Had the sync the write lock, the save would wait for it: this
+        // wait gives up, the compaction goes on, and the save ends later.
+        savedDuringSync = test::waitUntil([&] { return saved.load(); }, std::chrono::seconds(10));
+    });
+    const auto result = store.compact(0);
+    ops->setSyncHook(nullptr);
+    ASSERT_TRUE(saver.joinable());
+    saver.join();
+    EXPECT_TRUE(savedDuringSync) << "the save waited for the copy's sync";
+    EXPECT_FALSE(result.aborted);
+    EXPECT_EQ(store.highSeqno(0), 6u);
+    EXPECT_TRUE(store.get(0, "k6"));  // saved meanwhile, copied by phase 2
 }
 
 TEST_F(CompactionTest, DeleteAndRecreateDuringCompactionAbortsIt) {

@@ -93,9 +93,12 @@ TEST_F(DocumentReaderTest, ADocumentLargerThanOneReadIsReadWhole) {
 TEST_F(DocumentReaderTest, ADamagedRecordInsideOneReadIsCaughtByItsOwnCheck) {
     store->saveDocs(0, batchOf(1, 10));
     const auto path = store->filePath(0);
+    const auto bytes = test::readFile(path);
     const auto damaged = test::valueFor(6);
-    const auto at = test::readFile(path).find(damaged);
+    const auto at = bytes.find(damaged);
+    const auto previous = bytes.find(test::valueFor(5));  // k5's, just before
     ASSERT_NE(at, std::string::npos);
+    ASSERT_NE(previous, std::string::npos);
     {
         std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
         file.seekp(static_cast<std::streamoff>(at));
@@ -112,9 +115,20 @@ TEST_F(DocumentReaderTest, ADamagedRecordInsideOneReadIsCaughtByItsOwnCheck) {
         EXPECT_EQ(e.kind(), StorageError::Kind::Corruption);
         EXPECT_EQ(e.path(), path.string());
         ASSERT_TRUE(e.offset().has_value());
-        EXPECT_LT(*e.offset(), at);  // the damaged record's own offset
+        // The damaged record's own offset: after k5's value, before k6's.
+        EXPECT_GT(*e.offset(), previous);
+        EXPECT_LT(*e.offset(), at);
     }
     EXPECT_EQ(before.size(), 5u);  // k1..k5 came before it, intact
+}
+
+TEST_F(DocumentReaderTest, ARecordIsReadAloneWhenTheReadAheadFails) {
+    store->saveDocs(0, batchOf(1, 10));
+    ops->failNext(Op::Pread, EIO);  // the read of all ten fails once
+    std::size_t preads = 0;
+    const auto got = scanAll(preads);
+    EXPECT_EQ(got.size(), 10u);
+    EXPECT_EQ(preads, 3u);  // all ten (failed), the first alone, the other nine
 }
 
 }  // namespace

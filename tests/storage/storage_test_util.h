@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -16,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "kvexec/storage/file_ops.h"
@@ -85,6 +87,19 @@ inline void writeFile(const std::filesystem::path& p, const std::string& bytes) 
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+// Polls `done` until it holds or `limit` has passed; whether it held.
+template <class Done>
+bool waitUntil(Done done, std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+}
+
 inline KVStoreConfig configFor(const TempDir& dir, std::size_t vbuckets = 4,
                                SyncMode mode = SyncMode::None) {
     KVStoreConfig config;
@@ -118,6 +133,11 @@ class FaultyFileOps final : public FileOps {
     void setOpenHook(std::function<void(const std::string& path)> hook) {
         std::lock_guard lock(mutex_);
         openHook_ = std::move(hook);
+    }
+    // Called (outside any lock of this class) at the start of every fdatasync().
+    void setSyncHook(std::function<void()> hook) {
+        std::lock_guard lock(mutex_);
+        syncHook_ = std::move(hook);
     }
     void clear() {
         std::lock_guard lock(mutex_);
@@ -190,6 +210,14 @@ class FaultyFileOps final : public FileOps {
         return real_->pwrite(fd, buf, count, offset);
     }
     int fdatasync(int fd) override {
+        std::function<void()> hook;
+        {
+            std::lock_guard lock(mutex_);
+            hook = syncHook_;
+        }
+        if (hook) {
+            hook();
+        }
         if (int err = injected(Op::Fdatasync)) {
             return -err;
         }
@@ -252,6 +280,7 @@ class FaultyFileOps final : public FileOps {
     std::size_t openLimit_ = SIZE_MAX;
     std::size_t open_ = 0;
     std::function<void(const std::string&)> openHook_;
+    std::function<void()> syncHook_;
 };
 
 }  // namespace kvexec::storage::test
