@@ -1,6 +1,5 @@
 #include "storage/document_reader.h"
 
-#include "kvexec/storage/storage_error.h"
 #include "storage/file_io.h"
 #include "storage/record_format.h"
 
@@ -22,21 +21,15 @@ DocumentReader::DocumentReader(FileOps& ops, const FileHandle& handle,
 Document DocumentReader::read(std::size_t i) {
     const auto& entry = entries_[i];
     if (entry.offset < bufferOffset_ || entry.offset + entry.size > bufferOffset_ + size_) {
-        try {
-            fill(i, true);
-        } catch (const StorageError&) {
-            // The bytes after the record may be unreadable (a bad block in
-            // stale versions): its own read decides, as before read-ahead.
-            fill(i, false);
-        }
+        fill(i);
     }
     return checkedDocument(handle_.path(), entry, buffer_.get() + (entry.offset - bufferOffset_));
 }
 
-void DocumentReader::fill(std::size_t i, bool readAhead) {
+void DocumentReader::fill(std::size_t i) {
     const std::uint64_t start = entries_[i].offset;
     std::uint64_t end = start + entries_[i].size;
-    for (std::size_t j = i + 1; readAhead && j < entries_.size(); ++j) {
+    for (std::size_t j = i + 1; j < entries_.size(); ++j) {
         const auto& next = entries_[j];
         const std::uint64_t nextEnd = next.offset + next.size;
         if (next.offset < end || next.offset - end > kMaxGapBytes ||

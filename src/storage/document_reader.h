@@ -38,9 +38,11 @@ class DocumentReader {
     Document read(std::size_t i);
 
   private:
-    // Reads entries[i] and, with `readAhead`, the ones after it that fit
-    // one read.
-    void fill(std::size_t i, bool readAhead);
+    // Reads entries[i] and the ones after it that fit one read. A failed
+    // read fails the document asked for, even when the bytes it could not
+    // read were another's (a disk that fails a read is not trusted with a
+    // retry: the backfill or compaction ends with the error).
+    void fill(std::size_t i);
 
     FileOps& ops_;
     const FileHandle& handle_;

@@ -122,13 +122,20 @@ TEST_F(DocumentReaderTest, ADamagedRecordInsideOneReadIsCaughtByItsOwnCheck) {
     EXPECT_EQ(before.size(), 5u);  // k1..k5 came before it, intact
 }
 
-TEST_F(DocumentReaderTest, ARecordIsReadAloneWhenTheReadAheadFails) {
+TEST_F(DocumentReaderTest, AFailedReadFailsTheScanAndTheNextScanReadsAgain) {
     store->saveDocs(0, batchOf(1, 10));
-    ops->failNext(Op::Pread, EIO);  // the read of all ten fails once
+    ops->failNext(Op::Pread, EIO);
     std::size_t preads = 0;
+    try {
+        scanAll(preads);
+        FAIL() << "the scan hid a failed read";
+    } catch (const StorageError& e) {
+        EXPECT_EQ(e.kind(), StorageError::Kind::Io);
+        EXPECT_EQ(e.sysError(), EIO);
+    }
     const auto got = scanAll(preads);
     EXPECT_EQ(got.size(), 10u);
-    EXPECT_EQ(preads, 3u);  // all ten (failed), the first alone, the other nine
+    EXPECT_EQ(preads, 1u);
 }
 
 }  // namespace

@@ -141,8 +141,16 @@ TEST_P(FaultInjectionTest, ReadErrorIsReported) {
 
 TEST_P(FaultInjectionTest, CompactionFailuresLeaveTheOldRevisionServing) {
     auto store = openWithData();
-    for (Op op : {Op::Rename, Op::Pwrite, Op::Fdatasync}) {
-        ops->failNext(op, op == Op::Pwrite ? ENOSPC : EIO);
+    struct Fault {
+        Op op;
+        int err;
+        int skip;  // calls of op that succeed first
+    };
+    // Fdatasync twice: the copy's sync (before the write lock), then the
+    // switch's (under it).
+    for (const Fault f : {Fault{Op::Rename, EIO, 0}, Fault{Op::Pwrite, ENOSPC, 0},
+                          Fault{Op::Fdatasync, EIO, 0}, Fault{Op::Fdatasync, EIO, 1}}) {
+        ops->failNext(f.op, f.err, 1, f.skip);
         EXPECT_THROW(store->compact(0), StorageError);
         EXPECT_EQ(store->revision(0), 1u);
         for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
