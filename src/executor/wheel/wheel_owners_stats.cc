@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "executor/pool_config.h"
 #include "executor/task_info.h"
@@ -141,38 +142,56 @@ void WheelPool::unregisterTaskable(Taskable& owner, bool force) {
         return;
     }
     // Shard by shard, each in one section: the blockShutdown tasks it wakes
-    // in a shard are all queued before a worker is unparked for them (rule
-    // 8 within the shard). Across shards the sections stay apart: the
-    // tasks dropped in one are released (destructors run) before the next
-    // shard is visited, and a task woken in an earlier shard may start
-    // before a higher-priority one in a later shard is queued.
+    // in a shard are all queued, highest priority first, before a worker
+    // is unparked for them (rule 8 within the shard). Across shards the
+    // sections stay apart: the tasks dropped in one are released
+    // (destructors run) before the next shard is visited, and a task woken
+    // in an earlier shard may start before a higher-priority one in a
+    // later shard is queued.
     for (auto& shard : shards_) {
         Deferred out;
         out.batch = true;
         {
             detail::MutexLock lock(shard->mutex);
-            std::vector<Record*> owned;
-            // By registration, not by owner: if another unregistering of
-            // the owner has finished meanwhile and the owner has been
-            // registered again, the new registration's tasks are not ours.
-            shard->forEachLocked([&](Record& r) {
-                if (r.owner.registration == *registration) {
-                    owned.push_back(&r);
-                }
-            });
-            for (Record* r : owned) {
-                heldFor(*shard, *r);
-                if (force || !r->task->blocksShutdown()) {
-                    cancelLocked(*r, out);
-                } else {
-                    wakeLocked(*r, out);  // let it finish its work now
-                }
-            }
+            retireOwnedLocked(*shard, *registration, force, out);
         }
         finish(out);
     }
     detail::UniqueLock lock(owners_.mutex);
     owners_.awaitDrainedLocked(owner, *registration, lock);
+}
+
+// Cancels the registration's tasks in `shard`, and wakes its blockShutdown
+// ones (unless `force`) by priority: a worker on its way to idle (in no
+// idle set) looks at the lanes once more before it parks, and may take the
+// first record queued here before the next one is queued.
+void WheelPool::retireOwnedLocked(Shard& shard, detail::OwnerRegistry::Registration registration,
+                                  bool force, Deferred& out) {
+    // By registration, not by owner: if another unregistering of the owner
+    // has finished meanwhile and the owner has been registered again, the
+    // new registration's tasks are not ours.
+    std::vector<Record*> owned;
+    shard.forEachLocked([&](Record& r) {
+        if (r.owner.registration == registration) {
+            owned.push_back(&r);
+        }
+    });
+    std::vector<Record*> toWake;
+    for (Record* r : owned) {
+        heldFor(shard, *r);
+        if (force || !r->task->blocksShutdown()) {
+            cancelLocked(*r, out);
+        } else {
+            toWake.push_back(r);
+        }
+    }
+    std::stable_sort(toWake.begin(), toWake.end(), [](const Record* a, const Record* b) {
+        return a->task->priority() < b->task->priority();
+    });
+    for (Record* r : toWake) {
+        heldFor(shard, *r);
+        wakeLocked(*r, out);  // let it finish its work now
+    }
 }
 
 PoolStats WheelPool::stats() const {

@@ -92,7 +92,8 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
         // Several records may become due in this section (the timer's
         // pass, an unregistering): queueLocked() hands none straight to a
         // worker, so that the workers it wakes pick them by priority (rule
-        // 8) once the section ends.
+        // 8) once the section ends. (A worker on its way to idle may take
+        // one as it is queued: an unregistering queues by priority.)
         bool batch = false;
         PendingUnparks unpark;
     };
@@ -131,6 +132,9 @@ class WheelPool final : public ExecutorPool, private detail::TaskHost {
     // once the locks are released.
     void eraseLocked(Record& r, detail::ReleasedTasks& released) REQUIRES(r.shard.mutex);
     void finish(Deferred& out);
+    // Step 2 of unregisterTaskable in one shard.
+    void retireOwnedLocked(Shard& shard, detail::OwnerRegistry::Registration registration,
+                           bool force, Deferred& out) REQUIRES(shard.mutex);
 
     bool runRecord(Record& r, detail::WorkerSlot* worker, detail::ReleasedTasks& dropped);
     bool deferSnoozed(Record& r) EXCLUDES(r.shard.mutex);
