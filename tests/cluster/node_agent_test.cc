@@ -18,6 +18,7 @@
 #include "cluster/node_agent.h"
 #include "cluster/rebalance_plan.h"
 #include "etcd_fixture.h"
+#include "support/wait.h"
 
 namespace kvexec::cluster::test {
 namespace {
@@ -126,32 +127,21 @@ class NodeAgentTest : public EtcdTest {
 
     // Waits until etcd says `node` has acted on map `revision`.
     bool statusReaches(const std::string& node, std::uint64_t revision) {
-        const auto deadline = std::chrono::steady_clock::now() + kEtcdDeadline;
-        for (;;) {
+        const auto acted = [&] {
             const ClusterView view = readClusterView(keys_, client().getPrefix(keys_.all()));
             const auto found = view.statuses.find(node);
-            if (found != view.statuses.end() && found->second.mapRevision == revision) {
-                return true;
-            }
-            if (std::chrono::steady_clock::now() > deadline) {
-                return false;
-            }
-            // The status key changes once the node has acted: wait for it
-            // rather than poll etcd in a tight loop.
-            watchOnce(keys_.status(node));
-        }
+            return found != view.statuses.end() && found->second.mapRevision == revision;
+        };
+        // The status key changes once the node has acted: wait for it
+        // rather than poll etcd in a tight loop.
+        return kvexec::test::pollUntil(acted, kEtcdDeadline,
+                                       [&] { watchOnce(keys_.status(node)); });
     }
 
     // Waits until the leader has deleted the rebalance request.
     bool rebalanceRequestEnds() {
-        const auto deadline = std::chrono::steady_clock::now() + kEtcdDeadline;
-        while (client().get(keys_.rebalance())) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                return false;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        return true;
+        return kvexec::test::waitUntil([&] { return !client().get(keys_.rebalance()); },
+                                       kEtcdDeadline, std::chrono::milliseconds(20));
     }
 
     const ClusterKeys keys_{"/kvexec/agent-test"};

@@ -15,6 +15,7 @@
 #include "kvexec/executor_pool.h"
 #include "kvexec/task.h"
 #include "kvexec/taskable.h"
+#include "support/wait.h"
 
 namespace kvexec::test {
 
@@ -24,24 +25,10 @@ using namespace std::chrono_literals;
 // sanitizers and a loaded 2-core CI machine are slow; a pass is fast anyway.
 inline constexpr auto kDeadline = 20s;
 
-// Polls `done`, calling `pause` between polls, until it holds or the
-// deadline passes; returns done().
-template <class Pred, class Pause>
-bool pollUntil(Pred done, std::chrono::milliseconds deadline, Pause pause) {
-    const auto until = std::chrono::steady_clock::now() + deadline;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > until) {
-            return done();
-        }
-        pause();
-    }
-    return true;
-}
-
 // Polls `done` every millisecond until it holds or the deadline passes.
 template <class Pred>
 bool waitFor(Pred done, std::chrono::milliseconds deadline = kDeadline) {
-    return pollUntil(done, deadline, [] { std::this_thread::sleep_for(1ms); });
+    return waitUntil(done, deadline);
 }
 
 // Like waitFor, but yields between polls: for tests that wait thousands of

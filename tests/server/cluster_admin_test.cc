@@ -14,6 +14,7 @@
 #include "etcd_fixture.h"
 #include "kvexec/executor_pool.h"
 #include "storage/storage_test_util.h"
+#include "support/wait.h"
 
 namespace kvexec::server {
 namespace {
@@ -35,11 +36,9 @@ class ClusterAdminTest : public cluster::test::EtcdTest {
         config.syncMode = storage::SyncMode::None;
         pool_ = ExecutorPool::create(Backend::Wheel);
         bucket_ = engine::Bucket::open(*pool_, config);
-        const auto until = std::chrono::steady_clock::now() + cluster::test::kEtcdDeadline;
-        while (bucket_->warmupProgress().state == engine::WarmupState::Running &&
-               std::chrono::steady_clock::now() < until) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
+        kvexec::test::waitUntil(
+            [&] { return bucket_->warmupProgress().state != engine::WarmupState::Running; },
+            cluster::test::kEtcdDeadline);
         ASSERT_EQ(bucket_->warmupProgress().state, engine::WarmupState::Complete);
         admin_ = std::make_unique<ClusterAdmin>(etcd().endpoint(), kKeys.root(), *bucket_);
     }
@@ -82,10 +81,8 @@ TEST_F(ClusterAdminTest, TheFirstChangeSeedsEtcdWithThisNodesManifestThenEtcdDec
 
 TEST_F(ClusterAdminTest, AFlushRaisesTheCountAndSucceedsOnceEveryNodeHasFlushed) {
     auto flushed = std::async(std::launch::async, [&] { return admin_->flush(); });
-    const auto until = std::chrono::steady_clock::now() + cluster::test::kEtcdDeadline;
-    while (valueOf(kKeys.flush()) != "1" && std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    kvexec::test::waitUntil([&] { return valueOf(kKeys.flush()) == "1"; },
+                            cluster::test::kEtcdDeadline, std::chrono::milliseconds(10));
     ASSERT_EQ(valueOf(kKeys.flush()), "1");
     EXPECT_EQ(flushed.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout)
         << "answered before the nodes flushed";

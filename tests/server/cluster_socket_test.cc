@@ -23,6 +23,7 @@
 #include "protocol/binary_response.h"
 #include "protocol/keys.h"
 #include "server_process.h"
+#include "support/wait.h"
 
 namespace kvexec::server::test {
 namespace {
@@ -71,16 +72,16 @@ class ClusterSocketTest : public cluster::test::EtcdTest {
     bool settled() {
         cluster::EtcdClient client(etcd().endpoint());
         const cluster::ClusterKeys keys("/kvexec/default");
-        const auto until = std::chrono::steady_clock::now() + cluster::test::kEtcdDeadline;
-        while (std::chrono::steady_clock::now() < until) {
+        const auto everyNodeApplied = [&] {
             const auto view = cluster::readClusterView(keys, client.getPrefix(keys.all()));
             if (view.map && view.map->nodes == kNames && applied(view, view.map->revision)) {
                 revision_ = view.map->revision;
                 return true;
             }
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling etcd
-        }
-        return false;
+            return false;
+        };
+        return kvexec::test::waitUntil(everyNodeApplied, cluster::test::kEtcdDeadline,
+                                       std::chrono::milliseconds(20));  // polling etcd
     }
 
     static bool applied(const cluster::ClusterView& view, std::uint64_t revision) {

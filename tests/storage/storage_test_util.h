@@ -23,6 +23,7 @@
 #include "kvexec/storage/file_ops.h"
 #include "kvexec/storage/kv_store.h"
 #include "kvexec/storage/types.h"
+#include "support/wait.h"
 
 namespace kvexec::storage::test {
 
@@ -87,18 +88,7 @@ inline void writeFile(const std::filesystem::path& p, const std::string& bytes) 
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-// Polls `done` until it holds or `limit` has passed; whether it held.
-template <class Done>
-bool waitUntil(Done done, std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() >= deadline) {
-            return false;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return true;
-}
+using kvexec::test::waitUntil;
 
 inline KVStoreConfig configFor(const TempDir& dir, std::size_t vbuckets = 4,
                                SyncMode mode = SyncMode::None) {
