@@ -60,7 +60,7 @@ BucketImpl::BucketImpl(ExecutorPool& pool, BucketConfig config)
         vbuckets_.push_back(std::make_unique<VBucket>(v, random() | 1, config_.nodeName));
     }
     for (std::size_t s = 0; s < config_.numShards; ++s) {
-        shards_.push_back(std::make_unique<Shard>());
+        shards_.push_back(std::make_unique<Shard>(vbuckets_.size()));
     }
     pool_.registerTaskable(*this);
     // Flushers block shutdown: unregistering runs them until they have

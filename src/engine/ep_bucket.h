@@ -132,10 +132,21 @@ class BucketImpl final : public Bucket {
     // The strongest nudge sent to a shard's flusher since it last took its
     // ready queue: later nudges that are no stronger are not sent again.
     enum class FlusherNudge : std::uint8_t { None, Deferred, Woken };
+    // A shard's flusher and its work (flusher.cc). The flusher task is
+    // snoozed and woken under `mutex`, so that the order of the nudges is
+    // the order the pool sees them in (a deferral sent after a wake would
+    // otherwise put the wake off).
     struct Shard {
+        explicit Shard(std::size_t vbuckets) : urgent(vbuckets, false) {}
         kvexec::detail::Mutex mutex;
         std::deque<Vbid> ready GUARDED_BY(mutex);
+        // By vbid: a change of the queued vBucket waits for its save (a
+        // durable write); the others wait for the deferred run.
+        std::vector<bool> urgent GUARDED_BY(mutex);
         FlusherNudge nudge GUARDED_BY(mutex) = FlusherNudge::None;
+        // The end of the batch window that the first nudge since the last
+        // run that took every queued vBucket opened.
+        Clock::time_point deferredUntil GUARDED_BY(mutex);
         TaskId flusher = 0;
     };
 
@@ -200,8 +211,12 @@ class BucketImpl final : public Bucket {
 
     // flusher.cc
     void notifyFlusher(VBucket& vb, FlushUrgency urgency = FlushUrgency::Now);
+    void nudgeLocked(Shard& shard, FlusherNudge wanted) REQUIRES(shard.mutex);
+    std::vector<Vbid> takeFlushWork(Shard& shard, bool shutdown) EXCLUDES(shard.mutex);
     bool flushVBucket(VBucket& vb) EXCLUDES(vb.mutex);
-    void takeBatchLocked(VBucket& vb, std::vector<storage::Document>& items) REQUIRES(vb.mutex);
+    // Returns whether items queued before the call were left for a later
+    // batch.
+    bool takeBatchLocked(VBucket& vb, std::vector<storage::Document>& items) REQUIRES(vb.mutex);
     bool savePurgeSeqno(VBucket& vb) EXCLUDES(vb.mutex);
     // Queues an automatic compaction of the vBucket's file if enough of it
     // is stale (BucketConfig::compactionFragmentationPercent).

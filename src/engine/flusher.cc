@@ -1,15 +1,20 @@
 // Per-shard flushers. A vBucket that gets a dirty item is pushed onto its
 // shard's ready queue (once: VBucket::inReadyQueue), and the flusher is
-// nudged at most once per drain (Shard::nudge): a durable write wakes it at
-// once, the first other mutation snoozes it for flushBatchDelay so that the
-// mutations of that window share one save (waking a writer thread per
-// mutation cost more CPU than the mutation). The flusher snoozes itself
-// before it clears the nudge and drains, so a nudge that lands during the
-// drain makes it run again instead of being lost (MB-36380).
+// nudged at most once per drain (Shard::nudge): the first plain mutation
+// snoozes it for flushBatchDelay so that the mutations of that window share
+// one save (waking a writer thread per mutation cost more CPU than the
+// mutation), and a durable write wakes it at once. A run woken that way
+// saves only the vBuckets that durable writes wait on; the rest keep their
+// window. The flusher snoozes itself before it clears the nudge and
+// drains, so a nudge that lands during the drain makes it run again
+// instead of being lost (MB-36380).
+#include <algorithm>
+#include <deque>
 #include <iostream>
 #include <iterator>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/ep_bucket.h"
 
@@ -57,26 +62,64 @@ void BucketImpl::notifyFlusher(VBucket& vb, FlushUrgency urgency) {
         return;  // the flusher is already nudged for this vBucket
     }
     auto& shard = shardOf(vb.id);
-    const FlusherNudge wanted = batched ? FlusherNudge::Deferred : FlusherNudge::Woken;
-    bool send = false;
-    {
-        kvexec::detail::MutexLock lock(shard.mutex);
-        if (!queued) {
-            shard.ready.push_back(vb.id);
-        }
-        send = shard.nudge < wanted;
-        if (send) {
-            shard.nudge = wanted;
-        }
-    }
-    if (!send) {
+    kvexec::detail::MutexLock lock(shard.mutex);
+    bool urgent = !batched;
+    if (!queued) {
+        shard.ready.push_back(vb.id);
+        // A durable write may have flagged it between this call's flag
+        // exchange and its push.
+        urgent = urgent || shard.urgent[vb.id];
+    } else if (!vb.inReadyQueue.load(std::memory_order_seq_cst)) {
+        // Cleared meanwhile: the flusher has taken the vBucket, and this
+        // change (queued before the flag was cleared) is in its save.
         return;
     }
-    if (batched) {
-        pool_.snooze(shard.flusher, config_.flushBatchDelay);
-    } else {
-        pool_.wake(shard.flusher);
+    if (urgent) {
+        shard.urgent[vb.id] = true;
     }
+    nudgeLocked(shard, urgent ? FlusherNudge::Woken : FlusherNudge::Deferred);
+}
+
+void BucketImpl::nudgeLocked(Shard& shard, FlusherNudge wanted) {
+    if (shard.nudge >= wanted) {
+        return;
+    }
+    if (shard.nudge == FlusherNudge::None) {
+        shard.deferredUntil = Clock::now() + config_.flushBatchDelay;  // a window opens
+    }
+    shard.nudge = wanted;
+    if (wanted == FlusherNudge::Woken) {
+        pool_.wake(shard.flusher);
+    } else {
+        pool_.snooze(shard.flusher, config_.flushBatchDelay);
+    }
+}
+
+// The vBuckets this run saves, taken off the ready queue. A run woken for
+// a durable change before the batch window ends takes only the vBuckets
+// that asked for one, and leaves the others for the window's end: a
+// commit, queued once its prepare is saved, then rides along with its
+// vBucket's next save instead of making a save of its own. The window is
+// not moved while vBuckets wait in it, so however many durable writes
+// come, none waits longer than flushBatchDelay.
+std::vector<Vbid> BucketImpl::takeFlushWork(Shard& shard, bool shutdown) {
+    kvexec::detail::MutexLock lock(shard.mutex);
+    const bool urgentOnly =
+        !shutdown && shard.nudge == FlusherNudge::Woken && Clock::now() < shard.deferredUntil;
+    std::vector<Vbid> todo;
+    std::deque<Vbid> left;
+    for (const Vbid v : shard.ready) {
+        if (urgentOnly && !shard.urgent[v]) {
+            left.push_back(v);
+        } else {
+            todo.push_back(v);
+        }
+    }
+    shard.ready.swap(left);
+    // After the run's own snooze: see the file comment. The deferred run
+    // still owed to what is left is armed again when this run ends.
+    shard.nudge = shard.ready.empty() ? FlusherNudge::None : FlusherNudge::Deferred;
+    return todo;
 }
 
 bool BucketImpl::runFlusher(std::size_t shardIndex) {
@@ -85,48 +128,39 @@ bool BucketImpl::runFlusher(std::size_t shardIndex) {
     if (!shutdown) {
         pool_.snooze(shard.flusher, kForever);  // before draining: see the file comment
     }
-    std::size_t todo = 0;
-    {
-        kvexec::detail::MutexLock lock(shard.mutex);
-        shard.nudge = FlusherNudge::None;  // after the snooze: see the file comment
-        todo = shard.ready.size();
-    }
     std::vector<Vbid> failed;
-    for (std::size_t i = 0; i < todo; ++i) {
-        Vbid v = 0;
-        {
-            kvexec::detail::MutexLock lock(shard.mutex);
-            v = shard.ready.front();
-            shard.ready.pop_front();
-        }
+    for (const Vbid v : takeFlushWork(shard, shutdown)) {
         auto& vb = vbucket(v);
-        // Cleared before the dirty queue is read: a mutation after this
-        // point pushes the vBucket again.
-        vb.inReadyQueue.store(false, std::memory_order_seq_cst);
+        {
+            // Cleared before the dirty queue is read: a mutation after
+            // this point pushes the vBucket again.
+            kvexec::detail::MutexLock lock(shard.mutex);
+            shard.urgent[v] = false;
+            vb.inReadyQueue.store(false, std::memory_order_seq_cst);
+        }
         if (!flushVBucket(vb)) {
             failed.push_back(v);
         }
     }
+    kvexec::detail::MutexLock lock(shard.mutex);
     if (shutdown) {
-        kvexec::detail::MutexLock lock(shard.mutex);
         return failed.empty() && !shard.ready.empty();  // best effort: no retries
     }
-    bool more = false;
-    {
-        // Failed vBuckets go back without a wake: they are retried after
-        // flushRetryDelay, not in a busy loop.
-        kvexec::detail::MutexLock lock(shard.mutex);
-        for (const Vbid v : failed) {
-            if (!vbucket(v).inReadyQueue.exchange(true, std::memory_order_acq_rel)) {
-                shard.ready.push_back(v);
-            }
+    // Failed vBuckets go back without a wake: they are retried after
+    // flushRetryDelay, not in a busy loop.
+    for (const Vbid v : failed) {
+        if (!vbucket(v).inReadyQueue.exchange(true, std::memory_order_acq_rel)) {
+            shard.ready.push_back(v);
         }
-        more = !shard.ready.empty();
     }
     if (!failed.empty()) {
         pool_.snooze(shard.flusher, config_.flushRetryDelay);
-    } else if (more) {
-        pool_.snooze(shard.flusher, Clock::duration::zero());
+    } else if (shard.nudge == FlusherNudge::Deferred) {
+        // Nudges during the run were sent as they came (a wake is kept
+        // however the run snoozes); the deferral the run's own snooze
+        // overrode is sent again.
+        const auto left = shard.deferredUntil - Clock::now();
+        pool_.snooze(shard.flusher, std::max(left, Clock::duration::zero()));
     }
     return true;
 }
@@ -148,14 +182,15 @@ bool BucketImpl::savePurgeSeqno(VBucket& vb) {
 // The front of the dirty queue, up to kMaxBatchItems. A replica's file
 // holds only whole states of its active's history (a restart resumes from
 // it): nothing past an unfinished disk snapshot's base.
-void BucketImpl::takeBatchLocked(VBucket& vb, std::vector<storage::Document>& items) {
+bool BucketImpl::takeBatchLocked(VBucket& vb, std::vector<storage::Document>& items) {
     const Seqno limit = vb.wholeSeqnoLocked();
     for (const auto& item : vb.dirty) {
         if (items.size() == kMaxBatchItems || item.doc.seqno > limit) {
-            break;
+            return true;
         }
         items.push_back(item.doc);
     }
+    return false;
 }
 
 // Saves the vBucket's dirty queue (up to kMaxBatchItems). On success the
@@ -172,6 +207,7 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
         return false;
     }
     std::vector<storage::Document> items;
+    bool leftBehind = false;
     for (;;) {
         bool purgeUnsaved = false;
         {
@@ -180,7 +216,7 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
             kvexec::detail::MutexLock lock(vb.mutex);
             purgeUnsaved = vb.purgeSeqno > vb.savedPurgeSeqno;
             if (!purgeUnsaved) {
-                takeBatchLocked(vb, items);
+                leftBehind = takeBatchLocked(vb, items);
             }
         }
         if (!purgeUnsaved) {
@@ -232,7 +268,6 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
     }
     batchSize_.record(static_cast<std::uint64_t>(batch.size()));
     flusherBatches_.fetch_add(1, std::memory_order_relaxed);
-    bool moreDirty = false;
     std::optional<Seqno> replicaMoved;
     std::vector<PersistenceWaiter> persisted;
     {
@@ -252,14 +287,16 @@ bool BucketImpl::flushVBucket(VBucket& vb) {
         persisted = vb.takePersistedWaitersLocked();
         localProgressLocked(vb);
         replicaMoved = replicaProgressLocked(vb);
-        moreDirty = !vb.dirty.empty();
     }
     reportReplicaProgress(vb.id, replicaMoved);
     for (auto& waiter : persisted) {
         waiter.done(true);
     }
-    if (moreDirty) {
-        notifyFlusher(vb);
+    // What was queued after the batch was taken pushed the vBucket itself.
+    // The rest waits for the window: a vBucket with a long queue would
+    // otherwise keep the shard's other vBuckets waiting (urgentOnly).
+    if (leftBehind) {
+        notifyFlusher(vb, FlushUrgency::Batched);
     }
     maybeCompact(vb);
     return true;

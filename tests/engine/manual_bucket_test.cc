@@ -226,24 +226,44 @@ TEST_F(ManualBucketTest, FirstDirtyItemWakesTheShardFlusherAndOneRunPersistsTheS
 }
 
 TEST_F(ManualBucketTest, PlainMutationsShareADeferredFlushAndADurableWriteWakesItAtOnce) {
-    config.flushBatchDelay = std::chrono::milliseconds(5);
+    config.flushBatchDelay = std::chrono::seconds(10);  // only runNext ends a window here
     reopen();
     storeNow(*bucket, setRequest(0, "a", "1"));      // shard 0
     storeNow(*bucket, setRequest(2, "b", "2"));      // shard 0 too
     EXPECT_EQ(pool.runReady(TaskType::Writer), 0u);  // deferred, not due yet
     auto durable = pending<MutationResult>();
     bucket->store(setRequest(0, "c", "3", DurabilityLevel::PersistToMajority), durable->callback());
-    EXPECT_EQ(pool.runReady(TaskType::Writer), 1u);  // woken at once: one run saves all
+    // Woken at once, the run saves the vBucket the durable write waits on
+    // (with the plain mutation before it); vb:2 keeps its window.
+    EXPECT_EQ(pool.runReady(TaskType::Writer), 1u);
     EXPECT_EQ(bucket->observeSeqno(0).persistedSeqno, 2u);
-    EXPECT_EQ(bucket->observeSeqno(2).persistedSeqno, 1u);
+    EXPECT_EQ(bucket->observeSeqno(2).persistedSeqno, 0u);
     settle();
     ASSERT_EQ(durable->calls(), 1);
     EXPECT_EQ(durable->result().status, Status::Success);
+
+    // The commit (seqno 3) waits in the window too, and the vBucket's next
+    // durable write carries it: one save for both.
+    EXPECT_EQ(bucket->observeSeqno(0).currentSeqno, 3u);
+    EXPECT_EQ(bucket->observeSeqno(0).persistedSeqno, 2u);
+    const auto batchesBefore = bucket->stats().flusherBatches;
+    auto second = pending<MutationResult>();
+    bucket->store(setRequest(0, "e", "5", DurabilityLevel::PersistToMajority), second->callback());
+    EXPECT_EQ(pool.runReady(TaskType::Writer), 1u);
+    EXPECT_EQ(bucket->observeSeqno(0).persistedSeqno, 4u);
+    EXPECT_EQ(bucket->stats().flusherBatches, batchesBefore + 1);
+    EXPECT_EQ(bucket->observeSeqno(2).persistedSeqno, 0u);
+    EXPECT_NE(pool.runNext(TaskType::Writer), 0u);  // the window's end saves the rest
+    EXPECT_EQ(bucket->observeSeqno(2).persistedSeqno, 1u);
+    settle();
+    ASSERT_EQ(second->calls(), 1);
+    EXPECT_EQ(second->result().status, Status::Success);
 
     storeNow(*bucket, setRequest(2, "d", "4"));
     EXPECT_EQ(pool.runReady(TaskType::Writer), 0u);
     EXPECT_NE(pool.runNext(TaskType::Writer), 0u);  // the deferred run saves it
     EXPECT_EQ(bucket->observeSeqno(2).persistedSeqno, 2u);
+    EXPECT_EQ(bucket->observeSeqno(0).persistedSeqno, 5u);  // and the second commit
 }
 
 TEST_F(ManualBucketTest, FlusherSavesTheLatestVersionOfEachKeyOnce) {
@@ -295,6 +315,41 @@ TEST_F(ManualBucketTest, WakeDuringTheDrainIsNotLost) {
     pool.runReady(TaskType::Writer);  // runs again: the wake landed during its run
     EXPECT_EQ(bucket->observeSeqno(2).persistedSeqno, 1u);
     EXPECT_EQ(bucket->stats().dirtyItems, 0u);
+}
+
+// Durable writes that keep waking the flusher (each lands during the save
+// of the one before) do not keep a plain mutation of another vBucket
+// waiting past its batch window: once the window has ended, a woken run
+// saves it too.
+TEST_F(ManualBucketTest, DurableWritesWithoutEndDoNotHoldOffTheBatchWindow) {
+    auto ops = std::make_shared<HookFileOps>();
+    config.fileOps = ops;
+    config.flushBatchDelay = 20ms;
+    reopen();
+    storeNow(*bucket, setRequest(2, "plain", "1"));  // shard 0: opens the window
+    const auto giveUp = std::chrono::steady_clock::now() + 2s;
+    std::vector<std::shared_ptr<test::Pending<MutationResult>>> durables;
+    bool savedAmidDurableWrites = false;
+    std::function<void()> nextDurableWrite = [&] {
+        savedAmidDurableWrites = bucket->observeSeqno(2).persistedSeqno == 1;
+        if (savedAmidDurableWrites || std::chrono::steady_clock::now() > giveUp) {
+            return;  // the flusher stops being woken
+        }
+        durables.push_back(pending<MutationResult>());
+        bucket->store(setRequest(0, storage::test::keyOf(durables.size(), "k"), "v",
+                                 DurabilityLevel::PersistToMajority),
+                      durables.back()->callback());
+        ops->hook = nextDurableWrite;  // during the next save
+    };
+    nextDurableWrite();
+    pool.runReady(TaskType::Writer);
+    EXPECT_TRUE(savedAmidDurableWrites)
+        << "vb:2 waited while " << durables.size() << " durable writes were saved";
+    settle();
+    for (const auto& durable : durables) {
+        ASSERT_EQ(durable->calls(), 1);
+        EXPECT_EQ(durable->result().status, Status::Success);
+    }
 }
 
 TEST_F(ManualBucketTest, PersistToMajorityCommitsAfterPersistenceOnTheCompletionTask) {

@@ -116,8 +116,10 @@ struct BucketConfig {
     std::chrono::milliseconds flushRetryDelay{100};
     // How long the first non-durable mutation of an idle shard lets its
     // flusher wait, so that the mutations of that window share one save
-    // instead of each waking a writer thread. Durable writes (and aborts,
-    // commits) wake it at once. Zero: every mutation wakes it at once.
+    // instead of each waking a writer thread. A durable write (or an
+    // abort) wakes it at once, and that run saves only the vBuckets such
+    // writes wait on; a SyncWrite's commit keeps the window, and is saved
+    // with its vBucket's next save. Zero: every mutation wakes it at once.
     std::chrono::microseconds flushBatchDelay{1'000};
     // getLocked: a lock time of 0 or above the maximum gets the default.
     std::chrono::seconds defaultLockTime{15};
