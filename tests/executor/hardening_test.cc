@@ -255,8 +255,9 @@ TYPED_TEST_SUITE(WheelHandOff, WheelBackends, BackendNames);
 // a worker on its way to idle that looks at the queue meanwhile finds the
 // highest priority first (rule 8). Here unregistering wakes an owner's
 // blockShutdown tasks; `low`, with the lower id, comes first in its shard,
-// and ids equal modulo eight put both in one of the Wheel's eight shards. (Classic wakes each in a
-// section of its own, so a woken worker may take `low` before `high` is queued.)
+// and ids equal modulo eight put both in one of the Wheel's eight shards.
+// (Classic wakes each in a section of its own, so a woken worker may take
+// `low` before `high` is queued.)
 TYPED_TEST(WheelHandOff, TasksWokenTogetherRunByPriorityOnAnIdleWorker) {
     for (int round = 0; round < 10; ++round) {
         TestOwner other("other");
