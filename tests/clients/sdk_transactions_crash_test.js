@@ -12,6 +12,10 @@
 //     lost-attempts cleanup has ended the attempts the kill left (it reads
 //     the clients' records and the ATRs, with $vbucket's clock).
 // Writes are PersistToMajority: on one node, acknowledged once on disk.
+// The level goes with every run() too: the SDK (4.7) takes a run's
+// options over the cluster's transactions config, and a run without one
+// is not durable at all (its ATR entries record "d":"n"). The first
+// transfer checks what its ATR entry records.
 // Prints one "N passed, M failed" line; exits non-zero on any failure.
 'use strict';
 const assert = require('assert');
@@ -26,7 +30,22 @@ const WORKERS = 4;
 const TIMEOUTS = { connectTimeout: 20000, kvTimeout: 10000, kvDurableTimeout: 20000 };
 const durabilityLevel = couchbase.DurabilityLevel.PersistToMajority;
 
+const RUN_OPTIONS = { durabilityLevel };
+
 const accountKey = (i) => `account-${i}`;
+
+// The durability level that a staged document's attempt recorded in its
+// ATR entry ("pm": PersistToMajority).
+async function recordedDurability(collection, key) {
+  const { LookupInSpec } = couchbase;
+  const staged = await collection.lookupIn(key, [LookupInSpec.get('txn', { xattr: true })]);
+  const { atr, id } = staged.content[0].value;
+  const entry = await collection.lookupIn(atr.id, [
+    LookupInSpec.get(`attempts.${id.atmpt}.d`, { xattr: true }),
+  ]);
+  return entry.content[0].value;
+}
+let recordedLevel;  // by the first transfer that staged a document
 
 async function connect() {
   return couchbase.connect(`couchbase://127.0.0.1:${port}`, {
@@ -58,8 +77,11 @@ async function transfer(cluster, collection) {
     const b = await ctx.get(collection, accountKey(to));
     if (a.content.balance < amount) return;
     await ctx.replace(a, { balance: a.content.balance - amount });
+    if (recordedLevel === undefined) {
+      recordedLevel = await recordedDurability(collection, accountKey(from));
+    }
     await ctx.replace(b, { balance: b.content.balance + amount });
-  });
+  }, RUN_OPTIONS);
 }
 
 async function load() {
@@ -76,6 +98,9 @@ async function load() {
       } catch (e) {
         // A lost race (retried), or the server going away under the load.
         if (!(e instanceof couchbase.TransactionFailedError)) throw e;
+      }
+      if (recordedLevel !== undefined && recordedLevel !== 'pm') {
+        throw new Error(`the transfers are not PersistToMajority: ATR entry "d":"${recordedLevel}"`);
       }
     }
   };
@@ -94,7 +119,7 @@ async function verify() {
           for (let i = 0; i < ACCOUNTS; i++) {
             balances.push((await ctx.get(collection, accountKey(i))).content.balance);
           }
-        });
+        }, RUN_OPTIONS);
         assert.strictEqual(balances.reduce((sum, b) => sum + b, 0), ACCOUNTS * START,
                            `balances ${JSON.stringify(balances)}`);
         assert.ok(balances.every((b) => b >= 0), `balances ${JSON.stringify(balances)}`);
@@ -111,7 +136,7 @@ async function verify() {
                 const doc = await ctx.get(collection, accountKey(i));
                 await ctx.replace(doc, { balance: doc.content.balance, checked: true });
               }
-            }, { timeout: 15000 });
+            }, { ...RUN_OPTIONS, timeout: 15000 });
             break;
           } catch (e) {
             if (!(e instanceof couchbase.TransactionFailedError) || Date.now() > deadline) {
