@@ -191,6 +191,12 @@ Status BucketImpl::rollbackReplica(Vbid vbid, Seqno to, StatusCallback done) {
     if (vbid >= vbuckets_.size()) {
         return Status::NotMyVbucket;
     }
+    // A flusher saves nothing before warmup completes, and what warmup
+    // then nudges is what is dirty: a rollback asked for earlier would wait
+    // for an unrelated change.
+    if (warmupState_.load(std::memory_order_acquire) != WarmupState::Complete) {
+        return Status::TempFail;
+    }
     auto& vb = vbucket(vbid);
     StatusCallback replaced;
     {

@@ -27,9 +27,13 @@ TEST_F(ManualBucketTest, OperationsBeforeWarmupCompletesGetTempFail) {
     EXPECT_EQ(storeNow(*bucket, setRequest(0, "k", "v"))->status, Status::TempFail);
     EXPECT_EQ(getNow(*bucket, 0, "k").status, Status::TempFail);
     EXPECT_EQ(bucket->observeSeqno(0).status, Status::TempFail);
+    bool rolledBack = false;
+    EXPECT_EQ(bucket->rollbackReplica(0, 0, [&](Status) { rolledBack = true; }), Status::TempFail);
     EXPECT_EQ(bucket->warmupProgress().state, WarmupState::Running);
     pool.runReady(TaskType::Reader);
     EXPECT_EQ(storeNow(*bucket, setRequest(0, "k", "v"))->status, Status::Success);
+    settle();
+    EXPECT_FALSE(rolledBack);
 }
 
 TEST_F(ManualBucketTest, SetThenGetReturnsValueMetadataCasAndToken) {

@@ -313,7 +313,7 @@ class Bucket : public Taskable {
     // NotMyVbucket if the vBucket stopped being a replica first. A second
     // call before that replaces the first, whose `done` gets TempFail.
     // Returns NotMyVbucket at once (and never calls `done`) unless replica
-    // or pending.
+    // or pending, and TempFail before warmup completes.
     virtual Status rollbackReplica(Vbid vbid, Seqno to, StatusCallback done) = 0;
 
     virtual BucketStats stats() const = 0;
