@@ -106,16 +106,10 @@ std::vector<Vbid> BucketImpl::takeFlushWork(Shard& shard, bool shutdown) {
     kvexec::detail::MutexLock lock(shard.mutex);
     const bool urgentOnly =
         !shutdown && shard.nudge == FlusherNudge::Woken && Clock::now() < shard.deferredUntil;
+    const auto taken = [&](Vbid v) REQUIRES(shard.mutex) { return !urgentOnly || shard.urgent[v]; };
     std::vector<Vbid> todo;
-    std::deque<Vbid> left;
-    for (const Vbid v : shard.ready) {
-        if (urgentOnly && !shard.urgent[v]) {
-            left.push_back(v);
-        } else {
-            todo.push_back(v);
-        }
-    }
-    shard.ready.swap(left);
+    std::copy_if(shard.ready.begin(), shard.ready.end(), std::back_inserter(todo), taken);
+    std::erase_if(shard.ready, taken);
     // After the run's own snooze: see the file comment. The deferred run
     // still owed to what is left is armed again when this run ends.
     shard.nudge = shard.ready.empty() ? FlusherNudge::None : FlusherNudge::Deferred;
