@@ -44,6 +44,7 @@ class CompactionWriter {
     // The index of what was written (in seqno order: later versions win).
     VBucketIndex index() const {
         VBucketIndex index;
+        index.reserve(docs_.size());
         for (const auto& [key, entry] : docs_) {
             index.apply(key, entry);
         }

@@ -1,29 +1,38 @@
 // vbucket_index.cc: a vBucket's in-memory key -> (seqno, offset) index.
 #include "storage/vbucket_index.h"
 
+#include <cassert>
 #include <utility>
 
 namespace kvexec::storage {
 
 void VBucketIndex::apply(const std::string& key, const IndexEntry& entry) {
-    auto [it, inserted] = seqnoByKey_.try_emplace(key, entry.seqno);
-    liveBytes_ += entry.size;
+    auto [it, inserted] = byKey_.try_emplace(key, bySeqno_.end());
     if (inserted) {
-        bySeqno_[entry.seqno] = entry;
+        try {
+            [[maybe_unused]] const auto before = bySeqno_.size();
+            it->second = bySeqno_.emplace_hint(bySeqno_.end(), entry.seqno, entry);
+            assert(bySeqno_.size() == before + 1 && "a seqno indexed twice");
+        } catch (...) {
+            byKey_.erase(it);
+            throw;
+        }
+        liveBytes_ += entry.size;
         return;
     }
     // Move the key's node to its new seqno: no allocation on the hot path.
     auto node = bySeqno_.extract(it->second);
     liveBytes_ -= node.mapped().size;
+    liveBytes_ += entry.size;
     node.key() = entry.seqno;
     node.mapped() = entry;
-    bySeqno_.insert(std::move(node));
-    it->second = entry.seqno;
+    it->second = bySeqno_.insert(bySeqno_.end(), std::move(node));
+    assert(it->second->second.offset == entry.offset && "a seqno indexed twice");
 }
 
 const IndexEntry* VBucketIndex::find(const std::string& key) const {
-    auto it = seqnoByKey_.find(key);
-    return it == seqnoByKey_.end() ? nullptr : &bySeqno_.at(it->second);
+    auto it = byKey_.find(key);
+    return it == byKey_.end() ? nullptr : &it->second->second;
 }
 
 std::vector<IndexEntry> VBucketIndex::fromSeqno(Seqno from) const {
@@ -35,7 +44,7 @@ std::vector<IndexEntry> VBucketIndex::fromSeqno(Seqno from) const {
 }
 
 void VBucketIndex::clear() {
-    seqnoByKey_.clear();
+    byKey_.clear();
     bySeqno_.clear();
     liveBytes_ = 0;
 }

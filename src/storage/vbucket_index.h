@@ -25,8 +25,20 @@ struct IndexEntry {
 
 class VBucketIndex {
   public:
-    // Makes `entry` the latest version of `key`.
+    VBucketIndex() = default;
+    // Moves keep the entries' nodes (and so byKey_'s iterators) valid; a
+    // copy would leave them pointing into the original.
+    VBucketIndex(VBucketIndex&&) noexcept = default;
+    VBucketIndex& operator=(VBucketIndex&&) noexcept = default;
+    VBucketIndex(const VBucketIndex&) = delete;
+    VBucketIndex& operator=(const VBucketIndex&) = delete;
+
+    // Makes `entry` the latest version of `key`. Seqnos are unique in a
+    // vBucket; one above every indexed seqno (a save's, a load's, a
+    // compaction's) costs no search of the seqno order.
     void apply(const std::string& key, const IndexEntry& entry);
+    // Room for `keys` keys without rehashing (an index built in one go).
+    void reserve(std::size_t keys) { byKey_.reserve(keys); }
     const IndexEntry* find(const std::string& key) const;
     // Every entry whose seqno is >= from, in seqno order.
     std::vector<IndexEntry> fromSeqno(Seqno from) const;
@@ -37,8 +49,11 @@ class VBucketIndex {
     void clear();
 
   private:
-    std::unordered_map<std::string, Seqno> seqnoByKey_;
-    std::map<Seqno, IndexEntry> bySeqno_;
+    using BySeqno = std::map<Seqno, IndexEntry>;
+    // Each key's node in bySeqno_: a key's new version moves that node
+    // without searching for it.
+    std::unordered_map<std::string, BySeqno::iterator> byKey_;
+    BySeqno bySeqno_;
     std::uint64_t liveBytes_ = 0;
 };
 

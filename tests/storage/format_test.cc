@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "storage/crc32c.h"
 #include "storage/record_format.h"
@@ -164,6 +165,28 @@ TEST(VBucketIndex, LatestVersionWinsAndSeqnoOrderHolds) {
     EXPECT_EQ(all[0].seqno, 2u);
     EXPECT_EQ(all[1].seqno, 3u);
     EXPECT_EQ(index.fromSeqno(3).size(), 1u);
+}
+
+TEST(VBucketIndex, AMovedIndexKeepsEveryKeyAndItsLiveBytes) {
+    VBucketIndex built;
+    built.reserve(3);
+    built.apply("a", {100, 10, 1, false});
+    built.apply("b", {200, 20, 2, false});
+    built.apply("a", {300, 30, 3, false});
+    VBucketIndex index = std::move(built);  // as a compaction or a load hands it over
+    EXPECT_EQ(index.liveBytes(), 50u);
+    index.apply("b", {400, 5, 4, true});  // moves b's node in the moved-to index
+    EXPECT_EQ(index.liveBytes(), 35u);
+    ASSERT_NE(index.find("b"), nullptr);
+    EXPECT_EQ(index.find("b")->offset, 400u);
+    EXPECT_EQ(index.find("a")->offset, 300u);
+    const auto all = index.fromSeqno(0);
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[0].seqno, 3u);
+    EXPECT_EQ(all[1].seqno, 4u);
+    index.clear();
+    EXPECT_EQ(index.find("a"), nullptr);
+    EXPECT_EQ(index.liveBytes(), 0u);
 }
 
 }  // namespace
