@@ -12,6 +12,7 @@
 #include <deque>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -147,14 +148,21 @@ bool BucketImpl::runFlusher(std::size_t shardIndex) {
             shard.ready.push_back(v);
         }
     }
+    std::optional<Clock::duration> next;
     if (!failed.empty()) {
-        pool_.snooze(shard.flusher, config_.flushRetryDelay);
-    } else if (shard.nudge == FlusherNudge::Deferred) {
+        next = config_.flushRetryDelay;
+    }
+    if (shard.nudge == FlusherNudge::Deferred) {
         // Nudges during the run were sent as they came (a wake is kept
         // however the run snoozes); the deferral the run's own snooze
-        // overrode is sent again.
-        const auto left = shard.deferredUntil - Clock::now();
-        pool_.snooze(shard.flusher, std::max(left, Clock::duration::zero()));
+        // overrode is sent again. vBuckets left in the window keep its end
+        // when a save failed too: the failed ones are then retried with
+        // them, at most once per window, as a new window would anyway.
+        const auto left = std::max(shard.deferredUntil - Clock::now(), Clock::duration::zero());
+        next = std::min(next.value_or(left), left);
+    }
+    if (next) {
+        pool_.snooze(shard.flusher, *next);
     }
     return true;
 }

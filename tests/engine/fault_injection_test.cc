@@ -8,6 +8,7 @@
 
 #include "engine_test_support.h"
 #include "kvexec/manual_executor_pool.h"
+#include "support/wait.h"
 
 namespace kvexec::engine {
 namespace {
@@ -80,6 +81,37 @@ TEST_F(FaultInjectionTest, EnospcFailsTheBatchSyncWritesAndWritesResumeOnceItCle
     const auto kept = getNow(*bucket, 0, "plain");
     EXPECT_EQ(kept.item.value, "kept in memory");
     EXPECT_EQ(kept.item.meta.cas, plain->cas);
+}
+
+// A save that fails in a run woken for a durable write does not put off
+// the vBuckets that run left in the batch window: they are saved at the
+// window's end, not after flushRetryDelay.
+TEST_F(FaultInjectionTest, AFailedDurableSaveLeavesTheBatchWindowOfTheOthersAsItWas) {
+    config.flushBatchDelay = std::chrono::seconds(1);
+    config.flushRetryDelay = std::chrono::hours(1);
+    bucket.reset();
+    open();
+    storeNow(*bucket, setRequest(2, "plain", "v"));  // shard 0: opens the window
+    ops->failNext(FaultyFileOps::Op::Pwrite, ENOSPC, 1);
+    auto durable = pending<MutationResult>();
+    bucket->store(setRequest(0, "k", "v", DurabilityLevel::PersistToMajority),
+                  durable->callback());              // shard 0 too: wakes the flusher
+    EXPECT_EQ(pool.runReady(TaskType::Writer), 1u);  // vb:0 only, and its save fails
+    pool.runReady(TaskType::NonIO);
+    ASSERT_EQ(durable->calls(), 1);
+    EXPECT_EQ(durable->result().status, Status::Internal);
+    ASSERT_EQ(bucket->observeSeqno(2).persistedSeqno, 0u) << "vb:2 was left in the window";
+
+    EXPECT_TRUE(kvexec::test::waitUntil(
+        [&] {
+            pool.runReady(TaskType::Writer);
+            return bucket->observeSeqno(2).persistedSeqno == 1;
+        },
+        std::chrono::seconds(30)))
+        << "vb:2 waits for the failed save's retry delay";
+    const auto vb0 = bucket->observeSeqno(0);  // retried with them, the disk mended
+    EXPECT_EQ(vb0.persistedSeqno, vb0.currentSeqno);
+    EXPECT_EQ(getNow(*bucket, 0, "k").status, Status::KeyNotFound);
 }
 
 // A stream that starts below memory reads the disk first; when that read
