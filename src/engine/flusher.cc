@@ -142,7 +142,7 @@ bool BucketImpl::runFlusher(std::size_t shardIndex) {
         return failed.empty() && !shard.ready.empty();  // best effort: no retries
     }
     // Failed vBuckets go back without a wake: they are retried after
-    // flushRetryDelay, not in a busy loop.
+    // flushRetryDelay or with the next window's run, not in a busy loop.
     for (const Vbid v : failed) {
         if (!vbucket(v).inReadyQueue.exchange(true, std::memory_order_acq_rel)) {
             shard.ready.push_back(v);

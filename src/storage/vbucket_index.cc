@@ -1,21 +1,45 @@
 // vbucket_index.cc: a vBucket's in-memory key -> (seqno, offset) index.
 #include "storage/vbucket_index.h"
 
-#include <cassert>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace kvexec::storage {
 
+VBucketIndex::VBucketIndex(VBucketIndex&& other) noexcept
+    : byKey_(std::move(other.byKey_)),
+      bySeqno_(std::move(other.bySeqno_)),
+      liveBytes_(std::exchange(other.liveBytes_, 0)) {}
+
+VBucketIndex& VBucketIndex::operator=(VBucketIndex&& other) noexcept {
+    byKey_ = std::move(other.byKey_);
+    bySeqno_ = std::move(other.bySeqno_);
+    liveBytes_ = std::exchange(other.liveBytes_, 0);
+    return *this;
+}
+
+namespace {
+// Callers give each document a seqno of its own (saveDocs and the loader
+// check it); two keys on one node would corrupt the index silently.
+[[noreturn]] void seqnoIndexedTwice(Seqno seqno) {
+    throw std::logic_error("kvexec storage: seqno " + std::to_string(seqno) + " indexed twice");
+}
+}  // namespace
+
 void VBucketIndex::apply(const std::string& key, const IndexEntry& entry) {
     auto [it, inserted] = byKey_.try_emplace(key, bySeqno_.end());
     if (inserted) {
+        const auto before = bySeqno_.size();
         try {
-            [[maybe_unused]] const auto before = bySeqno_.size();
             it->second = bySeqno_.emplace_hint(bySeqno_.end(), entry.seqno, entry);
-            assert(bySeqno_.size() == before + 1 && "a seqno indexed twice");
         } catch (...) {
             byKey_.erase(it);
             throw;
+        }
+        if (bySeqno_.size() == before) {
+            byKey_.erase(it);
+            seqnoIndexedTwice(entry.seqno);
         }
         liveBytes_ += entry.size;
         return;
@@ -23,11 +47,16 @@ void VBucketIndex::apply(const std::string& key, const IndexEntry& entry) {
     // Move the key's node to its new seqno: no allocation on the hot path.
     auto node = bySeqno_.extract(it->second);
     liveBytes_ -= node.mapped().size;
-    liveBytes_ += entry.size;
     node.key() = entry.seqno;
     node.mapped() = entry;
     it->second = bySeqno_.insert(bySeqno_.end(), std::move(node));
-    assert(it->second->second.offset == entry.offset && "a seqno indexed twice");
+    // A refused node handle keeps its node (the standard says so): the
+    // key's version is dropped with it.
+    if (!node.empty()) {
+        byKey_.erase(it);
+        seqnoIndexedTwice(entry.seqno);
+    }
+    liveBytes_ += entry.size;
 }
 
 const IndexEntry* VBucketIndex::find(const std::string& key) const {

@@ -28,14 +28,16 @@ class VBucketIndex {
     VBucketIndex() = default;
     // Moves keep the entries' nodes (and so byKey_'s iterators) valid; a
     // copy would leave them pointing into the original.
-    VBucketIndex(VBucketIndex&&) noexcept = default;
-    VBucketIndex& operator=(VBucketIndex&&) noexcept = default;
+    // The moved-from index is empty.
+    VBucketIndex(VBucketIndex&& other) noexcept;
+    VBucketIndex& operator=(VBucketIndex&& other) noexcept;
     VBucketIndex(const VBucketIndex&) = delete;
     VBucketIndex& operator=(const VBucketIndex&) = delete;
 
     // Makes `entry` the latest version of `key`. Seqnos are unique in a
-    // vBucket; one above every indexed seqno (a save's, a load's, a
-    // compaction's) costs no search of the seqno order.
+    // vBucket (std::logic_error for one indexed for another key); one above
+    // every indexed seqno (a save's, a load's, a compaction's) costs no
+    // search of the seqno order.
     void apply(const std::string& key, const IndexEntry& entry);
     // Room for `keys` keys without rehashing (an index built in one go).
     void reserve(std::size_t keys) { byKey_.reserve(keys); }

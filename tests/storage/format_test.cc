@@ -1,6 +1,7 @@
 // CRC-32C, the record format and the in-memory index.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -187,6 +188,19 @@ TEST(VBucketIndex, AMovedIndexKeepsEveryKeyAndItsLiveBytes) {
     index.clear();
     EXPECT_EQ(index.find("a"), nullptr);
     EXPECT_EQ(index.liveBytes(), 0u);
+}
+
+TEST(VBucketIndex, ASeqnoOfAnotherKeyIsRefused) {
+    VBucketIndex index;
+    index.apply("a", {100, 10, 1, false});
+    index.apply("b", {200, 20, 2, false});
+    EXPECT_THROW(index.apply("c", {300, 30, 2, false}), std::logic_error);
+    EXPECT_EQ(index.find("c"), nullptr);
+    EXPECT_EQ(index.find("b")->offset, 200u);
+    EXPECT_EQ(index.liveBytes(), 30u);
+    EXPECT_THROW(index.apply("a", {400, 40, 2, false}), std::logic_error);
+    EXPECT_EQ(index.find("b")->offset, 200u);  // b's entry is untouched
+    EXPECT_EQ(index.size(), 1u);               // a's version went with the refusal
 }
 
 }  // namespace
