@@ -30,16 +30,15 @@ namespace {
 void VBucketIndex::apply(const std::string& key, const IndexEntry& entry) {
     auto [it, inserted] = byKey_.try_emplace(key, bySeqno_.end());
     if (inserted) {
-        const auto before = bySeqno_.size();
         try {
+            const auto before = bySeqno_.size();
             it->second = bySeqno_.emplace_hint(bySeqno_.end(), entry.seqno, entry);
-        } catch (...) {
+            if (bySeqno_.size() == before) {
+                seqnoIndexedTwice(entry.seqno);
+            }
+        } catch (...) {  // a failed allocation or the refusal: the key was not there
             byKey_.erase(it);
             throw;
-        }
-        if (bySeqno_.size() == before) {
-            byKey_.erase(it);
-            seqnoIndexedTwice(entry.seqno);
         }
         liveBytes_ += entry.size;
         return;
